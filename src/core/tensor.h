@@ -1,0 +1,95 @@
+// Tensor: dtype + concrete shape + a shared, contiguous buffer on one device (+ byte offset for views).
+// Copying a Tensor shares the buffer; views (reshape) share it too.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/data_type.h"
+#include "core/shape.h"
+#include "core/status.h"
+
+namespace nxrt {
+
+enum class DeviceType : int { kCpu = 0, kCuda = 1 };
+
+struct Device {
+  DeviceType type = DeviceType::kCpu;
+  int id = 0;
+  bool operator==(const Device&) const = default;
+};
+
+std::string device_name(Device device);  // "Cpu", "Cuda"
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  // Returns nullptr when out of memory. Alignment is at least 64 bytes.
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void deallocate(void* pointer) = 0;
+  virtual Device device() const = 0;
+};
+
+// Process-wide CPU allocator (64-byte aligned).
+Allocator& cpu_allocator();
+
+// A block of memory that either the runtime owns (freed through its allocator) or that somebody else owns
+// (kept alive by `owner`, e.g. a memory-mapped model file or a caller's array).
+class Buffer {
+ public:
+  Buffer(void* data, size_t bytes, Device device, std::function<void(void*)> release);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  Device device() const { return device_; }
+
+ private:
+  void* data_;
+  size_t bytes_;
+  Device device_;
+  std::function<void(void*)> release_;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+
+  // Allocates uninitialised storage (strings are default-constructed). Fails on overflow or out of memory.
+  static Expected<Tensor> allocate(DataType dtype, Shape shape, Allocator& allocator = cpu_allocator());
+  // Zero-copy: refers to `data` (at least storage_bytes long); `owner` keeps it alive (may be null when the
+  // caller guarantees the lifetime). String tensors cannot wrap foreign memory.
+  static Tensor wrap(DataType dtype, Shape shape, void* data, Device device = {}, std::shared_ptr<void> owner = {});
+  // Allocates and copies `bytes` (or copies strings element by element).
+  static Expected<Tensor> copy_of(const Tensor& source, Allocator& allocator = cpu_allocator());
+
+  bool is_valid() const { return dtype_ != DataType::kUndefined; }
+  DataType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  size_t rank() const { return shape_.size(); }
+  int64_t numel() const { return numel_; }
+  size_t storage_bytes() const { return data_type_storage_bytes(dtype_, numel_); }
+  Device device() const { return buffer_ ? buffer_->device() : Device{}; }
+
+  void* raw_data() const { return buffer_ ? static_cast<char*>(buffer_->data()) + offset_ : nullptr; }
+  template <class T>
+  T* data() const { return static_cast<T*>(raw_data()); }
+
+  // Same buffer, new shape with the same element count (caller checks the count).
+  Tensor reshaped(Shape shape) const;
+  const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
+
+ private:
+  DataType dtype_ = DataType::kUndefined;
+  Shape shape_;
+  int64_t numel_ = 0;
+  std::shared_ptr<Buffer> buffer_;
+  size_t offset_ = 0;
+};
+
+}  // namespace nxrt

@@ -1,0 +1,85 @@
+// CPU kernel lifecycle (see docs/architecture.md):
+//   create(KernelInfo)  once per node at session creation: validate attributes, prepack constants.
+//   reshape(inputs)     per run: output dtypes and shapes for these inputs (may read small CPU inputs such as
+//                       Reshape's shape tensor); reports bad inputs as INVALID_ARGUMENT.
+//   run(inputs, outputs) per run: outputs are already allocated with the reshaped descs; no allocation of
+//                       outputs, no attribute parsing. Kernels never create threads: they use `pool`.
+// Kernels are immutable after create, so one kernel serves concurrent runs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "core/dispatch.h"
+#include "core/status.h"
+#include "core/tensor.h"
+#include "core/thread_pool.h"
+#include "graph/graph.h"
+
+namespace nxrt::cpu {
+
+// Absent optional inputs are nullptr.
+using KernelInputs = std::span<const Tensor* const>;
+
+struct OutputDesc {
+  DataType dtype = DataType::kUndefined;
+  Shape shape;
+};
+
+struct KernelInfo {
+  const graph::Node& node;
+  std::vector<DataType> input_types;   // kUndefined when absent or not inferred
+  std::vector<DataType> output_types;  // kUndefined when not inferred
+  std::vector<const Tensor*> constant_inputs;  // non-null for initializer / constant inputs
+  int opset() const { return node.opset; }
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const = 0;
+  virtual Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const = 0;
+  // >= 0: output 0 is a view of that input with the reshaped shape, and run() is not called.
+  virtual int alias_input() const { return -1; }
+};
+
+using KernelCreateFn = Expected<std::unique_ptr<Kernel>> (*)(const KernelInfo& info);
+
+// Bit i set: DataType with value i is supported.
+using DataTypeMask = uint64_t;
+
+template <class... Ts>
+constexpr DataTypeMask type_mask(TypeList<Ts...>) {
+  return ((DataTypeMask{1} << static_cast<int>(data_type_of<Ts>)) | ... | DataTypeMask{0});
+}
+inline constexpr DataTypeMask kAnyType = ~DataTypeMask{0};
+
+// One row registers one op for an opset range. `type_input` names the input whose dtype the mask constrains
+// (-1: no constraint, e.g. Constant).
+struct KernelDef {
+  std::string_view op_type;
+  std::string_view domain;
+  int since_opset;
+  int last_opset;  // inclusive; use kLatestOpset for open ranges
+  DataTypeMask types;
+  int type_input;
+  KernelCreateFn create;
+};
+
+inline constexpr int kLatestOpset = 1 << 20;
+
+// Per-family tables, each defined at the bottom of its family file.
+std::span<const KernelDef> elementwise_kernels();
+std::span<const KernelDef> matmul_kernels();
+std::span<const KernelDef> tensor_kernels();
+
+// The row for (domain, op_type) whose opset range contains `opset`; nullptr when none.
+const KernelDef* find_kernel(std::string_view domain, std::string_view op_type, int opset);
+
+// "Could not find an implementation for Foo(13) node with name 'n'" style message with NOT_IMPLEMENTED.
+Status missing_kernel_error(const graph::Node& node, std::string_view detail = {});
+
+}  // namespace nxrt::cpu

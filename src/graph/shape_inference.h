@@ -1,0 +1,16 @@
+// Type and shape inference over a graph for the ops the runtime implements. Symbolic dims propagate
+// ("B" stays "B" through elementwise ops, MatMul, Gemm, Transpose, Reshape with a constant shape).
+// Ops without a rule keep whatever value_info declared. Inconsistent known dims are INVALID_GRAPH.
+#pragma once
+
+#include "core/status.h"
+#include "graph/graph.h"
+
+namespace nxrt::graph {
+
+Status infer_shapes(Graph& graph);
+
+// Constant value of a value: its initializer, or the `value` tensor of the Constant node producing it.
+const Tensor* constant_value(const Graph& graph, int value);
+
+}  // namespace nxrt::graph

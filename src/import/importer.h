@@ -1,0 +1,29 @@
+// ONNX ModelProto -> core graph::Graph. Model-local functions are inlined; subgraphs (If/Loop/Scan bodies)
+// become nested graphs that list the enclosing-scope values they read. Constant-free: no optimisation here.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/status.h"
+#include "graph/graph.h"
+#include "graph/type_info.h"
+#include "onnx/model_proto.h"
+
+namespace nxrt::import {
+
+inline constexpr int64_t kMinOnnxOpset = 1;
+inline constexpr int64_t kMaxOnnxOpset = 25;
+
+struct ImportedModel {
+  graph::Graph graph;
+  std::vector<int> overridable_initializers;  // initializers that are also declared graph inputs
+};
+
+// `bytes` must be the buffer `model` was parsed from; tensors may reference it in place.
+Expected<ImportedModel> import_model(const onnx::ModelProto& model, const std::shared_ptr<const onnx::ModelBytes>& bytes);
+
+// Converts a TypeProto (recursively); INVALID_PROTOBUF on unknown element types.
+Expected<graph::TypeInfo> type_from_proto(const onnx::TypeProto& proto, const std::string& what);
+
+}  // namespace nxrt::import

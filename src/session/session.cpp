@@ -1,0 +1,138 @@
+#include "session/session.h"
+
+#include <algorithm>
+
+#include "ep/cpu/kernel.h"
+#include "graph/shape_inference.h"
+#include "import/importer.h"
+#include "onnx/model_proto.h"
+#include "session/executor.h"
+#include "session/session_impl.h"
+
+namespace nxrt {
+
+namespace {
+
+void apply_free_dimension_overrides(graph::Graph& graph, const std::map<std::string, int64_t>& overrides) {
+  if (overrides.empty()) return;
+  for (int input : graph.inputs) {
+    auto& shape = graph.values[input].type.shape;
+    if (!shape) continue;
+    for (graph::Dim& dim : *shape) {
+      const auto found = dim.is_symbolic() ? overrides.find(dim.param) : overrides.end();
+      if (found != overrides.end()) dim = graph::Dim::known(found->second);
+    }
+  }
+}
+
+ModelMetadata metadata_of(const onnx::ModelProto& model) {
+  ModelMetadata metadata;
+  metadata.producer_name = std::string(model.producer_name);
+  metadata.producer_version = std::string(model.producer_version);
+  metadata.domain = std::string(model.domain);
+  metadata.description = std::string(model.doc_string);
+  metadata.version = model.model_version;
+  metadata.ir_version = model.ir_version;
+  if (model.graph) {
+    metadata.graph_name = std::string(model.graph->name);
+    metadata.graph_description = std::string(model.graph->doc_string);
+  }
+  for (const onnx::StringStringEntry& entry : model.metadata_props) {
+    metadata.custom_metadata[std::string(entry.key)] = std::string(entry.value);
+  }
+  return metadata;
+}
+
+std::vector<ValueDesc> describe_values(const graph::Graph& graph, const std::vector<int>& ids) {
+  std::vector<ValueDesc> descs;
+  for (int id : ids) descs.push_back(ValueDesc{graph.values[id].name, graph.values[id].type});
+  return descs;
+}
+
+}  // namespace
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+
+Expected<std::unique_ptr<Session>> Session::create_from_file(const std::string& path, const SessionOptions& options) {
+  TRY_ASSIGN(auto bytes, onnx::map_model_file(path));
+  TRY_ASSIGN(auto impl, SessionImplBuilder::build(std::move(bytes), options));
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+Expected<std::unique_ptr<Session>> Session::create_from_bytes(std::string_view bytes, const SessionOptions& options) {
+  TRY_ASSIGN(auto impl, SessionImplBuilder::build(onnx::model_bytes_from_buffer(bytes), options));
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+const std::vector<ValueDesc>& Session::inputs() const { return impl_->inputs; }
+const std::vector<ValueDesc>& Session::outputs() const { return impl_->outputs; }
+const ModelMetadata& Session::metadata() const { return impl_->metadata; }
+const std::map<std::string, int64_t>& Session::opsets() const { return impl_->graph.opsets; }
+const graph::Graph& Session::graph() const { return impl_->graph; }
+int Session::num_threads() const { return impl_->pool->num_threads(); }
+
+Expected<std::vector<Tensor>> Session::run(std::span<const std::string> input_names, std::span<const Tensor> inputs,
+                                           std::span<const std::string> output_names,
+                                           const RunOptions& run_options) const {
+  return execute(*impl_, input_names, inputs, output_names, run_options);
+}
+
+Expected<std::unique_ptr<Session::Impl>> SessionImplBuilder::build(std::shared_ptr<const onnx::ModelBytes> bytes,
+                                                                   const SessionOptions& options) {
+  TRY_ASSIGN(onnx::ModelProto model, onnx::parse_model(bytes->bytes()));
+  TRY_ASSIGN(import::ImportedModel imported, import::import_model(model, bytes));
+  auto impl = std::make_unique<Session::Impl>();
+  impl->bytes = std::move(bytes);
+  impl->graph = std::move(imported.graph);
+  impl->overridable_initializers = std::move(imported.overridable_initializers);
+  impl->metadata = metadata_of(model);
+  graph::Graph& graph = impl->graph;
+  apply_free_dimension_overrides(graph, options.free_dimension_overrides);
+  TRY(graph::infer_shapes(graph));
+  impl->inputs = describe_values(graph, graph.inputs);
+  impl->outputs = describe_values(graph, graph.outputs);
+  for (const graph::Node& node : graph.nodes) {
+    TRY_ASSIGN(auto kernel, create_kernel(graph, node));
+    impl->kernels.push_back(std::move(kernel));
+  }
+  impl->last_use.assign(graph.values.size(), -1);
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    for (int input : graph.nodes[n].inputs) {
+      if (input != graph::kNoValue) impl->last_use[input] = static_cast<int>(n);
+    }
+  }
+  for (int output : graph.outputs) impl->last_use[output] = static_cast<int>(graph.nodes.size());
+  impl->pool = options.shared_thread_pool ? options.shared_thread_pool
+                                          : std::make_shared<ThreadPool>(options.intra_op_num_threads);
+  return impl;
+}
+
+Expected<std::unique_ptr<cpu::Kernel>> SessionImplBuilder::create_kernel(const graph::Graph& graph,
+                                                                         const graph::Node& node) {
+  const cpu::KernelDef* def = cpu::find_kernel(node.domain, node.op_type, node.opset);
+  if (!def) return cpu::missing_kernel_error(node);
+  cpu::KernelInfo info{node, {}, {}, {}};
+  for (int input : node.inputs) {
+    const bool present = input != graph::kNoValue;
+    info.input_types.push_back(present && graph.values[input].type.is_tensor() ? graph.values[input].type.elem_type
+                                                                               : DataType::kUndefined);
+    info.constant_inputs.push_back(present ? graph::constant_value(graph, input) : nullptr);
+  }
+  for (int output : node.outputs) {
+    const bool present = output != graph::kNoValue;
+    info.output_types.push_back(present && graph.values[output].type.is_tensor() ? graph.values[output].type.elem_type
+                                                                                 : DataType::kUndefined);
+  }
+  if (def->type_input >= 0 && static_cast<size_t>(def->type_input) < info.input_types.size()) {
+    const DataType type = info.input_types[def->type_input];
+    if (type != DataType::kUndefined && !(def->types & (cpu::DataTypeMask{1} << static_cast<int>(type)))) {
+      return cpu::missing_kernel_error(node, "no kernel for input type " + tensor_type_string(type));
+    }
+  }
+  auto kernel = def->create(info);
+  if (!kernel) return kernel.status().with_context("Failed to create kernel for " + node.describe() + ": ");
+  return kernel;
+}
+
+}  // namespace nxrt

@@ -1,0 +1,79 @@
+// Session: load -> parse -> import -> infer types/shapes -> create kernels -> plan -> run.
+// A Session is immutable after creation; run() may be called from several threads at once.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor.h"
+#include "core/thread_pool.h"
+#include "graph/graph.h"
+
+namespace nxrt {
+
+struct SessionOptions {
+  int intra_op_num_threads = 0;  // 0: one per hardware core; 1: no worker threads
+  int graph_optimization_level = 99;  // 0 disable, 1 basic, 2 extended, 99 all (ONNX Runtime's values)
+  std::map<std::string, int64_t> free_dimension_overrides;  // symbolic dim name -> size
+  std::shared_ptr<ThreadPool> shared_thread_pool;  // used instead of a per-session pool when set
+};
+
+struct RunOptions {
+  const std::atomic<bool>* terminate = nullptr;  // checked between nodes; a set flag fails the run
+  std::string tag;
+};
+
+struct ValueDesc {
+  std::string name;
+  graph::TypeInfo type;
+};
+
+struct ModelMetadata {
+  std::string producer_name;
+  std::string producer_version;
+  std::string graph_name;
+  std::string domain;
+  std::string description;
+  std::string graph_description;
+  int64_t version = 0;
+  int64_t ir_version = 0;
+  std::map<std::string, std::string> custom_metadata;
+};
+
+class Session {
+ public:
+  static Expected<std::unique_ptr<Session>> create_from_file(const std::string& path,
+                                                             const SessionOptions& options = {});
+  static Expected<std::unique_ptr<Session>> create_from_bytes(std::string_view bytes,
+                                                              const SessionOptions& options = {});
+  ~Session();
+
+  const std::vector<ValueDesc>& inputs() const;
+  const std::vector<ValueDesc>& outputs() const;
+  const ModelMetadata& metadata() const;
+  const std::map<std::string, int64_t>& opsets() const;
+  const graph::Graph& graph() const;
+  int num_threads() const;
+
+  // Feeds are matched to graph inputs by name; outputs are returned in the order of `output_names`
+  // (empty: every graph output). Errors are worded as ONNX Runtime's: missing input, unknown name,
+  // wrong element type, wrong rank, wrong dim.
+  Expected<std::vector<Tensor>> run(std::span<const std::string> input_names, std::span<const Tensor> inputs,
+                                    std::span<const std::string> output_names,
+                                    const RunOptions& run_options = {}) const;
+
+  struct Impl;
+
+ private:
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace nxrt
