@@ -13,7 +13,7 @@
 namespace nxrt::import {
 
 inline constexpr int64_t kMinOnnxOpset = 1;
-inline constexpr int64_t kMaxOnnxOpset = 25;
+inline constexpr int64_t kMaxOnnxOpset = 28;
 
 struct ImportedModel {
   graph::Graph graph;
