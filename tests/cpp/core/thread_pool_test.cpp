@@ -1,0 +1,66 @@
+#include "core/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace nxrt {
+namespace {
+
+void expect_covers_exactly_once(ThreadPool& pool, int64_t n, int64_t grain) {
+  std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+  pool.parallel_for(n, grain, [&](int64_t begin, int64_t end) {
+    ASSERT_LE(0, begin);
+    ASSERT_LE(begin, end);
+    ASSERT_LE(end, n);
+    for (int64_t i = begin; i < end; ++i) hits[i].fetch_add(1);
+  });
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "n=" << n << " i=" << i;
+}
+
+TEST(ThreadPool, CoversEveryIndexOnce) {
+  for (int threads : {1, 2, 4}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.num_threads(), threads);
+    for (int64_t n : {0, 1, 2, 7, 64, 1000, 100003}) {
+      for (int64_t grain : {1, 16, 4096}) expect_covers_exactly_once(pool, n, grain);
+    }
+  }
+}
+
+TEST(ThreadPool, UsesWorkersForLargeJobs) {
+  ThreadPool pool(3);
+  std::mutex mutex;
+  std::set<std::thread::id> ids;
+  for (int attempt = 0; attempt < 50 && ids.size() < 2; ++attempt) {
+    pool.parallel_for(64, 1, [&](int64_t, int64_t) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      std::lock_guard lock(mutex);
+      ids.insert(std::this_thread::get_id());
+    });
+  }
+  EXPECT_GE(ids.size(), 2u);
+}
+
+TEST(ThreadPool, ConcurrentCallersAllComplete) {
+  ThreadPool pool(2);
+  std::vector<std::thread> callers;
+  std::atomic<int64_t> total{0};
+  for (int c = 0; c < 4; ++c) {
+    callers.emplace_back([&] {
+      for (int r = 0; r < 100; ++r) {
+        pool.parallel_for(1000, 10, [&](int64_t begin, int64_t end) { total.fetch_add(end - begin); });
+      }
+    });
+  }
+  for (auto& caller : callers) caller.join();
+  EXPECT_EQ(total.load(), 4 * 100 * 1000);
+}
+
+}  // namespace
+}  // namespace nxrt
