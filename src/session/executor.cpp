@@ -139,13 +139,25 @@ Expected<std::vector<Tensor>> execute(const Session::Impl& session, std::span<co
     }
   }
 
+  // Outputs that alias a feed or an initializer (Identity, Reshape of a weight) are copied: the caller may
+  // write into its results, and initializers may live in read-only mapped memory.
+  std::vector<const Buffer*> borrowed;
+  for (const Tensor& input : inputs) borrowed.push_back(input.buffer().get());
+  for (const graph::Value& value : graph.values) {
+    if (value.initializer) borrowed.push_back(value.initializer->buffer().get());
+  }
   std::vector<Tensor> results;
   results.reserve(wanted.size());
   for (int id : wanted) {
     if (!values[id].is_valid()) {
       return make_error(StatusCode::kRuntimeException, "output '", graph.values[id].name, "' was not produced");
     }
-    results.push_back(values[id]);
+    if (std::find(borrowed.begin(), borrowed.end(), values[id].buffer().get()) != borrowed.end()) {
+      TRY_ASSIGN(Tensor copy, Tensor::copy_of(values[id]));
+      results.push_back(std::move(copy));
+    } else {
+      results.push_back(values[id]);
+    }
   }
   return results;
 }

@@ -233,3 +233,29 @@ TEST(Import, InitializerRawDataIsReferencedInPlaceWhenAligned) {
 
 }  // namespace
 }  // namespace nxrt
+
+namespace nxrt {
+namespace {
+
+TEST(Session, OutputsAliasingInputsOrInitializersAreCopies) {
+  namespace w = onnx::write;
+  w::Model model;
+  model.graph.inputs = {{"x", 1, {int64_t{2}, int64_t{2}}}};
+  model.graph.initializers = {w::float_tensor("weights", {4}, {1, 2, 3, 4}), w::int64_tensor("shape", {2}, {2, 2})};
+  model.graph.nodes = {{"Identity", {"x"}, {"same"}, {}, "id"}, {"Reshape", {"weights", "shape"}, {"w2"}, {}, "r"}};
+  model.graph.outputs = {{"same", 1, {int64_t{2}, int64_t{2}}}, {"w2", 1, {int64_t{2}, int64_t{2}}}};
+  auto session = Session::create_from_bytes(w::encode_model(model));
+  ASSERT_TRUE(session) << session.status().to_string();
+  std::vector<float> x = {5, 6, 7, 8};
+  auto outputs = (*session)->run({{"x"}}, {{Tensor::wrap(DataType::kFloat32, {2, 2}, x.data())}}, {});
+  ASSERT_TRUE(outputs) << outputs.status().to_string();
+  EXPECT_NE((*outputs)[0].raw_data(), static_cast<void*>(x.data()));
+  EXPECT_EQ((*outputs)[0].data<float>()[3], 8.0f);
+  const graph::Graph& g = (*session)->graph();
+  EXPECT_NE((*outputs)[1].raw_data(), g.values[g.find_value("weights")].initializer->raw_data());
+  EXPECT_EQ((*outputs)[1].shape(), (Shape{2, 2}));
+  EXPECT_EQ((*outputs)[1].data<float>()[2], 3.0f);
+}
+
+}  // namespace
+}  // namespace nxrt
