@@ -44,6 +44,9 @@ class Kernel {
   virtual Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const = 0;
   // >= 0: output 0 is a view of that input with the reshaped shape, and run() is not called.
   virtual int alias_input() const { return -1; }
+  // Non-null: output 0 is always this tensor (Constant); the session may share it instead of allocating.
+  // run() also assigns it to outputs[0], so a session that ignores this still gets the shared buffer.
+  virtual const Tensor* constant_output() const { return nullptr; }
 };
 
 using KernelCreateFn = Expected<std::unique_ptr<Kernel>> (*)(const KernelInfo& info);
@@ -75,6 +78,7 @@ inline constexpr int kLatestOpset = 1 << 20;
 std::span<const KernelDef> elementwise_kernels();
 std::span<const KernelDef> matmul_kernels();
 std::span<const KernelDef> tensor_kernels();
+std::span<const KernelDef> cast_kernels();
 
 // The row for (domain, op_type) whose opset range contains `opset`; nullptr when none.
 const KernelDef* find_kernel(std::string_view domain, std::string_view op_type, int opset);

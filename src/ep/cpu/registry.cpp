@@ -5,8 +5,8 @@
 namespace nxrt::cpu {
 
 const KernelDef* find_kernel(std::string_view domain, std::string_view op_type, int opset) {
-  static const std::array<std::span<const KernelDef>, 3> families = {elementwise_kernels(), matmul_kernels(),
-                                                                     tensor_kernels()};
+  static const std::array<std::span<const KernelDef>, 4> families = {elementwise_kernels(), matmul_kernels(),
+                                                                     tensor_kernels(), cast_kernels()};
   for (const auto& family : families) {
     for (const KernelDef& def : family) {
       if (def.op_type == op_type && def.domain == domain && def.since_opset <= opset && opset <= def.last_opset) {
