@@ -1,0 +1,65 @@
+// Definitions behind the opaque handles of include/nxrt/nxrt.h, shared by the C API translation units.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "core/status.h"
+#include "core/tensor.h"
+#include "nxrt/nxrt.h"
+#include "session/session.h"
+
+struct NxrtStatus {
+  NxrtStatusCode code;
+  std::string message;
+  std::string formatted;  // "[ONNXRuntimeError] : ..." built once at creation
+  bool is_static = false;  // the preallocated out-of-memory status; never deleted
+};
+
+struct NxrtSessionOptions {
+  nxrt::SessionOptions options;
+};
+
+struct NxrtRunOptions {
+  std::atomic<bool> terminate{false};
+  std::string tag;
+};
+
+struct NxrtSession {
+  std::unique_ptr<nxrt::Session> session;
+};
+
+struct NxrtTensor {
+  nxrt::Tensor tensor;
+};
+
+namespace nxrt::capi {
+
+// Converts an engine Status; nullptr for OK.
+NxrtStatus* to_c_status(const Status& status);
+NxrtStatus* make_c_status(NxrtStatusCode code, const std::string& message);
+// A status for `std::bad_alloc` that needs no allocation.
+NxrtStatus* out_of_memory_status();
+
+// INVALID_ARGUMENT "<function>: argument '<name>' is NULL".
+NxrtStatus* null_argument(const char* function, const char* argument);
+
+// Runs `body` (returning NxrtStatus*) and turns std::bad_alloc, the only exception that can reach the
+// boundary, into a status.
+template <class Body>
+NxrtStatus* guard(Body&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return out_of_memory_status();
+  }
+}
+
+}  // namespace nxrt::capi
+
+#define NXRT_CHECK_ARG(arg)                                                     \
+  do {                                                                         \
+    if ((arg) == nullptr) return ::nxrt::capi::null_argument(__func__, #arg);  \
+  } while (0)

@@ -1,0 +1,133 @@
+// `nxrt info MODEL`: what a model declares, read straight from the ModelProto (no session, so it also works
+// for models whose ops the runtime cannot run yet).
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "cli_common.h"
+#include "core/data_type.h"
+#include "onnx/model_proto.h"
+
+namespace nxrt::cli {
+
+namespace {
+
+std::string elem_type_name(int32_t value) {
+  std::optional<DataType> type = data_type_from_int(value);
+  return type ? std::string(data_type_name(*type)) : "type" + std::to_string(value);
+}
+
+std::string type_to_string(const onnx::TypeProto& type) {
+  using Kind = onnx::TypeProto::Kind;
+  auto element = [&] { return type.element ? type_to_string(*type.element) : std::string("?"); };
+  switch (type.kind) {
+    case Kind::kTensor:
+    case Kind::kSparseTensor: {
+      std::string text = std::string(type.kind == Kind::kTensor ? "tensor(" : "sparse_tensor(") +
+                         elem_type_name(type.elem_type) + ")";
+      if (!type.has_shape) return text + " (rank unknown)";
+      text += " [";
+      for (size_t i = 0; i < type.shape.size(); ++i) {
+        if (i) text += ",";
+        const onnx::TensorShapeDim& dim = type.shape[i];
+        if (dim.has_value) {
+          text += std::to_string(dim.dim_value);
+        } else if (!dim.dim_param.empty()) {
+          text += std::string(dim.dim_param);
+        } else {
+          text += "?";
+        }
+      }
+      return text + "]";
+    }
+    case Kind::kSequence: return "seq(" + element() + ")";
+    case Kind::kOptional: return "optional(" + element() + ")";
+    case Kind::kMap: return "map(" + elem_type_name(type.map_key_type) + "," + element() + ")";
+    case Kind::kUnset: break;
+  }
+  return "unknown";
+}
+
+void count_ops(const onnx::GraphProto& graph, std::map<std::string, int64_t>& histogram, int64_t& nodes) {
+  for (const onnx::NodeProto& node : graph.node) {
+    std::string key = node.domain.empty() || node.domain == "ai.onnx"
+                          ? std::string(node.op_type)
+                          : std::string(node.domain) + "." + std::string(node.op_type);
+    ++histogram[key];
+    ++nodes;
+    for (const onnx::AttributeProto& attribute : node.attribute) {
+      if (attribute.g) count_ops(*attribute.g, histogram, nodes);
+      for (const auto& subgraph : attribute.graphs) {
+        if (subgraph) count_ops(*subgraph, histogram, nodes);
+      }
+    }
+  }
+}
+
+int64_t initializer_elements(const onnx::GraphProto& graph) {
+  int64_t total = 0;
+  for (const onnx::TensorProto& tensor : graph.initializer) {
+    int64_t count = 1;
+    for (int64_t dim : tensor.dims) count *= dim;
+    total += count;
+  }
+  return total;
+}
+
+}  // namespace
+
+int run_info_command(const std::vector<std::string>& args) {
+  if (args.size() != 1) return report_error(Status(StatusCode::kInvalidArgument, "usage: nxrt info MODEL"));
+  const std::string& spec = args[0];
+  Expected<std::string> bytes = load_model_bytes(spec);
+  if (!bytes) return report_error(bytes.status());
+  Expected<onnx::ModelProto> parsed = onnx::parse_model(*bytes);
+  if (!parsed) return report_error(parsed.status());
+  const onnx::ModelProto& model = *parsed;
+  if (!model.graph) return report_error(Status(StatusCode::kInvalidGraph, "model has no graph"));
+  const onnx::GraphProto& graph = *model.graph;
+
+  std::cout << "model: " << spec << " (" << bytes->size() << " bytes)\n";
+  std::cout << "ir_version: " << model.ir_version << "\n";
+  std::cout << "producer: " << model.producer_name;
+  if (!model.producer_version.empty()) std::cout << " " << model.producer_version;
+  std::cout << "\n";
+  std::cout << "opset imports:";
+  for (const onnx::OperatorSetIdProto& opset : model.opset_import) {
+    std::cout << " " << (opset.domain.empty() ? std::string_view("ai.onnx") : opset.domain) << "=" << opset.version;
+  }
+  std::cout << "\n";
+  std::cout << "graph: " << graph.name << "\n";
+
+  std::set<std::string_view> initializer_names;
+  for (const onnx::TensorProto& tensor : graph.initializer) initializer_names.insert(tensor.name);
+  std::cout << "inputs:\n";
+  for (const onnx::ValueInfoProto& input : graph.input) {
+    if (initializer_names.count(input.name)) continue;
+    std::cout << "  " << input.name << ": " << (input.has_type ? type_to_string(input.type) : "unknown") << "\n";
+  }
+  std::cout << "outputs:\n";
+  for (const onnx::ValueInfoProto& output : graph.output) {
+    std::cout << "  " << output.name << ": " << (output.has_type ? type_to_string(output.type) : "unknown") << "\n";
+  }
+  std::cout << "initializers: " << graph.initializer.size() << " (" << initializer_elements(graph)
+            << " elements)\n";
+
+  std::map<std::string, int64_t> histogram;
+  int64_t nodes = 0;
+  count_ops(graph, histogram, nodes);
+  std::vector<std::pair<std::string, int64_t>> ops(histogram.begin(), histogram.end());
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  size_t width = 0;
+  for (const auto& op : ops) width = std::max(width, op.first.size());
+  std::cout << "nodes: " << nodes << " (including subgraphs)\n";
+  std::cout << "op histogram:\n";
+  for (const auto& [op, count] : ops) {
+    std::cout << "  " << op << std::string(width - op.size() + 2, ' ') << count << "\n";
+  }
+  return 0;
+}
+
+}  // namespace nxrt::cli

@@ -1,0 +1,256 @@
+// `nxrt run`: runs a model on inputs from .npy files or random data, prints outputs and latency. With no
+// arguments it runs the builtin models on fixed inputs and checks the results (the README's first step).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "cli_common.h"
+#include "core/dispatch.h"
+#include "npy.h"
+#include "session/default_models.h"
+
+namespace nxrt::cli {
+
+namespace {
+
+struct RunArgs {
+  std::string model;
+  std::map<std::string, std::string> input_files;
+  std::map<std::string, int64_t> dims;
+  int threads = 0;
+  int64_t repeat = 1;
+  uint64_t seed = 0;
+  std::string output_dir;
+};
+
+Status split_assignment(const std::string& flag, const std::string& text, std::string* key, std::string* value) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    return make_error(StatusCode::kInvalidArgument, flag, " expects NAME=VALUE, got '", text, "'");
+  }
+  *key = text.substr(0, eq);
+  *value = text.substr(eq + 1);
+  return Status::ok();
+}
+
+Expected<RunArgs> parse_run_args(const std::vector<std::string>& args) {
+  RunArgs parsed;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.rfind("--", 0) != 0) {
+      if (!parsed.model.empty()) return make_error(StatusCode::kInvalidArgument, "unexpected argument '", arg, "'");
+      parsed.model = arg;
+      continue;
+    }
+    if (i + 1 >= args.size()) return make_error(StatusCode::kInvalidArgument, arg, " needs a value");
+    const std::string& value = args[++i];
+    std::string key, rest;
+    if (arg == "--input") {
+      TRY(split_assignment(arg, value, &key, &rest));
+      parsed.input_files[key] = rest;
+    } else if (arg == "--dim") {
+      TRY(split_assignment(arg, value, &key, &rest));
+      std::optional<int64_t> size = parse_int(rest);
+      if (!size || *size < 0) return make_error(StatusCode::kInvalidArgument, "--dim ", key, " needs a size >= 0");
+      parsed.dims[key] = *size;
+    } else if (arg == "--threads" || arg == "--repeat" || arg == "--seed") {
+      std::optional<int64_t> number = parse_int(value);
+      if (!number || *number < 0 || (arg == "--repeat" && *number < 1) || (arg == "--threads" && *number > 4096)) {
+        return make_error(StatusCode::kInvalidArgument, arg, " needs a non-negative integer, got '", value, "'");
+      }
+      if (arg == "--threads") parsed.threads = static_cast<int>(*number);
+      if (arg == "--repeat") parsed.repeat = *number;
+      if (arg == "--seed") parsed.seed = static_cast<uint64_t>(*number);
+    } else if (arg == "--output-dir") {
+      parsed.output_dir = value;
+    } else {
+      return make_error(StatusCode::kInvalidArgument, "unknown option '", arg, "' (see nxrt --help)");
+    }
+  }
+  return parsed;
+}
+
+Expected<Tensor> random_input(const ValueDesc& input, const std::map<std::string, int64_t>& dims,
+                              std::mt19937_64& rng) {
+  if (!input.type.is_tensor()) {
+    return make_error(StatusCode::kNotImplemented, "input '", input.name, "' of type ", input.type.to_string(),
+                      " cannot be generated; pass it with --input");
+  }
+  if (!input.type.shape) {
+    return make_error(StatusCode::kInvalidArgument, "input '", input.name,
+                      "' has an unknown rank; pass it with --input NAME=FILE.npy");
+  }
+  Shape shape;
+  for (const graph::Dim& dim : *input.type.shape) {
+    auto it = dims.find(dim.param);
+    shape.push_back(dim.is_known() ? dim.value : (dim.is_symbolic() && it != dims.end()) ? it->second : 1);
+  }
+  TRY_ASSIGN(Tensor tensor, Tensor::allocate(input.type.elem_type, shape));
+  const int64_t n = tensor.numel();
+  const bool filled = visit_dtype<AllPodTypes>(tensor.dtype(), [&]<class T>() {
+    T* data = tensor.data<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_same_v<T, bool>) {
+        data[i] = (rng() & 1) != 0;
+      } else if constexpr (std::is_integral_v<T>) {
+        data[i] = static_cast<T>(rng() % 10);
+      } else {
+        data[i] = T(std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng));
+      }
+    }
+  });
+  if (!filled) {
+    return make_error(StatusCode::kNotImplemented, "cannot generate random ", data_type_name(tensor.dtype()),
+                      " data for input '", input.name, "'; pass it with --input");
+  }
+  return tensor;
+}
+
+std::string format_ms(double ms) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(3) << ms << " ms";
+  return text.str();
+}
+
+void print_tensor(const std::string& name, const Tensor& tensor) {
+  std::cout << describe_tensor(name, tensor) << "\n" << format_tensor_values(tensor) << "\n";
+}
+
+// Runs `repeat` times, prints the outputs of the last run and the latency summary.
+Expected<std::vector<Tensor>> run_and_print(const Session& session, const std::vector<std::string>& names,
+                                            const std::vector<Tensor>& feeds, int64_t repeat) {
+  std::vector<double> times;
+  std::vector<Tensor> outputs;
+  for (int64_t r = 0; r < repeat; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    TRY_ASSIGN(outputs, session.run(names, feeds, {}));
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::cout << "outputs:\n";
+  for (size_t i = 0; i < outputs.size(); ++i) print_tensor(session.outputs()[i].name, outputs[i]);
+  std::sort(times.begin(), times.end());
+  const double median = times.size() % 2 ? times[times.size() / 2]
+                                         : (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
+  std::cout << "latency: median " << format_ms(median) << ", min " << format_ms(times.front()) << " over "
+            << repeat << (repeat == 1 ? " run" : " runs") << "\n";
+  return outputs;
+}
+
+std::string file_name_for(const std::string& output_name) {
+  std::string name = output_name;
+  for (char& c : name) {
+    if (c == '/' || c == '\\' || c == ':' || c == ' ') c = '_';
+  }
+  return name + ".npy";
+}
+
+int run_model(const RunArgs& args) {
+  SessionOptions options;
+  options.intra_op_num_threads = args.threads;
+  Expected<std::unique_ptr<Session>> session = open_session(args.model, options);
+  if (!session) return report_error(session.status());
+  const Session& s = **session;
+
+  for (const auto& [name, path] : args.input_files) {
+    const bool known =
+        std::any_of(s.inputs().begin(), s.inputs().end(), [&](const ValueDesc& v) { return v.name == name; });
+    if (!known) return report_error(make_error(StatusCode::kInvalidArgument, "--input names '", name,
+                                               "', which is not an input of the model"));
+  }
+  std::mt19937_64 rng(args.seed);
+  std::vector<std::string> names;
+  std::vector<Tensor> feeds;
+  std::ostringstream header;  // printed once every input is ready, so errors come alone
+  header << "model: " << args.model << "\ninputs:\n";
+  for (const ValueDesc& input : s.inputs()) {
+    auto file = args.input_files.find(input.name);
+    const bool from_file = file != args.input_files.end();
+    Expected<Tensor> tensor = from_file ? read_npy(file->second) : random_input(input, args.dims, rng);
+    if (!tensor) return report_error(tensor.status());
+    header << describe_tensor(input.name, *tensor)
+           << (from_file ? " from " + file->second : " random (seed " + std::to_string(args.seed) + ")")
+           << "\n";
+    names.push_back(input.name);
+    feeds.push_back(std::move(tensor).value());
+  }
+  std::cout << header.str();
+  Expected<std::vector<Tensor>> outputs = run_and_print(s, names, feeds, args.repeat);
+  if (!outputs) return report_error(outputs.status());
+  if (!args.output_dir.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(args.output_dir, error);
+    for (size_t i = 0; i < outputs->size(); ++i) {
+      const std::string path = (std::filesystem::path(args.output_dir) / file_name_for(s.outputs()[i].name)).string();
+      Status status = write_npy(path, (*outputs)[i]);
+      if (!status.is_ok()) return report_error(status);
+      std::cout << "wrote " << path << "\n";
+    }
+  }
+  return 0;
+}
+
+Tensor float_tensor(Shape shape, const std::vector<float>& values) {
+  Tensor tensor = Tensor::allocate(DataType::kFloat32, std::move(shape)).value();
+  std::copy(values.begin(), values.end(), tensor.data<float>());
+  return tensor;
+}
+
+float max_abs_difference(const Tensor& tensor, const std::vector<float>& expected) {
+  if (tensor.dtype() != DataType::kFloat32 || tensor.numel() != static_cast<int64_t>(expected.size())) return INFINITY;
+  float worst = 0;
+  const float* actual = tensor.data<float>();
+  for (size_t i = 0; i < expected.size(); ++i) worst = std::max(worst, std::fabs(actual[i] - expected[i]));
+  return worst;
+}
+
+// Runs one builtin model on fixed inputs and compares with `expected`.
+Expected<bool> demo_model(const std::string& name, const std::vector<std::string>& input_names,
+                          const std::vector<Tensor>& feeds, const std::vector<float>& expected) {
+  std::cout << "== builtin:" << name << " ==\n";
+  TRY_ASSIGN(std::string bytes, default_model(name));
+  SessionOptions options;
+  options.intra_op_num_threads = 1;
+  TRY_ASSIGN(std::unique_ptr<Session> session, Session::create_from_bytes(bytes, options));
+  std::cout << "inputs:\n";
+  for (size_t i = 0; i < feeds.size(); ++i) print_tensor(input_names[i], feeds[i]);
+  TRY_ASSIGN(std::vector<Tensor> outputs, run_and_print(*session, input_names, feeds, 1));
+  const float difference = outputs.empty() ? INFINITY : max_abs_difference(outputs[0], expected);
+  const bool ok = difference <= 1e-5f;
+  std::cout << "max abs difference from the reference: " << difference << (ok ? " (ok)" : " (MISMATCH)") << "\n";
+  return ok;
+}
+
+int run_demo() {
+  const std::vector<float> x = {1, 2, 3, 4};
+  const std::vector<float> y = {10, 20, 30, 40};
+  Expected<bool> add_ok = demo_model("simple_add", {"x", "y"}, {float_tensor({4}, x), float_tensor({4}, y)},
+                                     {12, 24, 36, 48});
+  if (!add_ok) return report_error(add_ok.status());
+  std::vector<float> mlp_x(8);
+  for (size_t i = 0; i < mlp_x.size(); ++i) mlp_x[i] = static_cast<float>(i % 5) * 0.25f - 0.5f;
+  Expected<bool> mlp_ok = demo_model("mlp", {"x"}, {float_tensor({2, 4}, mlp_x)}, mlp_reference(mlp_x));
+  if (!mlp_ok) return report_error(mlp_ok.status());
+  if (!*add_ok || !*mlp_ok) {
+    std::cerr << "builtin models produced wrong results\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_run_command(const std::vector<std::string>& args) {
+  if (args.empty()) return run_demo();
+  Expected<RunArgs> parsed = parse_run_args(args);
+  if (!parsed) return report_error(parsed.status());
+  if (parsed->model.empty()) return report_error(Status(StatusCode::kInvalidArgument, "nxrt run: missing MODEL"));
+  return run_model(*parsed);
+}
+
+}  // namespace nxrt::cli
