@@ -117,7 +117,9 @@ Expected<std::vector<Tensor>> execute(const Session::Impl& session, std::span<co
     }
     node_outputs.assign(node.outputs.size(), Tensor());
     const int alias = kernel.alias_input();
-    if (alias >= 0) {
+    if (const Tensor* constant = kernel.constant_output()) {
+      node_outputs[0] = *constant;
+    } else if (alias >= 0) {
       if (static_cast<size_t>(alias) >= node_inputs.size() || !node_inputs[alias]) {
         return node_failure(node, make_error(StatusCode::kRuntimeException, "aliased input ", alias, " is missing"));
       }
@@ -139,13 +141,10 @@ Expected<std::vector<Tensor>> execute(const Session::Impl& session, std::span<co
     }
   }
 
-  // Outputs that alias a feed or an initializer (Identity, Reshape of a weight) are copied: the caller may
+  // Outputs that alias a feed, an initializer or a Constant (Identity, Reshape of a weight) are copied: the caller may
   // write into its results, and initializers may live in read-only mapped memory.
-  std::vector<const Buffer*> borrowed;
+  std::vector<const Buffer*> borrowed = session.persistent_buffers;
   for (const Tensor& input : inputs) borrowed.push_back(input.buffer().get());
-  for (const graph::Value& value : graph.values) {
-    if (value.initializer) borrowed.push_back(value.initializer->buffer().get());
-  }
   std::vector<Tensor> results;
   results.reserve(wanted.size());
   for (int id : wanted) {

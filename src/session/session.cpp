@@ -96,6 +96,12 @@ Expected<std::unique_ptr<Session::Impl>> SessionImplBuilder::build(std::shared_p
     TRY_ASSIGN(auto kernel, create_kernel(graph, node));
     impl->kernels.push_back(std::move(kernel));
   }
+  for (const graph::Value& value : graph.values) {
+    if (value.initializer) impl->persistent_buffers.push_back(value.initializer->buffer().get());
+  }
+  for (const auto& kernel : impl->kernels) {
+    if (const Tensor* constant = kernel->constant_output()) impl->persistent_buffers.push_back(constant->buffer().get());
+  }
   impl->last_use.assign(graph.values.size(), -1);
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     for (int input : graph.nodes[n].inputs) {

@@ -259,3 +259,24 @@ TEST(Session, OutputsAliasingInputsOrInitializersAreCopies) {
 
 }  // namespace
 }  // namespace nxrt
+
+namespace nxrt {
+namespace {
+
+TEST(Session, ConstantOutputsAreNotSharedWithTheCaller) {
+  namespace w = onnx::write;
+  w::Model model;
+  model.graph.nodes = {{"Constant", {}, {"c"}, {w::attr_tensor("value", w::float_tensor("", {2}, {1, 2}))}, "k"}};
+  model.graph.outputs = {{"c", 1, {int64_t{2}}}};
+  auto session = Session::create_from_bytes(w::encode_model(model));
+  ASSERT_TRUE(session) << session.status().to_string();
+  auto first = (*session)->run({}, {}, {});
+  ASSERT_TRUE(first) << first.status().to_string();
+  (*first)[0].data<float>()[0] = 100.0f;
+  auto second = (*session)->run({}, {}, {});
+  ASSERT_TRUE(second);
+  EXPECT_EQ((*second)[0].data<float>()[0], 1.0f);
+}
+
+}  // namespace
+}  // namespace nxrt
