@@ -20,9 +20,9 @@ def make_model(nodes, inputs, outputs, initializers=(), opset=OPSET):
 
 
 def check_against_reference(model, inputs, run_model, tmp_path, rtol=1e-5, atol=1e-6, save_kwargs=None):
-    path = tmp_path / "model.onnx"
-    onnx.save_model(model, path, **(save_kwargs or {}))
     expected = ReferenceEvaluator(model).run(None, inputs)
+    path = tmp_path / "model.onnx"
+    onnx.save_model(model, path, **(save_kwargs or {}))  # may move initializers out of `model`
     got = run_model(path, inputs)
     for info, want in zip(model.graph.output, expected):
         have = got[info.name]
@@ -49,7 +49,7 @@ def test_binary_broadcast(op, dtype, run_model, tmp_path):
     et = NUMPY_TO_ONNX[dtype]
     model = make_model([helper.make_node(op, ["a", "b"], ["c"])],
                        [tensor_info("a", et, ["N", 3, 4]), tensor_info("b", et, [3, 1])],
-                       [tensor_info("c", et, None)])
+                       [tensor_info("c", et, ["N", 3, 4])])
     check_against_reference(model, {"a": a, "b": b}, run_model, tmp_path)
 
 
@@ -68,7 +68,7 @@ def test_matmul(shapes, run_model, tmp_path):
     model = make_model([helper.make_node("MatMul", ["a", "b"], ["c"])],
                        [tensor_info("a", TensorProto.FLOAT, list(shapes[0])),
                         tensor_info("b", TensorProto.FLOAT, list(shapes[1]))],
-                       [tensor_info("c", TensorProto.FLOAT, None)])
+                       [tensor_info("c", TensorProto.FLOAT, list(np.matmul(a, b).shape))])
     check_against_reference(model, {"a": a, "b": b}, run_model, tmp_path, rtol=1e-4, atol=1e-5)
 
 
