@@ -74,11 +74,24 @@ struct KernelDef {
 
 inline constexpr int kLatestOpset = 1 << 20;
 
-// Per-family tables, each defined at the bottom of its family file.
+// Per-family tables, each defined at the bottom of its family file and listed once in registry.cpp.
 std::span<const KernelDef> elementwise_kernels();
 std::span<const KernelDef> matmul_kernels();
 std::span<const KernelDef> tensor_kernels();
 std::span<const KernelDef> cast_kernels();
+std::span<const KernelDef> unary_math_kernels();
+std::span<const KernelDef> activation_kernels();
+std::span<const KernelDef> binary_math_kernels();
+std::span<const KernelDef> compare_kernels();
+std::span<const KernelDef> reduce_kernels();
+std::span<const KernelDef> softmax_kernels();
+std::span<const KernelDef> shape_ops_kernels();
+std::span<const KernelDef> concat_split_kernels();
+std::span<const KernelDef> gather_scatter_kernels();
+std::span<const KernelDef> einsum_kernels();
+
+// Every registered row, in family order.
+std::vector<const KernelDef*> all_kernels();
 
 // The row for (domain, op_type) whose opset range contains `opset`; nullptr when none.
 const KernelDef* find_kernel(std::string_view domain, std::string_view op_type, int opset);

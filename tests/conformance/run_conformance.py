@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Runs every ONNX backend node test case of the installed `onnx` package through nxrt on CPU.
+
+Each case runs in its own `nxrt run` process (a crash fails one case, not the run); inputs and outputs travel
+as serialized TensorProto files, so every element type (bfloat16, float8, int4, strings) crosses unchanged.
+Outputs are compared as the official suite does: same dtype and shape, values with the case's rtol/atol
+(1e-3 / 1e-7) for floating types and exactly otherwise.
+
+  run_conformance.py                     run everything, write report.md and results.json beside this file
+  run_conformance.py -k conv             only cases whose name contains "conv"
+  run_conformance.py --check             also fail (exit 1) when a case listed in expected_passing.txt fails
+  run_conformance.py --update            rewrite expected_passing.txt with the cases that pass now
+"""
+import argparse
+import collections
+import concurrent.futures
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import warnings
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+EXPECTED = HERE / "expected_passing.txt"
+
+
+def load_cases(pattern):
+    from onnx.backend.test.loader import load_model_tests
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = load_model_tests(kind="node")
+    return [c for c in cases if pattern in c.name]
+
+
+def case_model(case):
+    if case.model is not None:
+        return case.model
+    return onnx.load(os.path.join(case.model_dir, "model.onnx"))
+
+
+def case_data_sets(case):
+    """[(inputs, outputs)] as numpy arrays, from memory or from the test_data_set_* folders."""
+    if case.model is not None:
+        return [(list(i), list(o)) for i, o in case.data_sets]
+    sets = []
+    for folder in sorted(pathlib.Path(case.model_dir).glob("test_data_set_*")):
+        def read(prefix):
+            files = sorted(folder.glob(f"{prefix}_*.pb"), key=lambda p: int(p.stem.split("_")[1]))
+            return [numpy_helper.to_array(onnx.load_tensor(str(p))) for p in files]
+        sets.append((read("input"), read("output")))
+    return sets
+
+
+def is_tensor_array(value):
+    return isinstance(value, np.ndarray) or np.isscalar(value)
+
+
+def compare(name, got, want, rtol, atol):
+    """Returns None when equal, else a one-line reason."""
+    want = np.asarray(want)
+    if got.dtype != want.dtype:
+        return f"{name}: dtype {got.dtype} != expected {want.dtype}"
+    if got.shape != want.shape:
+        return f"{name}: shape {got.shape} != expected {want.shape}"
+    if want.dtype.kind in "fc" or str(want.dtype) in ("bfloat16",) or want.dtype.itemsize and want.dtype.kind == "V":
+        try:
+            np.testing.assert_allclose(got.astype(np.float64) if want.dtype.kind not in "c" else got,
+                                       want.astype(np.float64) if want.dtype.kind not in "c" else want,
+                                       rtol=rtol, atol=atol)
+        except AssertionError as error:
+            lines = [l for l in str(error).splitlines() if "Mismatch" in l or "Max abs" in l]
+            return f"{name}: values differ ({'; '.join(l.strip() for l in lines)})"
+        return None
+    if not np.array_equal(got, want):
+        return f"{name}: values differ"
+    return None
+
+
+def run_case(case, cli, workdir):
+    model = case_model(case)
+    model_path = workdir / "model.onnx"
+    model_path.write_bytes(model.SerializeToString())
+    input_names = [i.name for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
+    output_names = [o.name for o in model.graph.output]
+    for index, (inputs, outputs) in enumerate(case_data_sets(case)):
+        args = [str(cli), "run", str(model_path), "--output-dir", str(workdir / f"out{index}"), "--quiet"]
+        for name, value in zip(input_names, inputs):
+            if value is None or not is_tensor_array(value):
+                return "not_implemented", "sequence/optional inputs are not supported by the runner yet"
+            path = workdir / f"in{index}_{len(args)}.pb"
+            path.write_bytes(numpy_helper.from_array(np.asarray(value), name).SerializeToString())
+            args += ["--input", f"{name}={path}"]
+        try:
+            done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            return "failed", "timed out after 120 s"
+        if done.returncode != 0:
+            message = (done.stderr or done.stdout).strip().splitlines()
+            message = message[-1] if message else f"exit code {done.returncode}"
+            if done.returncode < 0:
+                return "failed", f"crashed with signal {-done.returncode}"
+            if "NOT_IMPLEMENTED" in message:
+                return "not_implemented", message
+            return "failed", message
+        for name, want in zip(output_names, outputs):
+            if want is None or not is_tensor_array(want):
+                return "not_implemented", "sequence/optional outputs are not supported by the runner yet"
+            path = workdir / f"out{index}" / f"{name}.pb"
+            if not path.exists():
+                return "failed", f"output {name} was not written"
+            got = numpy_helper.to_array(onnx.load_tensor(str(path)))
+            reason = compare(name, got, want, case.rtol, case.atol)
+            if reason:
+                return "failed", reason
+    return "passed", ""
+
+
+def op_of(case):
+    model = case_model(case)
+    types = [n.op_type for n in model.graph.node]
+    return types[0] if len(types) == 1 else (types[-1] if types else "?")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-k", default="", help="substring filter on case names")
+    parser.add_argument("--cli", default=os.environ.get("NXRT_CLI", ROOT / "build" / "nxrt"))
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--check", action="store_true", help="fail when an expected case fails")
+    parser.add_argument("--update", action="store_true", help="rewrite expected_passing.txt")
+    args = parser.parse_args()
+
+    cases = load_cases(args.k)
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        def job(item):
+            index, case = item
+            workdir = pathlib.Path(tmp) / str(index)
+            workdir.mkdir()
+            try:
+                return case.name, op_of(case), *run_case(case, args.cli, workdir)
+            except Exception as error:  # a case the runner cannot prepare counts as failed, with the reason
+                return case.name, "?", "failed", f"runner error: {type(error).__name__}: {error}"
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            for name, op, status, reason in pool.map(job, enumerate(cases)):
+                results[name] = {"op": op, "status": status, "reason": reason}
+
+    counts = collections.Counter(r["status"] for r in results.values())
+    by_op = collections.defaultdict(collections.Counter)
+    for r in results.values():
+        by_op[r["op"]][r["status"]] += 1
+    lines = ["# ONNX backend node conformance", "",
+             f"onnx {onnx.__version__}: {len(results)} cases, {counts['passed']} passed, {counts['failed']} failed, "
+             f"{counts['not_implemented']} not implemented", "",
+             "| op | passed | failed | not implemented |", "|---|---|---|---|"]
+    for op in sorted(by_op):
+        c = by_op[op]
+        lines.append(f"| {op} | {c['passed']} | {c['failed']} | {c['not_implemented']} |")
+    lines += ["", "## Failing cases", ""]
+    lines += [f"- {n}: {r['reason']}" for n, r in sorted(results.items()) if r["status"] == "failed"]
+    (HERE / "report.md").write_text("\n".join(lines) + "\n")
+    (HERE / "results.json").write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    print(lines[2])
+
+    passing = sorted(n for n, r in results.items() if r["status"] == "passed")
+    if args.update:
+        EXPECTED.write_text("".join(n + "\n" for n in passing))
+    if args.check and EXPECTED.exists():
+        expected = [l.strip() for l in EXPECTED.read_text().splitlines() if l.strip()]
+        regressed = [n for n in expected if n in results and results[n]["status"] != "passed"]
+        for name in regressed:
+            print(f"REGRESSION {name}: {results[name]['reason']}")
+        print(f"conformance: {counts['passed']} passed, {len(regressed)} failed")
+        return 1 if regressed else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
