@@ -91,12 +91,15 @@ def run_case(case, cli, workdir):
     input_names = [i.name for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
     output_names = [o.name for o in model.graph.output]
     for index, (inputs, outputs) in enumerate(case_data_sets(case)):
-        args = [str(cli), "run", str(model_path), "--output-dir", str(workdir / f"out{index}"), "--quiet"]
+        args = [str(cli), "run", str(model_path), "--output-dir", str(workdir / f"out{index}"), "--output-format", "pb", "--quiet"]
         for name, value in zip(input_names, inputs):
-            if value is None or not is_tensor_array(value):
-                return "not_implemented", "sequence/optional inputs are not supported by the runner yet"
             path = workdir / f"in{index}_{len(args)}.pb"
-            path.write_bytes(numpy_helper.from_array(np.asarray(value), name).SerializeToString())
+            if isinstance(value, onnx.TensorProto):
+                path.write_bytes(value.SerializeToString())
+            elif value is not None and is_tensor_array(value):
+                path.write_bytes(numpy_helper.from_array(np.asarray(value), name).SerializeToString())
+            else:
+                return "not_implemented", "sequence/optional inputs are not supported by the runner yet"
             args += ["--input", f"{name}={path}"]
         try:
             done = subprocess.run(args, capture_output=True, text=True, timeout=120)
@@ -111,6 +114,8 @@ def run_case(case, cli, workdir):
                 return "not_implemented", message
             return "failed", message
         for name, want in zip(output_names, outputs):
+            if isinstance(want, onnx.TensorProto):
+                want = numpy_helper.to_array(want)
             if want is None or not is_tensor_array(want):
                 return "not_implemented", "sequence/optional outputs are not supported by the runner yet"
             path = workdir / f"out{index}" / f"{name}.pb"
@@ -123,10 +128,23 @@ def run_case(case, cli, workdir):
     return "passed", ""
 
 
+def op_types_by_key():
+    """{lowercase op name without underscores: op type} for every ai.onnx op."""
+    return {schema.name.lower(): schema.name for schema in onnx.defs.get_all_schemas_with_history()
+            if schema.domain in ("", "ai.onnx")}
+
+
+OP_KEYS = op_types_by_key()
+
+
 def op_of(case):
-    model = case_model(case)
-    types = [n.op_type for n in model.graph.node]
-    return types[0] if len(types) == 1 else (types[-1] if types else "?")
+    """The operator a case tests: the longest op name that prefixes the case name (test_reduce_sum_x -> ReduceSum)."""
+    squashed = case.name[len("test_"):].replace("_", "").lower()
+    matches = [key for key in OP_KEYS if squashed.startswith(key)]
+    if matches:
+        return OP_KEYS[max(matches, key=len)]
+    types = [n.op_type for n in case_model(case).graph.node]
+    return types[0] if types else "?"
 
 
 def main():

@@ -17,12 +17,14 @@ commands:
   info MODEL                    inputs/outputs with types and symbolic shapes, opsets, producer, op histogram
   run [MODEL] [options]         run a model and print its outputs and latency; with no arguments, run the
                                 builtin models on fixed inputs and check the results
-      --input NAME=FILE.npy     feed an input from a .npy file (others get random data)
+      --input NAME=FILE         feed an input from a .npy file or a TensorProto .pb file (others get random data)
       --dim SYMBOL=SIZE         size of a symbolic dimension for random inputs (default 1)
       --threads N               intra-op threads (0: one per core)
       --repeat N                run N times and report median/min latency
       --seed S                  seed of the random inputs (default 0)
-      --output-dir DIR          write each output to DIR/NAME.npy
+      --output-dir DIR          write each output to DIR/NAME.npy (or NAME.pb with --output-format pb)
+      --output-format npy|pb   file format of --output-dir (default npy)
+      --quiet                   print nothing but errors
   export-builtin NAME PATH      write a builtin model to an .onnx file
 
 MODEL is a path to an .onnx file or builtin:NAME with NAME one of: )";

@@ -2,6 +2,8 @@
 // arguments it runs the builtin models on fixed inputs and checks the results (the README's first step).
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
@@ -12,6 +14,7 @@
 
 #include "cli_common.h"
 #include "core/dispatch.h"
+#include "import/tensor_file.h"
 #include "npy.h"
 #include "session/default_models.h"
 
@@ -27,6 +30,8 @@ struct RunArgs {
   int64_t repeat = 1;
   uint64_t seed = 0;
   std::string output_dir;
+  std::string output_format = "npy";
+  bool quiet = false;
 };
 
 Status split_assignment(const std::string& flag, const std::string& text, std::string* key, std::string* value) {
@@ -46,6 +51,10 @@ Expected<RunArgs> parse_run_args(const std::vector<std::string>& args) {
     if (arg.rfind("--", 0) != 0) {
       if (!parsed.model.empty()) return make_error(StatusCode::kInvalidArgument, "unexpected argument '", arg, "'");
       parsed.model = arg;
+      continue;
+    }
+    if (arg == "--quiet") {
+      parsed.quiet = true;
       continue;
     }
     if (i + 1 >= args.size()) return make_error(StatusCode::kInvalidArgument, arg, " needs a value");
@@ -69,6 +78,11 @@ Expected<RunArgs> parse_run_args(const std::vector<std::string>& args) {
       if (arg == "--seed") parsed.seed = static_cast<uint64_t>(*number);
     } else if (arg == "--output-dir") {
       parsed.output_dir = value;
+    } else if (arg == "--output-format") {
+      if (value != "npy" && value != "pb") {
+        return make_error(StatusCode::kInvalidArgument, "--output-format is npy or pb, got '", value, "'");
+      }
+      parsed.output_format = value;
     } else {
       return make_error(StatusCode::kInvalidArgument, "unknown option '", arg, "' (see nxrt --help)");
     }
@@ -124,7 +138,7 @@ void print_tensor(const std::string& name, const Tensor& tensor) {
 
 // Runs `repeat` times, prints the outputs of the last run and the latency summary.
 Expected<std::vector<Tensor>> run_and_print(const Session& session, const std::vector<std::string>& names,
-                                            const std::vector<Tensor>& feeds, int64_t repeat) {
+                                            const std::vector<Tensor>& feeds, int64_t repeat, bool quiet = false) {
   std::vector<double> times;
   std::vector<Tensor> outputs;
   for (int64_t r = 0; r < repeat; ++r) {
@@ -132,6 +146,7 @@ Expected<std::vector<Tensor>> run_and_print(const Session& session, const std::v
     TRY_ASSIGN(outputs, session.run(names, feeds, {}));
     times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
+  if (quiet) return outputs;
   std::cout << "outputs:\n";
   for (size_t i = 0; i < outputs.size(); ++i) print_tensor(session.outputs()[i].name, outputs[i]);
   std::sort(times.begin(), times.end());
@@ -142,12 +157,31 @@ Expected<std::vector<Tensor>> run_and_print(const Session& session, const std::v
   return outputs;
 }
 
-std::string file_name_for(const std::string& output_name) {
+// A .pb file holds one serialized TensorProto (as in ONNX test data sets); anything else is read as .npy.
+Expected<Tensor> read_input_file(const std::string& path) {
+  if (!path.ends_with(".pb")) return read_npy(path);
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return make_error(StatusCode::kNoSuchFile, "cannot open input file '", path, "'");
+  const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  return import::tensor_from_proto_bytes(bytes);
+}
+
+Status write_output_file(const std::string& path, const Tensor& tensor, const std::string& name,
+                         const std::string& format) {
+  if (format != "pb") return write_npy(path, tensor);
+  TRY_ASSIGN(std::string bytes, import::tensor_to_proto_bytes(tensor, name));
+  std::ofstream file(path, std::ios::binary);
+  file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!file) return make_error(StatusCode::kFail, "cannot write '", path, "'");
+  return Status::ok();
+}
+
+std::string file_name_for(const std::string& output_name, const std::string& format) {
   std::string name = output_name;
   for (char& c : name) {
     if (c == '/' || c == '\\' || c == ':' || c == ' ') c = '_';
   }
-  return name + ".npy";
+  return name + "." + format;
 }
 
 int run_model(const RunArgs& args) {
@@ -171,7 +205,7 @@ int run_model(const RunArgs& args) {
   for (const ValueDesc& input : s.inputs()) {
     auto file = args.input_files.find(input.name);
     const bool from_file = file != args.input_files.end();
-    Expected<Tensor> tensor = from_file ? read_npy(file->second) : random_input(input, args.dims, rng);
+    Expected<Tensor> tensor = from_file ? read_input_file(file->second) : random_input(input, args.dims, rng);
     if (!tensor) return report_error(tensor.status());
     header << describe_tensor(input.name, *tensor)
            << (from_file ? " from " + file->second : " random (seed " + std::to_string(args.seed) + ")")
@@ -179,17 +213,17 @@ int run_model(const RunArgs& args) {
     names.push_back(input.name);
     feeds.push_back(std::move(tensor).value());
   }
-  std::cout << header.str();
-  Expected<std::vector<Tensor>> outputs = run_and_print(s, names, feeds, args.repeat);
+  if (!args.quiet) std::cout << header.str();
+  Expected<std::vector<Tensor>> outputs = run_and_print(s, names, feeds, args.repeat, args.quiet);
   if (!outputs) return report_error(outputs.status());
   if (!args.output_dir.empty()) {
     std::error_code error;
     std::filesystem::create_directories(args.output_dir, error);
     for (size_t i = 0; i < outputs->size(); ++i) {
-      const std::string path = (std::filesystem::path(args.output_dir) / file_name_for(s.outputs()[i].name)).string();
-      Status status = write_npy(path, (*outputs)[i]);
+      const std::string path = (std::filesystem::path(args.output_dir) / file_name_for(s.outputs()[i].name, args.output_format)).string();
+      Status status = write_output_file(path, (*outputs)[i], s.outputs()[i].name, args.output_format);
       if (!status.is_ok()) return report_error(status);
-      std::cout << "wrote " << path << "\n";
+      if (!args.quiet) std::cout << "wrote " << path << "\n";
     }
   }
   return 0;
