@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds nxrt and runs every test: the C/C++ suites (ctest), the Python checks against the onnx package,
+# Builds nxrt and runs every test: the C/C++ suites (ctest), the ONNX backend node conformance cases, the Python
+# checks against the onnx package,
 # the same C/C++ suites under AddressSanitizer + UndefinedBehaviorSanitizer, and a short fuzz run.
 # Set NXRT_SKIP_SANITIZE=1 or NXRT_SKIP_FUZZ=1 to leave those stages out locally.
 set -euo pipefail
@@ -10,6 +11,9 @@ start=$(date +%s)
 scripts/build.sh build
 echo "== build: $(( $(date +%s) - start )) s"
 (cd build && ctest --output-on-failure -j2)
+
+# Every ONNX backend node case; fails when a case listed in tests/conformance/expected_passing.txt regressed.
+.venv/bin/python tests/conformance/run_conformance.py --cli build/nxrt --check
 
 set +e
 .venv/bin/python -m pytest -q tests/python
