@@ -147,8 +147,12 @@ TEST(WireReader, AcceptsPackedAndUnpackedRepeatedScalars) {
       ASSERT_TRUE(reader.append_int64s(field, "ints", ints).is_ok());
       ASSERT_TRUE(reader.append_int32s(field, "int32s", int32s).is_ok());
     }
-    if (field.number == 2) ASSERT_TRUE(reader.append_floats(field, "floats", floats).is_ok());
-    if (field.number == 3) ASSERT_TRUE(reader.append_doubles(field, "doubles", doubles).is_ok());
+    if (field.number == 2) {
+      ASSERT_TRUE(reader.append_floats(field, "floats", floats).is_ok());
+    }
+    if (field.number == 3) {
+      ASSERT_TRUE(reader.append_doubles(field, "doubles", doubles).is_ok());
+    }
   }
   EXPECT_EQ(ints, (std::vector<int64_t>{1, -2, 300, 4}));
   EXPECT_EQ(int32s, (std::vector<int32_t>{1, -2, 300, 4}));
