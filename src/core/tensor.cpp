@@ -27,11 +27,16 @@ Allocator& cpu_allocator() {
   return allocator;
 }
 
-Buffer::Buffer(void* data, size_t bytes, Device device, std::function<void(void*)> release)
-    : data_(data), bytes_(bytes), device_(device), release_(std::move(release)) {}
+Buffer::Buffer(void* data, size_t bytes, Device device, Allocator* allocator, int64_t string_count)
+    : data_(data), bytes_(bytes), device_(device), allocator_(allocator), string_count_(string_count) {}
+
+Buffer::Buffer(void* data, size_t bytes, Device device, std::shared_ptr<void> owner)
+    : data_(data), bytes_(bytes), device_(device), owner_(std::move(owner)) {}
 
 Buffer::~Buffer() {
-  if (release_) release_(data_);
+  auto* strings = static_cast<std::string*>(data_);
+  for (int64_t i = 0; i < string_count_; ++i) strings[i].~basic_string();
+  if (allocator_) allocator_->deallocate(data_);
 }
 
 Expected<Tensor> Tensor::allocate(DataType dtype, Shape shape, Allocator& allocator) {
@@ -54,20 +59,13 @@ Expected<Tensor> Tensor::allocate(DataType dtype, Shape shape, Allocator& alloca
   tensor.dtype_ = dtype;
   tensor.numel_ = *count;
   tensor.shape_ = std::move(shape);
-  Allocator* owner = &allocator;
+  int64_t string_count = 0;
   if (dtype == DataType::kString) {
     auto* strings = static_cast<std::string*>(data);
     for (int64_t i = 0; i < *count; ++i) new (strings + i) std::string();
-    const int64_t n = *count;
-    tensor.buffer_ = std::make_shared<Buffer>(data, bytes, allocator.device(), [owner, n](void* p) {
-      auto* s = static_cast<std::string*>(p);
-      for (int64_t i = 0; i < n; ++i) s[i].~basic_string();
-      owner->deallocate(p);
-    });
-  } else {
-    tensor.buffer_ =
-        std::make_shared<Buffer>(data, bytes, allocator.device(), [owner](void* p) { owner->deallocate(p); });
+    string_count = *count;
   }
+  tensor.buffer_ = std::make_shared<Buffer>(data, bytes, allocator.device(), &allocator, string_count);
   return tensor;
 }
 
@@ -77,9 +75,7 @@ Tensor Tensor::wrap(DataType dtype, Shape shape, void* data, Device device, std:
   tensor.numel_ = shape_numel(shape);
   tensor.shape_ = std::move(shape);
   const size_t bytes = data_type_storage_bytes(dtype, tensor.numel_);
-  tensor.buffer_ = std::make_shared<Buffer>(data, bytes, device, [keep = std::move(owner)](void*) mutable {
-    keep.reset();
-  });
+  tensor.buffer_ = std::make_shared<Buffer>(data, bytes, device, std::move(owner));
   return tensor;
 }
 

@@ -4,7 +4,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 
@@ -40,7 +39,10 @@ Allocator& cpu_allocator();
 // (kept alive by `owner`, e.g. a memory-mapped model file or a caller's array).
 class Buffer {
  public:
-  Buffer(void* data, size_t bytes, Device device, std::function<void(void*)> release);
+  // Runtime-owned: `data` came from `allocator`; `string_count` std::string objects live in it (0 for POD data).
+  Buffer(void* data, size_t bytes, Device device, Allocator* allocator, int64_t string_count = 0);
+  // Borrowed: nothing is freed; `owner` (may be null) is released with the buffer.
+  Buffer(void* data, size_t bytes, Device device, std::shared_ptr<void> owner);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -53,7 +55,9 @@ class Buffer {
   void* data_;
   size_t bytes_;
   Device device_;
-  std::function<void(void*)> release_;
+  Allocator* allocator_ = nullptr;
+  int64_t string_count_ = 0;
+  std::shared_ptr<void> owner_;
 };
 
 class Tensor {

@@ -28,13 +28,17 @@ Status check_feed(const graph::Value& value, const Tensor& tensor) {
     return make_error(StatusCode::kInvalidArgument, "Invalid rank for input: ", value.name, " Got: ", tensor.rank(),
                       " Expected: ", expected.size(), " Please fix either the inputs/outputs or the model.");
   }
-  std::ostringstream bad;
+  bool dims_match = true;
   for (size_t i = 0; i < expected.size(); ++i) {
-    if (expected[i].is_known() && expected[i].value != tensor.shape()[i]) {
-      bad << " index: " << i << " Got: " << tensor.shape()[i] << " Expected: " << expected[i].value << "\n";
-    }
+    dims_match = dims_match && (!expected[i].is_known() || expected[i].value == tensor.shape()[i]);
   }
-  if (!bad.str().empty()) {
+  if (!dims_match) {
+    std::ostringstream bad;
+    for (size_t i = 0; i < expected.size(); ++i) {
+      if (expected[i].is_known() && expected[i].value != tensor.shape()[i]) {
+        bad << " index: " << i << " Got: " << tensor.shape()[i] << " Expected: " << expected[i].value << "\n";
+      }
+    }
     return make_error(StatusCode::kInvalidArgument, "Got invalid dimensions for input: ", value.name,
                       " for the following indices\n", bad.str(), " Please fix either the inputs/outputs or the model.");
   }
@@ -143,15 +147,17 @@ Expected<std::vector<Tensor>> execute(const Session::Impl& session, std::span<co
 
   // Outputs that alias a feed, an initializer or a Constant (Identity, Reshape of a weight) are copied: the caller may
   // write into its results, and initializers may live in read-only mapped memory.
-  std::vector<const Buffer*> borrowed = session.persistent_buffers;
-  for (const Tensor& input : inputs) borrowed.push_back(input.buffer().get());
+  const auto is_borrowed = [&](const Buffer* buffer) {
+    if (std::binary_search(session.persistent_buffers.begin(), session.persistent_buffers.end(), buffer)) return true;
+    return std::any_of(inputs.begin(), inputs.end(), [&](const Tensor& input) { return input.buffer().get() == buffer; });
+  };
   std::vector<Tensor> results;
   results.reserve(wanted.size());
   for (int id : wanted) {
     if (!values[id].is_valid()) {
       return make_error(StatusCode::kRuntimeException, "output '", graph.values[id].name, "' was not produced");
     }
-    if (std::find(borrowed.begin(), borrowed.end(), values[id].buffer().get()) != borrowed.end()) {
+    if (is_borrowed(values[id].buffer().get())) {
       TRY_ASSIGN(Tensor copy, Tensor::copy_of(values[id]));
       results.push_back(std::move(copy));
     } else {

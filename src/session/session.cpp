@@ -102,6 +102,7 @@ Expected<std::unique_ptr<Session::Impl>> SessionImplBuilder::build(std::shared_p
   for (const auto& kernel : impl->kernels) {
     if (const Tensor* constant = kernel->constant_output()) impl->persistent_buffers.push_back(constant->buffer().get());
   }
+  std::sort(impl->persistent_buffers.begin(), impl->persistent_buffers.end());
   impl->last_use.assign(graph.values.size(), -1);
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     for (int input : graph.nodes[n].inputs) {

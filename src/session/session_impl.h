@@ -20,7 +20,7 @@ struct Session::Impl {
   std::vector<std::unique_ptr<cpu::Kernel>> kernels;  // one per node, same order
   std::vector<int> last_use;  // value -> index of the last node reading it (nodes.size() for graph outputs)
   std::shared_ptr<ThreadPool> pool;
-  std::vector<const Buffer*> persistent_buffers;  // initializers and Constant outputs: shared by every run
+  std::vector<const Buffer*> persistent_buffers;  // initializers and Constant outputs (sorted): shared by every run
 };
 
 class SessionImplBuilder {
