@@ -11,6 +11,7 @@ start=$(date +%s)
 scripts/build.sh build
 echo "== build: $(( $(date +%s) - start )) s"
 (cd build && ctest --output-on-failure -j2)
+scripts/install_python.sh
 
 # Every ONNX backend node case; fails when a case listed in tests/conformance/expected_passing.txt regressed.
 .venv/bin/python tests/conformance/run_conformance.py --cli build/nxrt --check

@@ -1,0 +1,52 @@
+"""nxrt: a fast embeddable ONNX runtime. ``import nxrt as ort`` runs code written for onnxruntime."""
+
+from nxrt import _nxrt
+from nxrt import capi
+from nxrt import ops
+from nxrt._nxrt import Value
+from nxrt.capi import onnxruntime_pybind11_state
+from nxrt.friendly import BoundOutputs, Outputs, load
+from nxrt.io_binding import IOBinding
+from nxrt.options import ExecutionMode, ExecutionOrder, GraphOptimizationLevel, RunOptions, SessionOptions
+from nxrt.ortvalue import OrtValue
+from nxrt.session import (InferenceSession, ModelMetadata, NodeArg, get_all_providers,
+                          get_available_providers)
+
+__version__ = _nxrt.__version__
+
+__all__ = [
+    "BoundOutputs", "ExecutionMode", "ExecutionOrder", "GraphOptimizationLevel", "IOBinding", "InferenceSession",
+    "ModelMetadata", "NodeArg", "OrtValue", "Outputs", "RunOptions", "SessionOptions", "Value", "asvalue",
+    "builtin_model", "get_all_providers", "get_available_providers", "get_device", "get_version_string", "load",
+    "ops", "set_default_logger_severity",
+]
+
+
+def get_device():
+    return "CPU"
+
+
+def get_version_string():
+    return __version__
+
+
+def get_build_info():
+    return f"nxrt {__version__}, CPU"
+
+
+def set_default_logger_severity(severity):
+    pass
+
+
+def set_default_logger_verbosity(verbosity):
+    pass
+
+
+def asvalue(obj, copy=False):
+    """An nxrt.Value for a numpy array, DLPack producer (torch, jax) or array-like; zero-copy when contiguous."""
+    return obj if isinstance(obj, Value) and not copy else Value.from_object(obj, copy)
+
+
+def builtin_model(name):
+    """Bytes of a model embedded in nxrt ("simple_add", "mlp")."""
+    return _nxrt.default_model(name)

@@ -1,0 +1,78 @@
+"""SessionOptions and the enums of onnxruntime, with the same names and values."""
+
+import enum
+
+from nxrt._nxrt import RunOptions
+
+__all__ = ["ExecutionMode", "ExecutionOrder", "GraphOptimizationLevel", "RunOptions", "SessionOptions"]
+
+
+class GraphOptimizationLevel(enum.IntEnum):
+    ORT_DISABLE_ALL = 0
+    ORT_ENABLE_BASIC = 1
+    ORT_ENABLE_EXTENDED = 2
+    ORT_ENABLE_LAYOUT = 3
+    ORT_ENABLE_ALL = 99
+
+
+class ExecutionMode(enum.IntEnum):
+    ORT_SEQUENTIAL = 0
+    ORT_PARALLEL = 1
+
+
+class ExecutionOrder(enum.IntEnum):
+    DEFAULT = 0
+    PRIORITY_BASED = 1
+    MEMORY_EFFICIENT = 2
+
+
+class SessionOptions:
+    """Options read once when an InferenceSession is created (later changes do not affect it).
+
+    intra_op_num_threads (0: one thread per core), graph_optimization_level and free dimension overrides reach
+    the engine; the other fields are kept for compatibility and reported back unchanged.
+    """
+
+    def __init__(self):
+        self.intra_op_num_threads = 0
+        self.inter_op_num_threads = 0
+        self.graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.execution_mode = ExecutionMode.ORT_SEQUENTIAL
+        self.execution_order = ExecutionOrder.DEFAULT
+        self.enable_mem_pattern = True
+        self.enable_mem_reuse = True
+        self.enable_cpu_mem_arena = True
+        self.enable_profiling = False
+        self.profile_file_prefix = "onnxruntime_profile_"
+        self.log_severity_level = -1
+        self.log_verbosity_level = 0
+        self.logid = ""
+        self.optimized_model_filepath = ""
+        self.use_deterministic_compute = False
+        self._config = {}
+        self._free_dimensions = {}
+        self._free_denotations = {}
+
+    def add_session_config_entry(self, key, value):
+        self._config[str(key)] = str(value)
+
+    def get_session_config_entry(self, key):
+        if key not in self._config:
+            from nxrt._nxrt import _raise_status
+
+            _raise_status(2, f"SessionOptions does not contain a config entry with key: {key}")
+        return self._config[key]
+
+    def add_free_dimension_override_by_name(self, dim_name, dim_value):
+        if int(dim_value) < 0:
+            raise ValueError("free dimension overrides must be non-negative")
+        self._free_dimensions[str(dim_name)] = int(dim_value)
+
+    def add_free_dimension_override_by_denotation(self, dim_denotation, dim_value):
+        self._free_denotations[str(dim_denotation)] = int(dim_value)
+
+    def add_initializer(self, name, ort_value):
+        raise NotImplementedError("nxrt does not support external initializers from SessionOptions yet")
+
+    def register_custom_ops_library(self, library_path):
+        raise NotImplementedError("nxrt does not load custom op libraries")

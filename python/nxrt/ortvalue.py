@@ -1,0 +1,99 @@
+"""OrtValue: onnxruntime's value wrapper, backed by nxrt.Value (CPU only)."""
+
+import numpy as np
+
+from nxrt._nxrt import Value, _raise_status
+
+__all__ = ["OrtValue"]
+
+
+def _check_cpu(device_type):
+    if str(device_type).lower() != "cpu":
+        _raise_status(11, f"nxrt has no '{device_type}' device; only 'cpu' values can be created")
+
+
+class OrtValue:
+    """A tensor value. `ortvalue_from_numpy` wraps the array without copying it (the OrtValue keeps it alive)."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value, numpy_obj=None):
+        if not isinstance(value, Value):
+            raise TypeError("OrtValue wraps an nxrt.Value; use OrtValue.ortvalue_from_numpy()")
+        self._value = value
+
+    @staticmethod
+    def ortvalue_from_numpy(numpy_obj, device_type="cpu", device_id=0, vendor_id=-1):
+        _check_cpu(device_type)
+        return OrtValue(Value.from_object(numpy_obj))
+
+    @staticmethod
+    def ortvalue_from_numpy_with_onnx_type(data, onnx_element_type):
+        value = Value.from_object(data)
+        if value.element_type != int(onnx_element_type):
+            value = Value.from_object(np.asarray(data).view(_numpy_dtype(onnx_element_type)))
+        return OrtValue(value)
+
+    @staticmethod
+    def ortvalue_from_shape_and_type(shape, element_type, device_type="cpu", device_id=0, vendor_id=-1):
+        _check_cpu(device_type)
+        return OrtValue(Value.empty(list(shape), element_type))
+
+    @staticmethod
+    def from_dlpack(data, is_bool_tensor=False):
+        value = Value.from_object(data)
+        return OrtValue(value)
+
+    def data_ptr(self):
+        return self._value.data_ptr()
+
+    def device_name(self):
+        return "cpu"
+
+    def shape(self):
+        return list(self._value.shape)
+
+    def data_type(self):
+        return self._value.data_type
+
+    def element_type(self):
+        return self._value.element_type
+
+    def has_value(self):
+        return True
+
+    def is_tensor(self):
+        return True
+
+    def is_sparse_tensor(self):
+        return False
+
+    def is_tensor_sequence(self):
+        return False
+
+    def tensor_size_in_bytes(self):
+        return self._value.nbytes
+
+    def numpy(self):
+        return self._value.numpy()
+
+    def update_inplace(self, np_arr):
+        self._value.copy_from(Value.from_object(np_arr))
+
+    def to_dlpack(self):
+        return self._value.__dlpack__()
+
+    def __dlpack__(self, **kwargs):
+        return self._value.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._value.__dlpack_device__()
+
+    def __repr__(self):
+        return f"OrtValue({self._value!r})"
+
+
+def _numpy_dtype(element_type):
+    from nxrt._nxrt import numpy_dtype
+
+    return numpy_dtype(int(element_type))

@@ -1,0 +1,237 @@
+"""InferenceSession with onnxruntime's interface, plus nxrt's friendly calling conventions."""
+
+import collections.abc
+import os
+import warnings
+
+from nxrt import _nxrt
+from nxrt.friendly import BoundOutputs, Outputs, feed_from_arguments
+from nxrt.io_binding import IOBinding
+from nxrt.options import SessionOptions
+from nxrt.ortvalue import OrtValue
+
+__all__ = ["InferenceSession", "ModelMetadata", "NodeArg", "get_all_providers", "get_available_providers"]
+
+_CPU = "CPUExecutionProvider"
+
+
+def get_available_providers():
+    return [_CPU]
+
+
+def get_all_providers():
+    return [
+        "TensorrtExecutionProvider",
+        "CUDAExecutionProvider",
+        "MIGraphXExecutionProvider",
+        "ROCMExecutionProvider",
+        "OpenVINOExecutionProvider",
+        "DnnlExecutionProvider",
+        "CoreMLExecutionProvider",
+        "DmlExecutionProvider",
+        "XnnpackExecutionProvider",
+        "WebGpuExecutionProvider",
+        "AzureExecutionProvider",
+        _CPU,
+    ]
+
+
+class NodeArg:
+    """Name, type string ('tensor(float)') and shape (ints, symbolic names as str, None when unknown)."""
+
+    __slots__ = ("name", "type", "shape")
+
+    def __init__(self, name, type, shape):
+        self.name = name
+        self.type = type
+        self.shape = shape
+
+    def __str__(self):
+        return f"NodeArg(name='{self.name}', type='{self.type}', shape={self.shape})"
+
+    __repr__ = __str__
+
+
+class ModelMetadata:
+    __slots__ = ("producer_name", "graph_name", "domain", "description", "graph_description", "version",
+                 "custom_metadata_map")
+
+    def __init__(self, fields):
+        for name in self.__slots__:
+            setattr(self, name, fields[name])
+
+
+def _normalize_providers(providers, provider_options):
+    """onnxruntime's rules: names or (name, options) pairs; unavailable providers are dropped with a warning."""
+    if providers is None:
+        return [_CPU], [{}]
+    if not isinstance(providers, collections.abc.Sequence) or isinstance(providers, str):
+        raise ValueError("'providers' should be a sequence.")
+    pairs = []
+    if provider_options is not None:
+        if not isinstance(provider_options, collections.abc.Sequence):
+            raise ValueError("'provider_options' should be a sequence.")
+        if len(providers) != len(provider_options):
+            raise ValueError("'providers' and 'provider_options' should be the same length if both are given.")
+        if not all(isinstance(p, str) for p in providers):
+            raise ValueError("Only string values for 'providers' are supported if 'provider_options' is given.")
+        if not all(isinstance(o, dict) for o in provider_options):
+            raise ValueError("'provider_options' values must be dicts.")
+        pairs = list(zip(providers, provider_options))
+    else:
+        for provider in providers:
+            if isinstance(provider, str):
+                pairs.append((provider, {}))
+            elif (isinstance(provider, tuple) and len(provider) == 2 and isinstance(provider[0], str)
+                  and isinstance(provider[1], dict)):
+                pairs.append(provider)
+            else:
+                raise ValueError("'providers' values must be either strings or (string, dict) tuples.")
+    names, options = [], []
+    for name, opts in pairs:
+        if name not in get_available_providers():
+            warnings.warn(
+                f"Specified provider '{name}' is not in available provider names.Available providers: "
+                f"'{', '.join(get_available_providers())}'")
+            continue
+        if name in names:
+            warnings.warn(f"Duplicate provider '{name}' encountered, ignoring.")
+            continue
+        names.append(name)
+        options.append({str(k): str(v) for k, v in opts.items()})
+    if not names:
+        names, options = [_CPU], [{}]
+    return names, options
+
+
+class InferenceSession:
+    """Runs an ONNX model on nxrt's CPU engine.
+
+    Compatible with onnxruntime.InferenceSession, and also callable: ``session(x, y)``, ``session(x=..., y=...)``
+    or ``session({"x": ...})`` return the single output itself or an :class:`Outputs` container.
+    """
+
+    def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None, **kwargs):
+        if isinstance(path_or_bytes, (str, os.PathLike)):
+            model = os.fspath(path_or_bytes)
+        elif isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+            model = bytes(path_or_bytes)
+        else:
+            raise TypeError(f"Unable to load from type '{type(path_or_bytes)}'")
+        self._model_path = model if isinstance(model, str) else None
+        self._sess_options = sess_options if sess_options is not None else SessionOptions()
+        self._providers, self._provider_options = _normalize_providers(providers, provider_options)
+        options = self._sess_options
+        self._sess = _nxrt.Session.create(model, int(options.intra_op_num_threads),
+                                          int(options.graph_optimization_level), dict(options._free_dimensions))
+        self._inputs_meta = [NodeArg(*desc) for desc in self._sess.inputs()]
+        self._outputs_meta = [NodeArg(*desc) for desc in self._sess.outputs()]
+        self._input_names = tuple(arg.name for arg in self._inputs_meta)
+        self._output_names = tuple(arg.name for arg in self._outputs_meta)
+        self._overridable = None
+        if options.optimized_model_filepath:
+            self._write_model(options.optimized_model_filepath, model)
+
+    @staticmethod
+    def _write_model(target, model):
+        """nxrt keeps no optimised graph to serialise yet: the loaded model is written unchanged."""
+        data = model if isinstance(model, bytes) else open(model, "rb").read()
+        with open(target, "wb") as file:
+            file.write(data)
+
+    # onnxruntime API
+
+    def run(self, output_names, input_feed, run_options=None):
+        return self._sess.run(output_names or None, input_feed, run_options)
+
+    def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
+        feed = {name: value._value if isinstance(value, OrtValue) else value
+                for name, value in input_dict_ort_values.items()}
+        return [OrtValue(value) for value in self._sess.run_values(output_names or None, feed, run_options)]
+
+    def run_with_ortvaluevector(self, run_options, feed_names, feeds, fetch_names, fetches, fetch_devices):
+        results = self.run_with_ort_values(fetch_names, dict(zip(feed_names, feeds)), run_options)
+        fetches[:] = results
+        return fetches
+
+    def io_binding(self):
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding, run_options=None):
+        if iobinding._session is not self:
+            raise ValueError("IOBinding must be used with the session that created it.")
+        iobinding._run(run_options)
+
+    def get_inputs(self):
+        return list(self._inputs_meta)
+
+    def get_outputs(self):
+        return list(self._outputs_meta)
+
+    def get_overridable_initializers(self):
+        if self._overridable is None:
+            self._overridable = [NodeArg(*desc) for desc in self._sess.overridable_initializers()]
+        return list(self._overridable)
+
+    def get_modelmeta(self):
+        return ModelMetadata(self._sess.metadata())
+
+    def get_providers(self):
+        return list(self._providers)
+
+    def get_provider_options(self):
+        return {name: dict(options) for name, options in zip(self._providers, self._provider_options)}
+
+    def get_session_options(self):
+        return self._sess_options
+
+    def set_providers(self, providers=None, provider_options=None):
+        self._providers, self._provider_options = _normalize_providers(providers, provider_options)
+
+    def disable_fallback(self):
+        pass
+
+    def enable_fallback(self):
+        pass
+
+    def end_profiling(self):
+        return ""
+
+    def get_profiling_start_time_ns(self):
+        return 0
+
+    # friendly API
+
+    @property
+    def input_names(self):
+        return self._input_names
+
+    @property
+    def output_names(self):
+        return self._output_names
+
+    @property
+    def opsets(self):
+        return self._sess.opsets()
+
+    def __call__(self, *args, **kwargs):
+        results = self._sess.run(None, feed_from_arguments(self._input_names, args, kwargs), None)
+        if len(results) == 1:
+            return results[0]
+        return Outputs(self._output_names, results)
+
+    def run_with_values(self, *args, **kwargs):
+        """Like calling the session, but returns nxrt.Value objects (DLPack producers)."""
+        results = self._sess.run_values(None, feed_from_arguments(self._input_names, args, kwargs), None)
+        if len(results) == 1:
+            return results[0]
+        return Outputs(self._output_names, results)
+
+    def bind_outputs(self, *names):
+        """A callable view of this session that computes and returns only `names`."""
+        return BoundOutputs(self, names)
+
+    def __repr__(self):
+        inputs = ", ".join(str(arg) for arg in self._inputs_meta)
+        outputs = ", ".join(str(arg) for arg in self._outputs_meta)
+        return f"nxrt.InferenceSession(inputs=[{inputs}], outputs=[{outputs}])"

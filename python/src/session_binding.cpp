@@ -1,0 +1,250 @@
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "errors.h"
+#include "numpy_interop.h"
+#include "onnx/model_proto.h"
+#include "session/session.h"
+#include "value.h"
+
+namespace nb = nanobind;
+
+namespace nxrt::python {
+
+namespace {
+
+// onnxruntime.RunOptions. `terminate` is atomic: another thread may set it while a run holds no GIL.
+struct PyRunOptions {
+  std::atomic<bool> terminate{false};
+  std::string logid;
+  int log_severity_level = -1;
+  int log_verbosity_level = 0;
+  bool only_execute_path_to_fetches = false;
+  std::map<std::string, std::string> config;
+};
+
+struct PySession {
+  std::unique_ptr<Session> session;
+  nb::object model_source;  // the path (str) or bytes the session was created from
+  std::vector<nb::object> required_input_names;  // Python str, for the missing-input check
+};
+
+std::string utf8(nb::handle text) {
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_Check(text.ptr()) ? PyUnicode_AsUTF8AndSize(text.ptr(), &size) : nullptr;
+  if (!data) throw nb::type_error("expected a str");
+  return std::string(data, static_cast<size_t>(size));
+}
+
+nb::object shape_list(const graph::TypeInfo& type) {
+  nb::list dims;
+  if (!type.shape) return dims;
+  for (const graph::Dim& dim : *type.shape) {
+    if (dim.is_known()) {
+      dims.append(dim.value);
+    } else if (dim.is_symbolic()) {
+      dims.append(nb::str(dim.param.c_str()));
+    } else {
+      dims.append(nb::none());
+    }
+  }
+  return dims;
+}
+
+nb::list describe(const std::vector<ValueDesc>& values) {
+  nb::list out;
+  for (const ValueDesc& value : values) {
+    out.append(nb::make_tuple(value.name, value.type.to_string(), shape_list(value.type)));
+  }
+  return out;
+}
+
+std::unique_ptr<PySession> create_session(nb::handle model, int intra_op_num_threads, int graph_optimization_level,
+                                          const std::map<std::string, int64_t>& free_dimension_overrides) {
+  SessionOptions options;
+  options.intra_op_num_threads = intra_op_num_threads;
+  options.graph_optimization_level = graph_optimization_level;
+  options.free_dimension_overrides = free_dimension_overrides;
+  auto result = std::make_unique<PySession>();
+  result->model_source = nb::borrow(model);
+  std::optional<Expected<std::unique_ptr<Session>>> created;
+  if (PyBytes_Check(model.ptr())) {
+    const std::string_view bytes(PyBytes_AS_STRING(model.ptr()), static_cast<size_t>(PyBytes_GET_SIZE(model.ptr())));
+    nb::gil_scoped_release release;
+    created.emplace(Session::create_from_bytes(bytes, options));
+  } else {
+    const std::string path = utf8(model);
+    nb::gil_scoped_release release;
+    created.emplace(Session::create_from_file(path, options));
+  }
+  result->session = value_or_throw(std::move(*created));
+  for (const ValueDesc& input : result->session->inputs()) {
+    if (input.type.kind == graph::TypeInfo::Kind::kOptional) continue;
+    result->required_input_names.push_back(nb::str(input.name.c_str()));
+  }
+  return result;
+}
+
+// onnxruntime checks this in Python with this exact text; code matching on it keeps working.
+void check_required_inputs(const PySession& self, nb::handle feed) {
+  nb::list missing;
+  for (const nb::object& name : self.required_input_names) {
+    const int found = PyDict_Contains(feed.ptr(), name.ptr());
+    if (found < 0) throw nb::python_error();
+    if (!found) missing.append(name);
+  }
+  if (missing.size() == 0) return;
+  nb::object keys = nb::steal(PyDict_Keys(feed.ptr()));
+  nb::object text = nb::steal(
+      PyUnicode_FromFormat("Required inputs (%R) are missing from input feed (%R).", missing.ptr(), keys.ptr()));
+  if (!text.is_valid()) throw nb::python_error();
+  PyErr_SetObject(PyExc_ValueError, text.ptr());
+  throw nb::python_error();
+}
+
+std::vector<Tensor> run_session(const PySession& self, nb::handle output_names, nb::handle input_feed,
+                                PyRunOptions* run_options) {
+  nb::object feed = nb::borrow(input_feed);
+  if (!PyDict_Check(feed.ptr())) {
+    feed = nb::steal(PyDict_New());
+    if (PyDict_Update(feed.ptr(), input_feed.ptr()) < 0) throw nb::python_error();
+  }
+  check_required_inputs(self, feed);
+
+  std::vector<std::string> names;
+  std::vector<Tensor> tensors;
+  std::vector<nb::object> keep;
+  const Py_ssize_t count = PyDict_GET_SIZE(feed.ptr());
+  names.reserve(static_cast<size_t>(count));
+  tensors.reserve(static_cast<size_t>(count));
+  Py_ssize_t position = 0;
+  PyObject* key = nullptr;
+  PyObject* value = nullptr;
+  while (PyDict_Next(feed.ptr(), &position, &key, &value)) {
+    Py_ssize_t size = 0;
+    const char* text = PyUnicode_Check(key) ? PyUnicode_AsUTF8AndSize(key, &size) : nullptr;
+    if (!text) throw nb::type_error("input names must be str");
+    names.emplace_back(text, static_cast<size_t>(size));
+    tensors.push_back(tensor_from_object(value, keep));
+  }
+
+  std::vector<std::string> wanted;
+  if (!output_names.is_none()) {
+    for (nb::handle name : output_names) wanted.push_back(utf8(name));
+  }
+  RunOptions options;
+  if (run_options) {
+    options.terminate = &run_options->terminate;
+    options.tag = run_options->logid;
+  }
+  std::optional<Expected<std::vector<Tensor>>> result;
+  {
+    nb::gil_scoped_release release;
+    result.emplace(self.session->run(names, tensors, wanted, options));
+  }
+  return value_or_throw(std::move(*result));
+}
+
+nb::list overridable_initializers(const PySession& self) {
+  std::shared_ptr<const onnx::ModelBytes> bytes;
+  if (PyBytes_Check(self.model_source.ptr())) {
+    bytes = onnx::model_bytes_from_buffer(std::string_view(PyBytes_AS_STRING(self.model_source.ptr()),
+                                                           static_cast<size_t>(PyBytes_GET_SIZE(self.model_source.ptr()))));
+  } else {
+    bytes = value_or_throw(onnx::map_model_file(utf8(self.model_source)));
+  }
+  const onnx::ModelProto model = value_or_throw(onnx::parse_model(bytes->bytes()));
+  std::set<std::string_view> initializer_names;
+  for (const onnx::TensorProto& initializer : model.graph->initializer) initializer_names.insert(initializer.name);
+  std::vector<ValueDesc> descs;
+  const graph::Graph& graph = self.session->graph();
+  for (const onnx::ValueInfoProto& input : model.graph->input) {
+    if (!initializer_names.count(input.name)) continue;
+    const int id = graph.find_value(std::string(input.name));
+    if (id != graph::kNoValue) descs.push_back(ValueDesc{graph.values[id].name, graph.values[id].type});
+  }
+  return describe(descs);
+}
+
+nb::dict metadata_dict(const ModelMetadata& metadata) {
+  nb::dict out;
+  out["producer_name"] = metadata.producer_name;
+  out["producer_version"] = metadata.producer_version;
+  out["graph_name"] = metadata.graph_name;
+  out["domain"] = metadata.domain;
+  out["description"] = metadata.description;
+  out["graph_description"] = metadata.graph_description;
+  out["version"] = metadata.version;
+  out["ir_version"] = metadata.ir_version;
+  nb::dict custom;
+  for (const auto& [key, value] : metadata.custom_metadata) custom[key.c_str()] = value;
+  out["custom_metadata_map"] = custom;
+  return out;
+}
+
+}  // namespace
+
+void register_session(nb::module_& m) {
+  nb::class_<PyRunOptions>(m, "RunOptions", "Per-run options (onnxruntime.RunOptions).")
+      .def(nb::init<>())
+      .def_prop_rw(
+          "terminate", [](const PyRunOptions& self) { return self.terminate.load(); },
+          [](PyRunOptions& self, bool value) { self.terminate.store(value); },
+          "Set to True (from any thread) to make current and later runs with these options fail.")
+      .def_rw("logid", &PyRunOptions::logid)
+      .def_rw("log_severity_level", &PyRunOptions::log_severity_level)
+      .def_rw("log_verbosity_level", &PyRunOptions::log_verbosity_level)
+      .def_rw("only_execute_path_to_fetches", &PyRunOptions::only_execute_path_to_fetches)
+      .def("add_run_config_entry",
+           [](PyRunOptions& self, const std::string& key, const std::string& value) { self.config[key] = value; })
+      .def("get_run_config_entry", [](const PyRunOptions& self, const std::string& key) {
+        const auto found = self.config.find(key);
+        if (found == self.config.end()) {
+          throw_status(StatusCode::kInvalidArgument, "Run config entry '" + key + "' was not found");
+        }
+        return found->second;
+      });
+
+  nb::class_<PySession>(m, "Session", "The C++ session behind nxrt.InferenceSession.")
+      .def_static("create", &create_session, nb::arg("model"), nb::arg("intra_op_num_threads") = 0,
+                  nb::arg("graph_optimization_level") = 99,
+                  nb::arg("free_dimension_overrides") = std::map<std::string, int64_t>{})
+      .def("inputs", [](const PySession& self) { return describe(self.session->inputs()); })
+      .def("outputs", [](const PySession& self) { return describe(self.session->outputs()); })
+      .def("overridable_initializers", &overridable_initializers)
+      .def("metadata", [](const PySession& self) { return metadata_dict(self.session->metadata()); })
+      .def("opsets", [](const PySession& self) { return self.session->opsets(); })
+      .def_prop_ro("num_threads", [](const PySession& self) { return self.session->num_threads(); })
+      .def(
+          "run",
+          [](const PySession& self, nb::handle output_names, nb::handle feed, PyRunOptions* run_options) {
+            std::vector<Tensor> results = run_session(self, output_names, feed, run_options);
+            nb::list out;
+            for (Tensor& tensor : results) out.append(numpy_from_tensor(tensor));
+            return out;
+          },
+          nb::arg("output_names").none(), nb::arg("input_feed"), nb::arg("run_options").none() = nb::none(),
+          "Runs the model; returns numpy arrays that own the output buffers (no copy).")
+      .def(
+          "run_values",
+          [](const PySession& self, nb::handle output_names, nb::handle feed, PyRunOptions* run_options) {
+            std::vector<Tensor> results = run_session(self, output_names, feed, run_options);
+            nb::list out;
+            for (Tensor& tensor : results) out.append(make_value(std::move(tensor)));
+            return out;
+          },
+          nb::arg("output_names").none(), nb::arg("input_feed"), nb::arg("run_options").none() = nb::none(),
+          "Runs the model; returns nxrt.Value objects.");
+}
+
+}  // namespace nxrt::python

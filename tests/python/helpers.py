@@ -1,0 +1,57 @@
+"""Models shared by the nxrt Python API tests, built with the onnx package."""
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+
+def model_bytes(nodes, inputs, outputs, initializers=(), opset=21, ir_version=10, **model_kwargs):
+    graph = helper.make_graph(nodes, "test_graph", inputs, outputs, initializer=list(initializers))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], **model_kwargs)
+    model.ir_version = ir_version
+    return model.SerializeToString()
+
+
+def two_output_model():
+    """x, y float [N, 3] -> sum = x + y, prod = x * y, rel = Relu(x - y)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])
+    outs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, ["N", 3]) for name in ("sum", "prod", "rel")]
+    nodes = [
+        helper.make_node("Add", ["x", "y"], ["sum"]),
+        helper.make_node("Mul", ["x", "y"], ["prod"]),
+        helper.make_node("Sub", ["x", "y"], ["diff"]),
+        helper.make_node("Relu", ["diff"], ["rel"]),
+    ]
+    return model_bytes(nodes, [x, y], outs, doc_string="two outputs", producer_name="nxrt-tests",
+                       model_version=7)
+
+
+def identity_model(elem_type, dims=("N",)):
+    x = helper.make_tensor_value_info("x", elem_type, list(dims))
+    y = helper.make_tensor_value_info("y", elem_type, list(dims))
+    return model_bytes([helper.make_node("Identity", ["x"], ["y"])], [x], [y])
+
+
+def mixed_dims_model():
+    """x float [2, 'B', unknown] -> y = Relu(x) with a declared output shape."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, "B", None])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, "B", None])
+    return model_bytes([helper.make_node("Relu", ["x"], ["y"])], [x], [y])
+
+
+def overridable_initializer_model():
+    """y = x + bias where bias is an initializer also listed as a graph input (overridable)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])
+    bias_input = helper.make_tensor_value_info("bias", TensorProto.FLOAT, [3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])
+    bias = onnx.numpy_helper.from_array(np.array([1, 2, 3], np.float32), "bias")
+    return model_bytes([helper.make_node("Add", ["x", "bias"], ["y"])], [x, bias_input], [y], [bias])
+
+
+def metadata_model():
+    model = onnx.load_from_string(two_output_model())
+    helper.set_model_props(model, {"author": "nxrt", "purpose": "tests"})
+    model.domain = "ai.nxrt.test"
+    model.graph.doc_string = "graph doc"
+    return model.SerializeToString()
