@@ -89,6 +89,12 @@ std::span<const KernelDef> shape_ops_kernels();
 std::span<const KernelDef> concat_split_kernels();
 std::span<const KernelDef> gather_scatter_kernels();
 std::span<const KernelDef> einsum_kernels();
+std::span<const KernelDef> slice_pad_kernels();
+std::span<const KernelDef> layout_kernels();
+std::span<const KernelDef> select_kernels();
+std::span<const KernelDef> scatter_kernels();
+std::span<const KernelDef> linalg_kernels();
+std::span<const KernelDef> topk_kernels();
 
 // Every registered row, in family order.
 std::vector<const KernelDef*> all_kernels();

@@ -24,6 +24,12 @@ constexpr FamilyFn kFamilies[] = {
     concat_split_kernels,
     gather_scatter_kernels,
     einsum_kernels,
+    slice_pad_kernels,
+    layout_kernels,
+    select_kernels,
+    scatter_kernels,
+    linalg_kernels,
+    topk_kernels,
 };
 
 struct KernelIndex {
