@@ -1,0 +1,240 @@
+// Per-op policies for the Reduce kernels (reduce.cpp). Each OpT<T> provides:
+//   Acc                      accumulator type (float for f16/bf16, uint64 for wrapping integer sums/products)
+//   init()                   identity of the reduction
+//   step(acc, x, shift)      folds one element in (shift: the max subtracted by LogSumExp, else unused)
+//   merge(a, b)              combines two partial accumulators (lanes, chunks)
+//   finish(acc, count, shift) the output element for `count` reduced elements
+//   kSupported               false for element types the op never accepts (not instantiated)
+//   kShifted                 true when a ShiftOp pass must compute `shift` first
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "core/half.h"
+
+namespace nxrt::cpu {
+
+template <class T>
+inline constexpr bool kIsHalf = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
+
+template <class T>
+using FloatAcc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// Integer reductions accumulate modulo 2^64; converting back to T keeps the low bits (numpy's wrap-around).
+template <class T>
+using SumAcc = std::conditional_t<std::is_integral_v<T>, uint64_t, FloatAcc<T>>;
+
+template <class T>
+T saturate_from_double(double v) {
+  if (std::isnan(v)) return T{0};
+  if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+  if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  return static_cast<T>(v);
+}
+
+// Float accumulator -> output element (integers saturate).
+template <class T, class Acc>
+T from_float_acc(Acc a) {
+  if constexpr (kIsHalf<T>) {
+    return T(static_cast<float>(a));
+  } else if constexpr (std::is_integral_v<T>) {
+    return saturate_from_double<T>(static_cast<double>(a));
+  } else {
+    return static_cast<T>(a);
+  }
+}
+
+template <class T>
+SumAcc<T> widen(T x) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<uint64_t>(x);
+  } else if constexpr (kIsHalf<T>) {
+    return static_cast<float>(x);
+  } else {
+    return x;
+  }
+}
+
+// The numeric value of x in a floating accumulator.
+template <class Acc, class T>
+Acc value_as(T x) {
+  if constexpr (kIsHalf<T>) return static_cast<Acc>(static_cast<float>(x));
+  return static_cast<Acc>(x);
+}
+
+// Wrapped integer accumulator read back as a signed/unsigned value of T's signedness.
+template <class T>
+double wrapped_to_double(uint64_t a) {
+  if constexpr (std::is_signed_v<T>) return static_cast<double>(static_cast<int64_t>(a));
+  return static_cast<double>(a);
+}
+
+template <class T>
+struct SumOp {
+  static constexpr bool kSupported = !std::is_same_v<T, bool>;
+  static constexpr bool kShifted = false;
+  using Acc = SumAcc<T>;
+  static Acc init() { return Acc{0}; }
+  static Acc step(Acc a, T x, Acc) { return a + widen(x); }
+  static Acc merge(Acc a, Acc b) { return a + b; }
+  static T finish(Acc a, int64_t, Acc) {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(a);
+    return from_float_acc<T>(a);
+  }
+};
+
+template <class T>
+struct MeanOp : SumOp<T> {
+  using Acc = SumAcc<T>;
+  static T finish(Acc a, int64_t count, Acc) {
+    if constexpr (std::is_integral_v<T>) {
+      if (count == 0) return T{0};
+      const T sum = static_cast<T>(a);
+      if constexpr (std::is_signed_v<T>) return static_cast<T>(static_cast<int64_t>(sum) / count);
+      return static_cast<T>(static_cast<uint64_t>(sum) / static_cast<uint64_t>(count));
+    } else {
+      return from_float_acc<T>(a / static_cast<Acc>(count));
+    }
+  }
+};
+
+template <class T>
+struct ProdOp {
+  static constexpr bool kSupported = !std::is_same_v<T, bool>;
+  static constexpr bool kShifted = false;
+  using Acc = SumAcc<T>;
+  static Acc init() { return Acc{1}; }
+  static Acc step(Acc a, T x, Acc) { return a * widen(x); }
+  static Acc merge(Acc a, Acc b) { return a * b; }
+  static T finish(Acc a, int64_t, Acc) { return SumOp<T>::finish(a, 0, a); }
+};
+
+template <class T>
+struct L1Op : SumOp<T> {
+  using Acc = SumAcc<T>;
+  static Acc step(Acc a, T x, Acc) {
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+      return a + (x < 0 ? uint64_t{0} - widen(x) : widen(x));
+    } else if constexpr (std::is_integral_v<T>) {
+      return a + widen(x);
+    } else {
+      return a + std::abs(widen(x));
+    }
+  }
+};
+
+// Integer squares wrap in T first (numpy's np.square keeps the dtype), then accumulate.
+template <class T>
+SumAcc<T> square_of(T x) {
+  if constexpr (std::is_integral_v<T>) {
+    return widen(static_cast<T>(widen(x) * widen(x)));
+  } else {
+    const auto v = widen(x);
+    return v * v;
+  }
+}
+
+template <class T>
+struct SumSquareOp : SumOp<T> {
+  using Acc = SumAcc<T>;
+  static Acc step(Acc a, T x, Acc) { return a + square_of(x); }
+};
+
+template <class T>
+struct L2Op : SumSquareOp<T> {
+  using Acc = SumAcc<T>;
+  static T finish(Acc a, int64_t, Acc) {
+    if constexpr (std::is_integral_v<T>) return saturate_from_double<T>(std::sqrt(wrapped_to_double<T>(a)));
+    return from_float_acc<T>(std::sqrt(a));
+  }
+};
+
+template <class T>
+struct LogSumOp : SumOp<T> {
+  using Acc = SumAcc<T>;
+  static T finish(Acc a, int64_t, Acc) {
+    if constexpr (std::is_integral_v<T>) return saturate_from_double<T>(std::log(wrapped_to_double<T>(a)));
+    return from_float_acc<T>(std::log(a));
+  }
+};
+
+template <class T>
+using ExpAcc = std::conditional_t<std::is_integral_v<T>, double, FloatAcc<T>>;
+
+template <class T>
+struct LogSumExpOp {
+  static constexpr bool kSupported = !std::is_same_v<T, bool>;
+  static constexpr bool kShifted = true;
+  using Acc = ExpAcc<T>;
+  static Acc init() { return Acc{0}; }
+  static Acc step(Acc a, T x, Acc shift) { return a + std::exp(value_as<Acc>(x) - shift); }
+  static Acc merge(Acc a, Acc b) { return a + b; }
+  static T finish(Acc a, int64_t, Acc shift) { return from_float_acc<T>(std::log(a) + shift); }
+};
+
+// Max over the finite elements (the shift LogSumExp subtracts); -inf when there are none.
+template <class T>
+struct ShiftOp {
+  using Acc = ExpAcc<T>;
+  static Acc init() { return -std::numeric_limits<Acc>::infinity(); }
+  static Acc step(Acc a, T x, Acc) {
+    const Acc v = value_as<Acc>(x);
+    return (std::isfinite(v) && v > a) ? v : a;
+  }
+  static Acc merge(Acc a, Acc b) { return b > a ? b : a; }
+};
+
+template <class T>
+using MinMaxAcc = std::conditional_t<kIsHalf<T>, float, T>;
+
+// Max / Min propagate NaN (numpy's maximum.reduce). bool: Max is any, Min is all.
+template <class T>
+struct MaxOp {
+  static constexpr bool kSupported = true;
+  static constexpr bool kShifted = false;
+  using Acc = MinMaxAcc<T>;
+  static Acc init() {
+    if constexpr (std::numeric_limits<Acc>::has_infinity) return -std::numeric_limits<Acc>::infinity();
+    return std::numeric_limits<Acc>::lowest();
+  }
+  static Acc merge(Acc a, Acc v) {
+    if constexpr (std::is_floating_point_v<Acc>) return (a >= v || a != a) ? a : v;
+    return v > a ? v : a;
+  }
+  static Acc step(Acc a, T x, Acc) { return merge(a, value_as<Acc>(x)); }
+  static T finish(Acc a, int64_t, Acc) {
+    if constexpr (kIsHalf<T>) {
+      return T(a);
+    } else {
+      return a;
+    }
+  }
+};
+
+template <class T>
+struct MinOp {
+  static constexpr bool kSupported = true;
+  static constexpr bool kShifted = false;
+  using Acc = MinMaxAcc<T>;
+  static Acc init() {
+    if constexpr (std::numeric_limits<Acc>::has_infinity) return std::numeric_limits<Acc>::infinity();
+    return std::numeric_limits<Acc>::max();
+  }
+  static Acc merge(Acc a, Acc v) {
+    if constexpr (std::is_floating_point_v<Acc>) return (a <= v || a != a) ? a : v;
+    return v < a ? v : a;
+  }
+  static Acc step(Acc a, T x, Acc) { return merge(a, value_as<Acc>(x)); }
+  static T finish(Acc a, int64_t, Acc) {
+    if constexpr (kIsHalf<T>) {
+      return T(a);
+    } else {
+      return a;
+    }
+  }
+};
+
+}  // namespace nxrt::cpu
