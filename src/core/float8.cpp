@@ -102,7 +102,7 @@ uint8_t float_to_float8(float value, Float8Format format, bool saturate) {
   if (abs > 0x7f800000u) return nan_code(spec, sign);
   if (abs == 0x7f800000u) {
     if (spec.has_inf) return static_cast<uint8_t>(sign | (saturate ? spec.max_code : 0x7cu));
-    if (saturate && !spec.unsigned_zero) return static_cast<uint8_t>(sign | spec.max_code);
+    if (saturate) return static_cast<uint8_t>(sign | spec.max_code);
     return nan_code(spec, sign);
   }
   const uint32_t code = round_magnitude(abs, spec);

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "core/float8.h"
+#include "ep/cpu/cast_convert.h"
 #include "ep/cpu/kernel.h"
 
 namespace nxrt::cpu {
@@ -169,6 +170,35 @@ bool parse_value(const std::string& text, D& value) {
   return true;
 }
 
+constexpr int64_t kGrain = 16384;
+
+template <class S>
+float read_float(S value) {
+  return convert<S, float>(value);
+}
+
+Status parse_strings(const Tensor& x, Tensor& y, bool saturate, const std::string& description) {
+  const DataType to = y.dtype();
+  const std::string* in = x.data<std::string>();
+  const auto to_f8 = float8_format_of(to);
+  Status status;
+  for (int64_t i = 0; i < x.numel() && status.is_ok(); ++i) {
+    bool ok = false;
+    if (to_f8) {
+      double value = 0;
+      ok = parse_double(in[i], value);
+      if (ok) y.data<uint8_t>()[i] = float_to_float8(static_cast<float>(value), *to_f8, saturate);
+    } else {
+      visit_dtype<AllPodTypes>(to, [&]<class D>() { ok = parse_value<D>(in[i], y.data<D>()[i]); });
+    }
+    if (!ok) {
+      status = make_error(StatusCode::kInvalidArgument, description, ": input 0 element ", i, " \"", in[i],
+                          "\" cannot be parsed as ", data_type_name(to));
+    }
+  }
+  return status;
+}
+
 constexpr DataTypeMask float8_mask() {
   return (DataTypeMask{1} << static_cast<int>(DataType::kFloat8E4M3FN)) |
          (DataTypeMask{1} << static_cast<int>(DataType::kFloat8E4M3FNUZ)) |
@@ -176,10 +206,6 @@ constexpr DataTypeMask float8_mask() {
          (DataTypeMask{1} << static_cast<int>(DataType::kFloat8E5M2FNUZ));
 }
 constexpr DataTypeMask kCastTypes = type_mask(AllPodTypes{}) | type_mask(TypeList<std::string>{}) | float8_mask();
-
-bool castable(DataType type) {
-  return type != DataType::kUndefined && ((kCastTypes >> static_cast<int>(type)) & 1u) != 0;
-}
 
 class CastKernel final : public Kernel {
  public:
@@ -199,104 +225,10 @@ class CastKernel final : public Kernel {
   }
 
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
-    const Tensor& x = *inputs[0];
-    Tensor& y = outputs[0];
-    const DataType from = x.dtype();
-    const int64_t n = x.numel();
-    if (from == to_) {
-      if (from == DataType::kString) {
-        for (int64_t i = 0; i < n; ++i) y.data<std::string>()[i] = x.data<std::string>()[i];
-      } else if (n > 0) {
-        std::memcpy(y.raw_data(), x.raw_data(), x.storage_bytes());
-      }
-      return Status::ok();
-    }
-    const auto from_f8 = float8_format_of(from);
-    const auto to_f8 = float8_format_of(to_);
-    if (to_ == DataType::kString) {
-      std::string* out = y.data<std::string>();
-      if (from_f8) {
-        const uint8_t* in = x.data<uint8_t>();
-        for (int64_t i = 0; i < n; ++i) out[i] = to_string_value(float8_to_float(in[i], *from_f8));
-      } else {
-        visit_dtype<AllPodTypes>(from, [&]<class S>() {
-          const S* in = x.data<S>();
-          for (int64_t i = 0; i < n; ++i) out[i] = to_string_value(in[i]);
-        });
-      }
-      return Status::ok();
-    }
-    if (from == DataType::kString) return parse_strings(x, y);
-    if (to_f8) {
-      uint8_t* out = y.data<uint8_t>();
-      const auto encode = [&](const auto* in) {
-        pool.parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
-          for (int64_t i = begin; i < end; ++i) out[i] = float_to_float8(read_float(in[i]), *to_f8, saturate_);
-        });
-      };
-      if (from_f8) {
-        const uint8_t* in = x.data<uint8_t>();
-        pool.parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
-          for (int64_t i = begin; i < end; ++i) {
-            out[i] = float_to_float8(float8_to_float(in[i], *from_f8), *to_f8, saturate_);
-          }
-        });
-      } else {
-        visit_dtype<AllPodTypes>(from, [&]<class S>() { encode(x.data<S>()); });
-      }
-      return Status::ok();
-    }
-    if (from_f8) {
-      const uint8_t* in = x.data<uint8_t>();
-      visit_dtype<AllPodTypes>(to_, [&]<class D>() {
-        D* out = y.data<D>();
-        pool.parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
-          for (int64_t i = begin; i < end; ++i) out[i] = convert<float, D>(float8_to_float(in[i], *from_f8));
-        });
-      });
-      return Status::ok();
-    }
-    visit_dtype<AllPodTypes>(from, [&]<class S>() {
-      visit_dtype<AllPodTypes>(to_, [&]<class D>() {
-        const S* in = x.data<S>();
-        D* out = y.data<D>();
-        pool.parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
-          for (int64_t i = begin; i < end; ++i) out[i] = convert<S, D>(in[i]);
-        });
-      });
-    });
-    return Status::ok();
+    return cast_tensor(*inputs[0], outputs[0], saturate_, description_, pool);
   }
 
  private:
-  static constexpr int64_t kGrain = 16384;
-
-  template <class S>
-  static float read_float(S value) {
-    return convert<S, float>(value);
-  }
-
-  Status parse_strings(const Tensor& x, Tensor& y) const {
-    const std::string* in = x.data<std::string>();
-    const auto to_f8 = float8_format_of(to_);
-    Status status;
-    for (int64_t i = 0; i < x.numel() && status.is_ok(); ++i) {
-      bool ok = false;
-      if (to_f8) {
-        double value = 0;
-        ok = parse_double(in[i], value);
-        if (ok) y.data<uint8_t>()[i] = float_to_float8(static_cast<float>(value), *to_f8, saturate_);
-      } else {
-        visit_dtype<AllPodTypes>(to_, [&]<class D>() { ok = parse_value<D>(in[i], y.data<D>()[i]); });
-      }
-      if (!ok) {
-        status = make_error(StatusCode::kInvalidArgument, description_, ": input 0 element ", i, " \"", in[i],
-                            "\" cannot be parsed as ", data_type_name(to_));
-      }
-    }
-    return status;
-  }
-
   std::string description_;
   DataType to_;
   bool saturate_;
@@ -327,6 +259,79 @@ const KernelDef kCastKernels[] = {
 };
 
 }  // namespace
+
+bool castable(DataType type) {
+  return type != DataType::kUndefined && ((kCastTypes >> static_cast<int>(type)) & 1u) != 0;
+}
+
+Status cast_tensor(const Tensor& x, Tensor& y, bool saturate, const std::string& description, ThreadPool& pool) {
+  const DataType to = y.dtype();
+  const DataType from = x.dtype();
+  const int64_t n = x.numel();
+  if (from == to) {
+    if (from == DataType::kString) {
+      for (int64_t i = 0; i < n; ++i) y.data<std::string>()[i] = x.data<std::string>()[i];
+    } else if (n > 0) {
+      std::memcpy(y.raw_data(), x.raw_data(), x.storage_bytes());
+    }
+    return Status::ok();
+  }
+  const auto from_f8 = float8_format_of(from);
+  const auto to_f8 = float8_format_of(to);
+  if (to == DataType::kString) {
+    std::string* out = y.data<std::string>();
+    if (from_f8) {
+      const uint8_t* in = x.data<uint8_t>();
+      for (int64_t i = 0; i < n; ++i) out[i] = to_string_value(float8_to_float(in[i], *from_f8));
+    } else {
+      visit_dtype<AllPodTypes>(from, [&]<class S>() {
+        const S* in = x.data<S>();
+        for (int64_t i = 0; i < n; ++i) out[i] = to_string_value(in[i]);
+      });
+    }
+    return Status::ok();
+  }
+  if (from == DataType::kString) return parse_strings(x, y, saturate, description);
+  if (to_f8) {
+    uint8_t* out = y.data<uint8_t>();
+    const auto encode = [&](const auto* in) {
+      pool.parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) out[i] = float_to_float8(read_float(in[i]), *to_f8, saturate);
+      });
+    };
+    if (from_f8) {
+      const uint8_t* in = x.data<uint8_t>();
+      pool.parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          out[i] = float_to_float8(float8_to_float(in[i], *from_f8), *to_f8, saturate);
+        }
+      });
+    } else {
+      visit_dtype<AllPodTypes>(from, [&]<class S>() { encode(x.data<S>()); });
+    }
+    return Status::ok();
+  }
+  if (from_f8) {
+    const uint8_t* in = x.data<uint8_t>();
+    visit_dtype<AllPodTypes>(to, [&]<class D>() {
+      D* out = y.data<D>();
+      pool.parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) out[i] = convert<float, D>(float8_to_float(in[i], *from_f8));
+      });
+    });
+    return Status::ok();
+  }
+  visit_dtype<AllPodTypes>(from, [&]<class S>() {
+    visit_dtype<AllPodTypes>(to, [&]<class D>() {
+      const S* in = x.data<S>();
+      D* out = y.data<D>();
+      pool.parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) out[i] = convert<S, D>(in[i]);
+      });
+    });
+  });
+  return Status::ok();
+}
 
 std::span<const KernelDef> cast_kernels() { return kCastKernels; }
 

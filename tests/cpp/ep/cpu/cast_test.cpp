@@ -37,11 +37,13 @@ TEST(Float8Test, SaturationAndSpecialValuesFollowTheCastTable) {
   // saturate = true
   EXPECT_EQ(float_to_float8(1000.0f, Float8Format::kE4M3FN, true), 0x7E);
   EXPECT_EQ(float_to_float8(-kInf, Float8Format::kE4M3FN, true), 0xFE);
-  EXPECT_EQ(float_to_float8(kInf, Float8Format::kE4M3FNUZ, true), 0x80);
+  EXPECT_EQ(float_to_float8(kInf, Float8Format::kE4M3FNUZ, true), 0x7F);
+  EXPECT_EQ(float_to_float8(-kInf, Float8Format::kE4M3FNUZ, true), 0xFF);
   EXPECT_EQ(float_to_float8(1000.0f, Float8Format::kE4M3FNUZ, true), 0x7F);
   EXPECT_EQ(float_to_float8(kInf, Float8Format::kE5M2, true), 0x7B);
   EXPECT_EQ(float_to_float8(-1e6f, Float8Format::kE5M2FNUZ, true), 0xFF);
-  EXPECT_EQ(float_to_float8(kInf, Float8Format::kE5M2FNUZ, true), 0x80);
+  EXPECT_EQ(float_to_float8(kInf, Float8Format::kE5M2FNUZ, true), 0x7F);
+  EXPECT_EQ(float_to_float8(kInf, Float8Format::kE5M2FNUZ, false), 0x80);
   // saturate = false
   EXPECT_EQ(float_to_float8(1000.0f, Float8Format::kE4M3FN, false), 0x7F);
   EXPECT_EQ(float_to_float8(kInf, Float8Format::kE4M3FN, false), 0x7F);
