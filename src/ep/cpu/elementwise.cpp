@@ -1,18 +1,21 @@
-// Elementwise kernels: Add, Sub, Mul, Div with numpy broadcasting; Relu, Sigmoid, Tanh.
+// Elementwise kernels: Add, Sub, Mul, Div with numpy broadcasting (opset < 7: the `broadcast` attribute rule);
+// Relu, Sigmoid, Tanh.
 // Integer arithmetic wraps (computed in unsigned) so overflow is defined; integer Div truncates toward zero,
 // rejects a zero divisor with INVALID_ARGUMENT, and INT_MIN / -1 wraps to INT_MIN.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <type_traits>
 
+#include "ep/cpu/broadcast.h"
 #include "ep/cpu/kernel.h"
 
 namespace nxrt::cpu {
 
 namespace {
 
-constexpr int64_t kGrain = 16384;
+constexpr int64_t kGrain = kElementwiseGrain;
 
 enum class BinaryOp { kAdd, kSub, kMul, kDiv };
 
@@ -65,105 +68,10 @@ inline T apply(T a, T b) {
   }
 }
 
-// Broadcast iteration plan: dims coalesced where both inputs broadcast the same way; strides are 0 on
-// broadcast dims. The innermost dim is iterated by the hot loop.
-struct BroadcastPlan {
-  Shape dims;
-  std::vector<int64_t> a_strides;
-  std::vector<int64_t> b_strides;
-};
-
-BroadcastPlan make_plan(const Shape& a, const Shape& b, const Shape& out) {
-  const size_t rank = out.size();
-  BroadcastPlan plan;
-  auto dim_of = [rank](const Shape& s, size_t i) { return i < rank - s.size() ? int64_t{1} : s[i - (rank - s.size())]; };
-  for (size_t i = 0; i < rank; ++i) {
-    if (out[i] == 1) continue;
-    const bool a_used = dim_of(a, i) != 1;
-    const bool b_used = dim_of(b, i) != 1;
-    if (!plan.dims.empty()) {
-      const bool prev_a = plan.a_strides.back() != 0;
-      const bool prev_b = plan.b_strides.back() != 0;
-      if (prev_a == a_used && prev_b == b_used) {
-        plan.dims.back() *= out[i];
-        continue;
-      }
-    }
-    plan.dims.push_back(out[i]);
-    plan.a_strides.push_back(a_used ? 1 : 0);
-    plan.b_strides.push_back(b_used ? 1 : 0);
-  }
-  if (plan.dims.empty()) {
-    plan.dims.push_back(1);
-    plan.a_strides.push_back(1);
-    plan.b_strides.push_back(1);
-  }
-  int64_t a_stride = 1;
-  int64_t b_stride = 1;
-  for (size_t i = plan.dims.size(); i-- > 0;) {
-    const bool a_used = plan.a_strides[i] != 0;
-    const bool b_used = plan.b_strides[i] != 0;
-    plan.a_strides[i] = a_used ? a_stride : 0;
-    plan.b_strides[i] = b_used ? b_stride : 0;
-    if (a_used) a_stride *= plan.dims[i];
-    if (b_used) b_stride *= plan.dims[i];
-  }
-  return plan;
-}
-
 template <BinaryOp Op, class T>
-void binary_flat(const T* a, const T* b, T* out, int64_t n, int a_step, int b_step) {
-  if (a_step && b_step) {
-    for (int64_t i = 0; i < n; ++i) out[i] = apply<Op>(a[i], b[i]);
-  } else if (a_step) {
-    const T y = b[0];
-    for (int64_t i = 0; i < n; ++i) out[i] = apply<Op>(a[i], y);
-  } else if (b_step) {
-    const T x = a[0];
-    for (int64_t i = 0; i < n; ++i) out[i] = apply<Op>(x, b[i]);
-  } else {
-    const T r = apply<Op>(a[0], b[0]);
-    for (int64_t i = 0; i < n; ++i) out[i] = r;
-  }
-}
-
-template <BinaryOp Op, class T>
-void binary_run(const Tensor& ta, const Tensor& tb, Tensor& tout, ThreadPool& pool) {
-  const T* a = ta.data<T>();
-  const T* b = tb.data<T>();
-  T* out = tout.data<T>();
-  const int64_t n = tout.numel();
-  if (n == 0) return;
-  const bool same = ta.shape() == tb.shape();
-  if (same || ta.numel() == 1 || tb.numel() == 1) {
-    const int a_step = ta.numel() == 1 && !same ? 0 : 1;
-    const int b_step = tb.numel() == 1 && !same ? 0 : 1;
-    pool.parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
-      binary_flat<Op>(a + (a_step ? begin : 0), b + (b_step ? begin : 0), out + begin, end - begin, a_step, b_step);
-    });
-    return;
-  }
-  const BroadcastPlan plan = make_plan(ta.shape(), tb.shape(), tout.shape());
-  const size_t rank = plan.dims.size();
-  const int64_t inner = plan.dims.back();
-  const int a_step = plan.a_strides.back() != 0 ? 1 : 0;
-  const int b_step = plan.b_strides.back() != 0 ? 1 : 0;
-  const int64_t rows = n / inner;
-  const int64_t grain = std::max<int64_t>(1, kGrain / inner);
-  pool.parallel_for(rows, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t row = begin; row < end; ++row) {
-      int64_t a_offset = 0;
-      int64_t b_offset = 0;
-      int64_t rest = row;
-      for (size_t d = rank - 1; d-- > 0;) {
-        const int64_t index = rest % plan.dims[d];
-        rest /= plan.dims[d];
-        a_offset += index * plan.a_strides[d];
-        b_offset += index * plan.b_strides[d];
-      }
-      binary_flat<Op>(a + a_offset, b + b_offset, out + row * inner, inner, a_step, b_step);
-    }
-  });
+void binary_run(const Tensor& ta, const Tensor& tb, const Shape& b_shape, Tensor& tout, ThreadPool& pool) {
+  auto op = [](T x, T y) { return apply<Op>(x, y); };
+  broadcast_binary(ta.data<T>(), ta.shape(), tb.data<T>(), b_shape, tout.data<T>(), tout.shape(), pool, op);
 }
 
 template <class T>
@@ -177,7 +85,8 @@ bool has_zero(const T* values, int64_t n) {
 template <BinaryOp Op>
 class BinaryKernel final : public Kernel {
  public:
-  explicit BinaryKernel(std::string description) : description_(std::move(description)) {}
+  BinaryKernel(std::string description, std::optional<LegacyBroadcast> legacy)
+      : description_(std::move(description)), legacy_(legacy) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     if (inputs.size() != 2 || inputs[0] == nullptr || inputs[1] == nullptr) {
@@ -193,12 +102,9 @@ class BinaryKernel final : public Kernel {
       return make_error(StatusCode::kInvalidArgument, description_, ": unsupported input type ",
                         data_type_name(a.dtype()));
     }
-    auto shape = broadcast_shapes(a.shape(), b.shape());
-    if (!shape) {
-      return make_error(StatusCode::kInvalidArgument, description_, ": input 1 shape ", shape_to_string(b.shape()),
-                        " cannot broadcast with ", shape_to_string(a.shape()));
-    }
-    outputs.assign(1, OutputDesc{a.dtype(), std::move(*shape)});
+    TRY_ASSIGN(BinaryShapes shapes, binary_broadcast_shapes(legacy_ ? &*legacy_ : nullptr, a.shape(), b.shape(),
+                                                            description_));
+    outputs.assign(1, OutputDesc{a.dtype(), std::move(shapes.out)});
     return Status::ok();
   }
 
@@ -211,13 +117,23 @@ class BinaryKernel final : public Kernel {
           return;
         }
       }
-      binary_run<Op, T>(*inputs[0], *inputs[1], outputs[0], pool);
+      if (legacy_) {
+        auto shapes = binary_broadcast_shapes(&*legacy_, inputs[0]->shape(), inputs[1]->shape(), description_);
+        if (!shapes) {
+          status = shapes.status();
+          return;
+        }
+        binary_run<Op, T>(*inputs[0], *inputs[1], shapes->b, outputs[0], pool);
+      } else {
+        binary_run<Op, T>(*inputs[0], *inputs[1], inputs[1]->shape(), outputs[0], pool);
+      }
     });
     return status;
   }
 
  private:
   std::string description_;
+  std::optional<LegacyBroadcast> legacy_;
 };
 
 enum class UnaryOp { kRelu, kSigmoid, kTanh };
@@ -278,7 +194,11 @@ class UnaryKernel final : public Kernel {
 
 template <BinaryOp Op>
 Expected<std::unique_ptr<Kernel>> create_binary(const KernelInfo& info) {
-  return std::unique_ptr<Kernel>(std::make_unique<BinaryKernel<Op>>(info.node.describe()));
+  std::optional<LegacyBroadcast> legacy;
+  if (info.opset() < 7) {
+    TRY_ASSIGN(legacy, read_legacy_broadcast(info.node));
+  }
+  return std::unique_ptr<Kernel>(std::make_unique<BinaryKernel<Op>>(info.node.describe(), legacy));
 }
 
 template <UnaryOp Op>
@@ -288,10 +208,20 @@ Expected<std::unique_ptr<Kernel>> create_unary(const KernelInfo& info) {
 }
 
 constexpr DataTypeMask kNumeric = type_mask(NumericTypes{});
+constexpr DataTypeMask kLegacy1 = type_mask(TypeList<float, double, Float16>{});
+constexpr DataTypeMask kLegacy6 = type_mask(TypeList<float, double, Float16, int32_t, int64_t, uint32_t, uint64_t>{});
 constexpr DataTypeMask kFloat = type_mask(FloatTypes{});
 constexpr DataTypeMask kFloatAndSigned = type_mask(SignedNumericTypes{});
 
 const KernelDef kElementwiseKernels[] = {
+    {"Add", graph::kOnnxDomain, 1, 5, kLegacy1, 0, create_binary<BinaryOp::kAdd>},
+    {"Add", graph::kOnnxDomain, 6, 6, kLegacy6, 0, create_binary<BinaryOp::kAdd>},
+    {"Sub", graph::kOnnxDomain, 1, 5, kLegacy1, 0, create_binary<BinaryOp::kSub>},
+    {"Sub", graph::kOnnxDomain, 6, 6, kLegacy6, 0, create_binary<BinaryOp::kSub>},
+    {"Mul", graph::kOnnxDomain, 1, 5, kLegacy1, 0, create_binary<BinaryOp::kMul>},
+    {"Mul", graph::kOnnxDomain, 6, 6, kLegacy6, 0, create_binary<BinaryOp::kMul>},
+    {"Div", graph::kOnnxDomain, 1, 5, kLegacy1, 0, create_binary<BinaryOp::kDiv>},
+    {"Div", graph::kOnnxDomain, 6, 6, kLegacy6, 0, create_binary<BinaryOp::kDiv>},
     {"Add", graph::kOnnxDomain, 7, kLatestOpset, kNumeric, 0, create_binary<BinaryOp::kAdd>},
     {"Sub", graph::kOnnxDomain, 7, kLatestOpset, kNumeric, 0, create_binary<BinaryOp::kSub>},
     {"Mul", graph::kOnnxDomain, 7, kLatestOpset, kNumeric, 0, create_binary<BinaryOp::kMul>},

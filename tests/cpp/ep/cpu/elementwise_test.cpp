@@ -211,10 +211,52 @@ TEST(ElementwiseTest, TanhAllFloatTypesLargeInput) {
   EXPECT_FALSE(bad.has_value());
 }
 
-TEST(ElementwiseTest, OpsetsBeforeSevenAreNotRegistered) {
-  EXPECT_EQ(find_kernel("", "Add", 6), nullptr);
-  EXPECT_NE(find_kernel("", "Add", 7), nullptr);
+TEST(ElementwiseTest, LegacyBroadcastAttributeBeforeOpset7) {
+  const Tensor a = make_tensor<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor row = make_tensor<float>({3}, {10, 20, 30});
+  const Tensor column = make_tensor<float>({2}, {100, 200});
+  EXPECT_EQ(to_vector<float>(run_one(NodeBuilder("Add", 6).attr_int("broadcast", 1).node(), {a, row})),
+            (std::vector<float>{11, 22, 33, 14, 25, 36}));
+  EXPECT_EQ(to_vector<float>(run_one(NodeBuilder("Mul", 1).attr_int("broadcast", 1).attr_int("axis", 0).node(),
+                                     {a, make_tensor<float>({2}, {1, -1})}, 3)),
+            (std::vector<float>{1, 2, 3, -4, -5, -6}));
+  EXPECT_EQ(to_vector<float>(run_one(NodeBuilder("Sub", 6).attr_int("broadcast", 1).node(),
+                                     {a, make_tensor<float>({}, {1})})),
+            (std::vector<float>{0, 1, 2, 3, 4, 5}));
+  // Without broadcast=1 the shapes must match; a wrong axis is an error, not a crash.
+  EXPECT_FALSE(run_kernel(NodeBuilder("Add", 6).node(), {a, row}).has_value());
+  EXPECT_FALSE(run_kernel(NodeBuilder("Add", 6).attr_int("broadcast", 1).node(), {a, column}).has_value());
+  EXPECT_FALSE(run_kernel(NodeBuilder("Add", 6).attr_int("broadcast", 1).attr_int("axis", 2).node(), {a, column})
+                   .has_value());
+  EXPECT_FALSE(run_kernel(NodeBuilder("Add", 6)
+                              .attr_int("broadcast", 1)
+                              .attr_int("axis", std::numeric_limits<int64_t>::max())
+                              .node(),
+                          {a, column})
+                   .has_value());
+  EXPECT_EQ(to_vector<float>(run_one(NodeBuilder("Div", 6).attr_int("broadcast", 1).attr_int("axis", -2).node(),
+                                     {a, make_tensor<float>({2, 1}, {1, 2})})),
+            (std::vector<float>{1, 2, 3, 2, 2.5f, 3}));
   EXPECT_NE(find_kernel("", "Div", 24), nullptr);
+  // int8 arrived with opset 14.
+  EXPECT_FALSE(run_kernel(NodeBuilder("Add", 6).attr_int("broadcast", 1).node(),
+                          {make_tensor<int8_t>({1}, {1}), make_tensor<int8_t>({1}, {1})})
+                   .has_value());
+}
+
+TEST(ElementwiseTest, BroadcastOutputChunksAcrossRowsMatchReference) {
+  // Inner runs shorter than a parallel chunk: chunks start mid-row, so the odometer must resume correctly.
+  const Shape a_shape{37, 1, 29};
+  const Shape b_shape{1, 41, 29};
+  const auto a = random_floats(static_cast<size_t>(shape_numel(a_shape)), 11);
+  const auto b = random_floats(static_cast<size_t>(shape_numel(b_shape)), 12);
+  for (int threads : {1, 3}) {
+    auto got = to_vector<float>(run_one(NodeBuilder("Sub", 14).node(), {make_tensor(a_shape, a), make_tensor(b_shape, b)},
+                                        threads));
+    auto expected = broadcast_reference<float>(a_shape, a, b_shape, b, {37, 41, 29},
+                                               [](float x, float y) { return x - y; });
+    ASSERT_EQ(got, expected);
+  }
 }
 
 }  // namespace
