@@ -51,6 +51,20 @@ inline Status check_index_values(const Tensor& indices, int64_t bound, const std
   return status;
 }
 
+// GatherElements / ScatterElements: `indices` (rank of `data`, checked by the caller) may not exceed `data` in
+// any dim but `axis` (already normalised), and its values must address `data` along `axis`.
+inline Status check_element_indices(const Tensor& data, const Tensor& indices, int64_t axis,
+                                    const std::string& description) {
+  for (size_t d = 0; d < data.rank(); ++d) {
+    if (static_cast<int64_t>(d) != axis && indices.shape()[d] > data.shape()[d]) {
+      return make_error(StatusCode::kInvalidArgument, description, ": input 1 (indices) shape ",
+                        shape_to_string(indices.shape()), " exceeds input 0 (data) shape ",
+                        shape_to_string(data.shape()), " in dimension ", d);
+    }
+  }
+  return check_index_values(indices, data.shape()[static_cast<size_t>(axis)], description, 1);
+}
+
 // Index tuples along the last axis of `indices` address the leading dims of `dims` (GatherND / ScatterND).
 inline Status check_index_tuples(const Tensor& indices, std::span<const int64_t> dims, const std::string& description,
                                  int input) {

@@ -146,15 +146,7 @@ class ScatterElementsKernel final : public Kernel {
                         shape_to_string(data.shape()));
     }
     TRY_ASSIGN(const int64_t axis, normalize_axis(axis_, rank, description_, "axis"));
-    for (int64_t d = 0; d < rank; ++d) {
-      const size_t i = static_cast<size_t>(d);
-      if (d != axis && indices.shape()[i] > data.shape()[i]) {
-        return make_error(StatusCode::kInvalidArgument, description_, ": input 1 (indices) shape ",
-                          shape_to_string(indices.shape()), " exceeds input 0 (data) shape ",
-                          shape_to_string(data.shape()), " in dimension ", d);
-      }
-    }
-    TRY(check_index_values(indices, data.shape()[static_cast<size_t>(axis)], description_, 1));
+    TRY(check_element_indices(data, indices, axis, description_));
     outputs.assign(1, OutputDesc{data.dtype(), data.shape()});
     return Status::ok();
   }
