@@ -126,4 +126,43 @@ float float8_max(Float8Format format) {
   return float8_to_float(static_cast<uint8_t>(spec.max_code), format);
 }
 
+uint8_t double_to_float4e2m1(double value) {
+  if (std::isnan(value)) return std::signbit(value) ? 0x0 : 0x8;
+  const uint8_t sign = std::signbit(value) ? 0x8 : 0x0;
+  const double magnitude = std::fabs(value);
+  // Midpoints between consecutive magnitude codes 0..7; a tie goes to the even code.
+  static constexpr double kMidpoints[7] = {0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0};
+  uint8_t code = 0;
+  while (code < 7 && magnitude > kMidpoints[code]) ++code;
+  if (code < 7 && magnitude == kMidpoints[code] && (code & 1u) != 0) ++code;
+  return static_cast<uint8_t>(sign | code);
+}
+
+float float4e2m1_to_float(uint8_t code) {
+  static constexpr float kMagnitudes[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+  const float magnitude = kMagnitudes[code & 0x7u];
+  return (code & 0x8u) != 0 ? -magnitude : magnitude;
+}
+
+uint8_t float_to_float8e8m0(float value, bool saturate, E8M0Rounding rounding) {
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  uint32_t exponent = (bits >> 23) & 0xffu;
+  if (exponent == 0xffu) return 0xff;
+  bool round_up = false;
+  if (rounding == E8M0Rounding::kUp) {
+    round_up = (bits & 0x7fffffu) != 0;
+  } else if (rounding == E8M0Rounding::kNearest) {
+    const bool guard = (bits & 0x400000u) != 0;
+    const bool rest = (bits & 0x3fffffu) != 0;
+    round_up = guard && (rest || exponent > 0);
+  }
+  if (round_up && !(saturate && exponent == 0xfeu)) ++exponent;
+  return static_cast<uint8_t>(exponent);
+}
+
+float float8e8m0_to_float(uint8_t bits) {
+  if (bits == 0xff) return std::numeric_limits<float>::quiet_NaN();
+  return std::ldexp(1.0f, static_cast<int>(bits) - 127);
+}
+
 }  // namespace nxrt

@@ -1,4 +1,6 @@
-// Cast (opset 6+): between every numeric type, bool, string and the float8 formats (saturate from opset 19).
+// Cast (opset 6+): between every numeric type, bool, string and the float8 formats (saturate from opset 19),
+// int4/uint4 (21+), float4e2m1 (23+), float8e8m0 with round_mode (24+) and int2/uint2 (25+). Packed types are
+// converted through an unpacked int64/float32/float64 tensor; see encode_one for their out-of-range rules.
 // Float -> integer truncates toward zero; NaN gives 0 and values beyond int64 clamp before the (modular)
 // narrowing, which matches numpy on x86 for in-range values. Floats format as numpy's str() does: shortest
 // round-trip digits, positional for 1e-4 <= |x| < 1e16, "nan", "inf", "-inf"; bool formats as "True"/"False".
@@ -199,18 +201,39 @@ Status parse_strings(const Tensor& x, Tensor& y, bool saturate, const std::strin
   return status;
 }
 
+constexpr DataTypeMask bit_of(DataType type) { return DataTypeMask{1} << static_cast<int>(type); }
 constexpr DataTypeMask float8_mask() {
-  return (DataTypeMask{1} << static_cast<int>(DataType::kFloat8E4M3FN)) |
-         (DataTypeMask{1} << static_cast<int>(DataType::kFloat8E4M3FNUZ)) |
-         (DataTypeMask{1} << static_cast<int>(DataType::kFloat8E5M2)) |
-         (DataTypeMask{1} << static_cast<int>(DataType::kFloat8E5M2FNUZ));
+  return bit_of(DataType::kFloat8E4M3FN) | bit_of(DataType::kFloat8E4M3FNUZ) | bit_of(DataType::kFloat8E5M2) |
+         bit_of(DataType::kFloat8E5M2FNUZ);
 }
-constexpr DataTypeMask kCastTypes = type_mask(AllPodTypes{}) | type_mask(TypeList<std::string>{}) | float8_mask();
+constexpr DataTypeMask packed_mask() {
+  return bit_of(DataType::kInt4) | bit_of(DataType::kUInt4) | bit_of(DataType::kInt2) | bit_of(DataType::kUInt2) |
+         bit_of(DataType::kFloat4E2M1) | bit_of(DataType::kFloat8E8M0);
+}
+constexpr DataTypeMask kCastTypes =
+    type_mask(AllPodTypes{}) | type_mask(TypeList<std::string>{}) | float8_mask() | packed_mask();
+
+// First opset whose Cast lists `type` (0 for the types of opset 6).
+int64_t first_opset_of(DataType type) {
+  switch (type) {
+    case DataType::kFloat8E4M3FN:
+    case DataType::kFloat8E4M3FNUZ:
+    case DataType::kFloat8E5M2:
+    case DataType::kFloat8E5M2FNUZ: return 19;
+    case DataType::kInt4:
+    case DataType::kUInt4: return 21;
+    case DataType::kFloat4E2M1: return 23;
+    case DataType::kFloat8E8M0: return 24;
+    case DataType::kInt2:
+    case DataType::kUInt2: return 25;
+    default: return 0;
+  }
+}
 
 class CastKernel final : public Kernel {
  public:
-  CastKernel(std::string description, DataType to, bool saturate)
-      : description_(std::move(description)), to_(to), saturate_(saturate) {}
+  CastKernel(std::string description, DataType to, bool saturate, E8M0Rounding rounding)
+      : description_(std::move(description)), to_(to), saturate_(saturate), rounding_(rounding) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     if (inputs.empty() || inputs[0] == nullptr) {
@@ -225,13 +248,14 @@ class CastKernel final : public Kernel {
   }
 
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
-    return cast_tensor(*inputs[0], outputs[0], saturate_, description_, pool);
+    return cast_tensor(*inputs[0], outputs[0], saturate_, rounding_, description_, pool);
   }
 
  private:
   std::string description_;
   DataType to_;
   bool saturate_;
+  E8M0Rounding rounding_;
 };
 
 Expected<std::unique_ptr<Kernel>> create_cast(const KernelInfo& info) {
@@ -246,17 +270,21 @@ Expected<std::unique_ptr<Kernel>> create_cast(const KernelInfo& info) {
                       to ? std::string(" (") + std::string(data_type_name(*to)) + ")" : std::string(),
                       " is not supported");
   }
-  if (float8_format_of(*to) && info.opset() < 19) {
-    return make_error(StatusCode::kInvalidGraph, node.describe(), ": float8 types need opset 19, model uses ",
-                      info.opset());
+  if (info.opset() < first_opset_of(*to)) {
+    return make_error(StatusCode::kInvalidGraph, node.describe(), ": type ", data_type_name(*to), " needs opset ",
+                      first_opset_of(*to), ", model uses ", info.opset());
   }
   TRY_ASSIGN(const int64_t saturate, node.attr_int("saturate", 1));
-  return std::unique_ptr<Kernel>(std::make_unique<CastKernel>(node.describe(), *to, info.opset() < 19 || saturate != 0));
+  TRY_ASSIGN(const E8M0Rounding rounding, cast_rounding_of(node));
+  return std::unique_ptr<Kernel>(
+      std::make_unique<CastKernel>(node.describe(), *to, info.opset() < 19 || saturate != 0, rounding));
 }
 
 const KernelDef kCastKernels[] = {
     {"Cast", graph::kOnnxDomain, 6, kLatestOpset, kCastTypes, 0, create_cast},
 };
+
+Status cast_regular(const Tensor& x, Tensor& y, bool saturate, const std::string& description, ThreadPool& pool);
 
 }  // namespace
 
@@ -264,7 +292,9 @@ bool castable(DataType type) {
   return type != DataType::kUndefined && ((kCastTypes >> static_cast<int>(type)) & 1u) != 0;
 }
 
-Status cast_tensor(const Tensor& x, Tensor& y, bool saturate, const std::string& description, ThreadPool& pool) {
+namespace {
+
+Status cast_regular(const Tensor& x, Tensor& y, bool saturate, const std::string& description, ThreadPool& pool) {
   const DataType to = y.dtype();
   const DataType from = x.dtype();
   const int64_t n = x.numel();
@@ -333,6 +363,133 @@ Status cast_tensor(const Tensor& x, Tensor& y, bool saturate, const std::string&
   return Status::ok();
 }
 
+bool is_packed_int(DataType type) {
+  return type == DataType::kInt4 || type == DataType::kUInt4 || type == DataType::kInt2 || type == DataType::kUInt2;
+}
+bool is_packed(DataType type) { return ((packed_mask() >> static_cast<int>(type)) & 1u) != 0; }
+
+// Bits per element (2, 4 or 8 for e8m0) and, for the packed integers, the value range.
+struct PackedSpec {
+  int bits;
+  int64_t low;
+  int64_t high;
+};
+
+PackedSpec packed_spec(DataType type) {
+  switch (type) {
+    case DataType::kInt4: return {4, -8, 7};
+    case DataType::kUInt4: return {4, 0, 15};
+    case DataType::kInt2: return {2, -2, 1};
+    case DataType::kUInt2: return {2, 0, 3};
+    case DataType::kFloat4E2M1: return {4, 0, 0};
+    default: return {8, 0, 0};
+  }
+}
+
+uint8_t code_at(const uint8_t* data, int64_t i, int bits) {
+  const int64_t bit = i * bits;
+  return static_cast<uint8_t>((data[bit / 8] >> (bit % 8)) & ((1u << bits) - 1u));
+}
+
+// Unpacks `x` (a packed type) into `mid`: int64 for the packed integers, float32 for float4e2m1 and e8m0.
+void decode_packed(const Tensor& x, Tensor& mid, ThreadPool& pool) {
+  const DataType from = x.dtype();
+  const PackedSpec spec = packed_spec(from);
+  const uint8_t* in = x.data<uint8_t>();
+  pool.parallel_for(x.numel(), kGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const uint8_t code = code_at(in, i, spec.bits);
+      if (is_packed_int(from)) {
+        const int64_t value = static_cast<int64_t>(code);
+        mid.data<int64_t>()[i] = spec.low < 0 && value > spec.high ? value - (int64_t{1} << spec.bits) : value;
+      } else if (from == DataType::kFloat4E2M1) {
+        mid.data<float>()[i] = float4e2m1_to_float(code);
+      } else {
+        mid.data<float>()[i] = float8e8m0_to_float(code);
+      }
+    }
+  });
+}
+
+// Code of element i of `mid` (int64, float64 or float32) in packed type `to`. Integers keep their low bits;
+// floats truncate toward zero and give 0 when NaN or out of range, as ml_dtypes does.
+uint8_t encode_one(const Tensor& mid, int64_t i, DataType to, const PackedSpec& spec, bool saturate,
+                   E8M0Rounding rounding) {
+  const uint8_t mask = static_cast<uint8_t>((1u << spec.bits) - 1u);
+  if (to == DataType::kFloat8E8M0) return float_to_float8e8m0(mid.data<float>()[i], saturate, rounding);
+  if (to == DataType::kFloat4E2M1) return double_to_float4e2m1(mid.data<double>()[i]);
+  if (mid.dtype() == DataType::kInt64) return static_cast<uint8_t>(static_cast<uint64_t>(mid.data<int64_t>()[i]) & mask);
+  const double value = std::trunc(mid.data<double>()[i]);
+  if (!(value >= static_cast<double>(spec.low) && value <= static_cast<double>(spec.high))) return 0;
+  return static_cast<uint8_t>(static_cast<uint64_t>(static_cast<int64_t>(value)) & mask);
+}
+
+void encode_packed(const Tensor& mid, Tensor& y, bool saturate, E8M0Rounding rounding, ThreadPool& pool) {
+  const DataType to = y.dtype();
+  const PackedSpec spec = packed_spec(to);
+  const int64_t n = y.numel();
+  const int64_t per_byte = 8 / spec.bits;
+  const int64_t bytes = (n + per_byte - 1) / per_byte;
+  uint8_t* out = y.data<uint8_t>();
+  pool.parallel_for(bytes, kGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      uint8_t byte = 0;
+      for (int64_t k = 0; k < per_byte && b * per_byte + k < n; ++k) {
+        byte = static_cast<uint8_t>(byte | (encode_one(mid, b * per_byte + k, to, spec, saturate, rounding)
+                                            << (k * spec.bits)));
+      }
+      out[b] = byte;
+    }
+  });
+}
+
+// The unpacked type a cast to packed `to` goes through, from `from`.
+DataType intermediate_to(DataType from, DataType to) {
+  if (to == DataType::kFloat8E8M0) return DataType::kFloat32;
+  if (to == DataType::kFloat4E2M1) return DataType::kFloat64;
+  return is_float_type(from) ? DataType::kFloat64 : DataType::kInt64;
+}
+
+}  // namespace
+
+Status cast_tensor(const Tensor& x, Tensor& y, bool saturate, E8M0Rounding rounding, const std::string& description,
+                   ThreadPool& pool) {
+  const DataType from = x.dtype();
+  const DataType to = y.dtype();
+  if (from != to && is_packed(from)) {
+    const DataType mid_type = is_packed_int(from) ? DataType::kInt64 : DataType::kFloat32;
+    TRY_ASSIGN(Tensor mid, Tensor::allocate(mid_type, x.shape()));
+    decode_packed(x, mid, pool);
+    return cast_tensor(mid, y, saturate, rounding, description, pool);
+  }
+  if (from != to && is_packed(to)) {
+    const DataType mid_type = intermediate_to(from, to);
+    if (from == mid_type) {
+      encode_packed(x, y, saturate, rounding, pool);
+      return Status::ok();
+    }
+    TRY_ASSIGN(Tensor mid, Tensor::allocate(mid_type, x.shape()));
+    TRY(cast_regular(x, mid, saturate, description, pool));
+    encode_packed(mid, y, saturate, rounding, pool);
+    return Status::ok();
+  }
+  return cast_regular(x, y, saturate, description, pool);
+}
+
+Status cast_tensor(const Tensor& x, Tensor& y, bool saturate, const std::string& description, ThreadPool& pool) {
+  return cast_tensor(x, y, saturate, E8M0Rounding::kUp, description, pool);
+}
+
 std::span<const KernelDef> cast_kernels() { return kCastKernels; }
+
+Expected<E8M0Rounding> cast_rounding_of(const graph::Node& node) {
+  if (node.opset < 24) return E8M0Rounding::kUp;
+  TRY_ASSIGN(const std::string round_mode, node.attr_string("round_mode", "up"));
+  if (round_mode == "up") return E8M0Rounding::kUp;
+  if (round_mode == "down") return E8M0Rounding::kDown;
+  if (round_mode == "nearest") return E8M0Rounding::kNearest;
+  return make_error(StatusCode::kInvalidGraph, node.describe(), ": attribute 'round_mode' must be up, down or ",
+                    "nearest, got \"", round_mode, "\"");
+}
 
 }  // namespace nxrt::cpu

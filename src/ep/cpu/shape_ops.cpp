@@ -205,7 +205,8 @@ class ConstantOfShapeKernel final : public Kernel {
 
 class CastLikeKernel final : public Kernel {
  public:
-  CastLikeKernel(std::string description, bool saturate) : description_(std::move(description)), saturate_(saturate) {}
+  CastLikeKernel(std::string description, bool saturate, E8M0Rounding rounding)
+      : description_(std::move(description)), saturate_(saturate), rounding_(rounding) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     for (int i = 0; i < 2; ++i) {
@@ -220,12 +221,13 @@ class CastLikeKernel final : public Kernel {
     return Status::ok();
   }
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
-    return cast_tensor(*inputs[0], outputs[0], saturate_, description_, pool);
+    return cast_tensor(*inputs[0], outputs[0], saturate_, rounding_, description_, pool);
   }
 
  private:
   std::string description_;
   bool saturate_;
+  E8M0Rounding rounding_;
 };
 
 Expected<std::unique_ptr<Kernel>> create_flatten(const KernelInfo& info) {
@@ -284,8 +286,9 @@ Expected<std::unique_ptr<Kernel>> create_constant_of_shape(const KernelInfo& inf
 
 Expected<std::unique_ptr<Kernel>> create_cast_like(const KernelInfo& info) {
   TRY_ASSIGN(const int64_t saturate, info.node.attr_int("saturate", 1));
+  TRY_ASSIGN(const E8M0Rounding rounding, cast_rounding_of(info.node));
   return std::unique_ptr<Kernel>(
-      std::make_unique<CastLikeKernel>(info.node.describe(), info.opset() < 19 || saturate != 0));
+      std::make_unique<CastLikeKernel>(info.node.describe(), info.opset() < 19 || saturate != 0, rounding));
 }
 
 const KernelDef kShapeOpsKernels[] = {

@@ -159,13 +159,101 @@ TEST(CastTest, Float8WithSaturateAttribute) {
 }
 
 TEST(CastTest, UnsupportedTargetsAreReported) {
-  auto int4 = run_kernel(cast_node(DataType::kInt4), {make_tensor<float>({1}, {1.0f})});
-  ASSERT_FALSE(int4.has_value());
-  EXPECT_EQ(int4.status().code(), StatusCode::kNotImplemented);
+  auto complex = run_kernel(cast_node(DataType::kComplex64), {make_tensor<float>({1}, {1.0f})});
+  ASSERT_FALSE(complex.has_value());
+  EXPECT_EQ(complex.status().code(), StatusCode::kNotImplemented);
+  auto early_int4 = run_kernel(cast_node(DataType::kInt4, 19), {make_tensor<float>({1}, {1.0f})});
+  EXPECT_FALSE(early_int4.has_value());
+  auto bad_mode = run_kernel(NodeBuilder("Cast", 24).attr_int("to", 24).attr_string("round_mode", "sideways").node(),
+                             {make_tensor<float>({1}, {1.0f})});
+  EXPECT_FALSE(bad_mode.has_value());
   auto missing = run_kernel(NodeBuilder("Cast", 13).node(), {make_tensor<float>({1}, {1.0f})});
   EXPECT_FALSE(missing.has_value());
   auto bogus = run_kernel(NodeBuilder("Cast", 13).attr_int("to", 99).node(), {make_tensor<float>({1}, {1.0f})});
   EXPECT_FALSE(bogus.has_value());
+}
+
+Tensor packed_tensor(DataType type, Shape shape, const std::vector<uint8_t>& bytes) {
+  auto tensor = Tensor::allocate(type, std::move(shape));
+  EXPECT_TRUE(tensor.has_value());
+  EXPECT_EQ(tensor->storage_bytes(), bytes.size());
+  for (size_t i = 0; i < bytes.size(); ++i) tensor->data<uint8_t>()[i] = bytes[i];
+  return *tensor;
+}
+
+std::vector<uint8_t> packed_bytes(const Tensor& tensor) {
+  const uint8_t* data = tensor.data<uint8_t>();
+  return std::vector<uint8_t>(data, data + tensor.storage_bytes());
+}
+
+TEST(Float8Test, Float4E2M1RoundsToNearestEvenAndSaturates) {
+  const std::vector<std::pair<double, uint8_t>> cases = {
+      {0.25, 0x0}, {0.2500001, 0x1}, {0.75, 0x2}, {1.25, 0x2}, {1.75, 0x4}, {2.5, 0x4}, {3.5, 0x6}, {5.0, 0x6},
+      {5.1, 0x7}, {1e6, 0x7}, {INFINITY, 0x7}, {-INFINITY, 0xF}, {-0.0, 0x8}, {-1e-30, 0x8}, {-3.5, 0xE},
+      {NAN, 0x8}};
+  for (const auto& [value, code] : cases) EXPECT_EQ(double_to_float4e2m1(value), code) << value;
+  for (uint8_t code = 0; code < 16; ++code) EXPECT_EQ(double_to_float4e2m1(float4e2m1_to_float(code)), code);
+}
+
+TEST(Float8Test, Float8E8M0RoundingModes) {
+  EXPECT_EQ(float_to_float8e8m0(1.0f, true, E8M0Rounding::kUp), 127);
+  EXPECT_EQ(float_to_float8e8m0(1.5f, true, E8M0Rounding::kUp), 128);
+  EXPECT_EQ(float_to_float8e8m0(1.5f, true, E8M0Rounding::kDown), 127);
+  EXPECT_EQ(float_to_float8e8m0(1.5f, true, E8M0Rounding::kNearest), 128);
+  EXPECT_EQ(float_to_float8e8m0(1.25f, true, E8M0Rounding::kNearest), 127);
+  EXPECT_EQ(float_to_float8e8m0(0.0f, true, E8M0Rounding::kUp), 0);
+  EXPECT_EQ(float_to_float8e8m0(kNan, true, E8M0Rounding::kUp), 0xFF);
+  EXPECT_EQ(float_to_float8e8m0(kInf, true, E8M0Rounding::kUp), 0xFF);
+  EXPECT_EQ(float_to_float8e8m0(std::numeric_limits<float>::max(), true, E8M0Rounding::kUp), 0xFE);
+  EXPECT_EQ(float_to_float8e8m0(std::numeric_limits<float>::max(), false, E8M0Rounding::kUp), 0xFF);
+  EXPECT_EQ(float8e8m0_to_float(127), 1.0f);
+  EXPECT_EQ(float8e8m0_to_float(130), 8.0f);
+  EXPECT_TRUE(std::isnan(float8e8m0_to_float(0xFF)));
+}
+
+TEST(CastTest, FloatToInt4TruncatesAndZeroesOutOfRange) {
+  // Elements low nibble first: -9 -> 0, -8.9 -> -8, 7.9 -> 7, 8 -> 0, NaN -> 0.
+  const Tensor x = make_tensor<float>({5}, {-9.0f, -8.9f, 7.9f, 8.0f, kNan});
+  for (int threads : {1, 3}) {
+    EXPECT_EQ(packed_bytes(run_one(cast_node(DataType::kInt4), {x}, threads)), (std::vector<uint8_t>{0x80, 0x07, 0x00}));
+    EXPECT_EQ(packed_bytes(run_one(cast_node(DataType::kUInt4), {x}, threads)), (std::vector<uint8_t>{0x00, 0x87, 0x00}));
+  }
+}
+
+TEST(CastTest, IntegersWrapIntoSubByteTypes) {
+  const Tensor x = make_tensor<int64_t>({4}, {200, -200, 17, -1});
+  EXPECT_EQ(packed_bytes(run_one(cast_node(DataType::kInt4), {x})), (std::vector<uint8_t>{0x88, 0xF1}));
+  EXPECT_EQ(packed_bytes(run_one(cast_node(DataType::kUInt2, 25), {x})), (std::vector<uint8_t>{0xD0}));
+  EXPECT_EQ(packed_bytes(run_one(cast_node(DataType::kInt2, 25), {make_tensor<bool>({3}, {true, false, true})})),
+            (std::vector<uint8_t>{0x11}));
+}
+
+TEST(CastTest, SubByteTypesUnpackSignExtended) {
+  const Tensor int4 = packed_tensor(DataType::kInt4, {3}, {0x7F, 0x08});  // -1, 7, -8
+  EXPECT_EQ(to_vector<int32_t>(run_one(cast_node(DataType::kInt32), {int4}, 3)), (std::vector<int32_t>{-1, 7, -8}));
+  EXPECT_EQ(to_vector<uint64_t>(run_one(cast_node(DataType::kUInt64), {int4})),
+            (std::vector<uint64_t>{std::numeric_limits<uint64_t>::max(), 7, static_cast<uint64_t>(-8)}));
+  EXPECT_EQ(to_float_vector(run_one(cast_node(DataType::kFloat16), {int4})), (std::vector<float>{-1, 7, -8}));
+  const Tensor int2 = packed_tensor(DataType::kInt2, {5}, {0xE4, 0x03});  // 0, 1, -2, -1, -1
+  EXPECT_EQ(to_vector<int8_t>(run_one(cast_node(DataType::kInt8, 25), {int2})), (std::vector<int8_t>{0, 1, -2, -1, -1}));
+  EXPECT_EQ(to_vector<std::string>(run_one(cast_node(DataType::kString, 25), {int2})),
+            (std::vector<std::string>{"0", "1", "-2", "-1", "-1"}));
+  // int4 -> uint4 keeps the low bits; an empty tensor stays empty.
+  EXPECT_EQ(packed_bytes(run_one(cast_node(DataType::kUInt4), {int4})), (std::vector<uint8_t>{0x7F, 0x08}));
+  EXPECT_EQ(run_one(cast_node(DataType::kInt4), {make_tensor<float>({0, 3}, {})}).numel(), 0);
+}
+
+TEST(CastTest, Float4AndE8M0RoundTripThroughFloat) {
+  const Tensor x = make_tensor<double>({4}, {0.48, -3.5, 1e6, 0.01});
+  const Tensor f4 = run_one(cast_node(DataType::kFloat4E2M1, 23), {x});
+  EXPECT_EQ(packed_bytes(f4), (std::vector<uint8_t>{0xE1, 0x07}));
+  EXPECT_EQ(to_vector<float>(run_one(cast_node(DataType::kFloat32, 23), {f4})), (std::vector<float>{0.5f, -4, 6, 0}));
+  const Tensor y = make_half_tensor<Float16>({3}, {1.5f, 0.25f, 3.0f});
+  const Tensor up = run_one(NodeBuilder("Cast", 24).attr_int("to", 24).node(), {y});
+  EXPECT_EQ(packed_bytes(up), (std::vector<uint8_t>{128, 125, 129}));
+  const Tensor down = run_one(NodeBuilder("Cast", 25).attr_int("to", 24).attr_string("round_mode", "down").node(), {y});
+  EXPECT_EQ(packed_bytes(down), (std::vector<uint8_t>{127, 125, 128}));
+  EXPECT_EQ(to_vector<double>(run_one(cast_node(DataType::kFloat64, 24), {down})), (std::vector<double>{1, 0.25, 2}));
 }
 
 }  // namespace

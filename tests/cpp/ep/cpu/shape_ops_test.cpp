@@ -116,5 +116,19 @@ TEST(CastLikeTest, TakesTypeOfSecondInput) {
                    .has_value());
 }
 
+TEST(CastLikeTest, HonoursRoundModeForE8M0) {
+  const Tensor x = make_tensor<float>({2}, {3.0f, 0.25f});
+  const Tensor like = Tensor::allocate(DataType::kFloat8E8M0, {0}).value();
+  const Tensor up = run_one(NodeBuilder("CastLike", 24).node(), {x, like});
+  const Tensor down = run_one(NodeBuilder("CastLike", 24).attr_string("round_mode", "down").node(), {x, like});
+  ASSERT_EQ(up.dtype(), DataType::kFloat8E8M0);
+  EXPECT_EQ(up.data<uint8_t>()[0], 129);  // 2^2 = 4: 3 rounds up
+  EXPECT_EQ(down.data<uint8_t>()[0], 128);  // 2^1 = 2: 3 rounds down
+  EXPECT_EQ(up.data<uint8_t>()[1], 125);
+  EXPECT_EQ(down.data<uint8_t>()[1], 125);
+  EXPECT_FALSE(run_kernel(NodeBuilder("CastLike", 24).attr_string("round_mode", "sideways").node(), {x, like})
+                   .has_value());
+}
+
 }  // namespace
 }  // namespace nxrt::cpu::testing
