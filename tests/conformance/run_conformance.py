@@ -135,6 +135,9 @@ def op_types_by_key():
 
 
 OP_KEYS = op_types_by_key()
+# Case-name prefixes that abbreviate their operator.
+OP_KEYS.update({"sce": "SoftmaxCrossEntropyLoss", "nllloss": "NegativeLogLikelihoodLoss",
+                "mvn": "MeanVarianceNormalization"})
 
 
 def op_of(case):

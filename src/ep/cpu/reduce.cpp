@@ -1,4 +1,4 @@
-// Reduce kernels: ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/LogSumExp/SumSquare, and CumSum.
+// Reduce kernels: ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/LogSumExp/SumSquare, CumSum and CumProd.
 // Axes come from the `axes` attribute before opset 13 (ReduceSum) / 18 (the others) and from the optional
 // second input after. An empty axes list reduces every axis unless noop_with_empty_axes is set, in which case
 // no axis is reduced and only the per-element transform applies (|x|, x*x, ...), as the reference does.
@@ -293,29 +293,31 @@ class ReduceKernel final : public Kernel {
   bool noop_with_empty_axes_;
 };
 
-// CumSum along one axis: `len` adjacent columns of n rows spaced `inner` apart, running sums kept in Acc.
-template <class T>
-void cumsum_columns(const T* x, T* y, int64_t n, int64_t inner, int64_t len, bool exclusive, bool reverse) {
-  using Acc = SumAcc<T>;
+// CumSum / CumProd along one axis: `len` adjacent columns of n rows spaced `inner` apart, running values kept in
+// Op's accumulator (Op is SumOp or ProdOp).
+template <class Op, class T>
+void cumulate_columns(const T* x, T* y, int64_t n, int64_t inner, int64_t len, bool exclusive, bool reverse) {
+  using Acc = typename Op::Acc;
   Acc acc[kBlock];
-  for (int64_t j = 0; j < len; ++j) acc[j] = Acc{0};
+  for (int64_t j = 0; j < len; ++j) acc[j] = Op::init();
   for (int64_t step = 0; step < n; ++step) {
     const int64_t r = reverse ? n - 1 - step : step;
     const T* in = x + r * inner;
     T* out = y + r * inner;
     for (int64_t j = 0; j < len; ++j) {
       const Acc before = acc[j];
-      acc[j] += widen(in[j]);
-      out[j] = SumOp<T>::finish(exclusive ? before : acc[j], 0, Acc{0});
+      acc[j] = Op::step(acc[j], in[j], Acc{});
+      out[j] = Op::finish(exclusive ? before : acc[j], 0, Acc{});
     }
   }
 }
 
-using CumSumTypes = TypeList<float, double, Float16, BFloat16, int32_t, int64_t, uint32_t, uint64_t>;
+using CumulativeTypes = TypeList<float, double, Float16, BFloat16, int32_t, int64_t, uint32_t, uint64_t>;
 
-class CumSumKernel final : public Kernel {
+template <template <class> class Op>
+class CumulativeKernel final : public Kernel {
  public:
-  CumSumKernel(std::string description, DataTypeMask types, bool exclusive, bool reverse)
+  CumulativeKernel(std::string description, DataTypeMask types, bool exclusive, bool reverse)
       : description_(std::move(description)), types_(types), exclusive_(exclusive), reverse_(reverse) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
@@ -336,14 +338,15 @@ class CumSumKernel final : public Kernel {
     const int64_t outer = x.numel() / (n * inner);
     const int64_t blocks = (inner + kBlock - 1) / kBlock;
     const int64_t grain = std::max<int64_t>(1, kGrain / (n * std::min(kBlock, inner)));
-    visit_dtype<CumSumTypes>(x.dtype(), [&]<class T>() {
+    visit_dtype<CumulativeTypes>(x.dtype(), [&]<class T>() {
       const T* in = x.data<T>();
       T* out = outputs[0].data<T>();
       pool.parallel_for(outer * blocks, grain, [&](int64_t begin, int64_t end) {
         for (int64_t item = begin; item < end; ++item) {
           const int64_t col = (item % blocks) * kBlock;
           const int64_t offset = (item / blocks) * n * inner + col;
-          cumsum_columns<T>(in + offset, out + offset, n, inner, std::min(kBlock, inner - col), exclusive_, reverse_);
+          cumulate_columns<Op<T>, T>(in + offset, out + offset, n, inner, std::min(kBlock, inner - col), exclusive_,
+                                     reverse_);
         }
       });
     });
@@ -382,12 +385,12 @@ class CumSumKernel final : public Kernel {
   bool reverse_;
 };
 
-template <DataTypeMask Types>
-Expected<std::unique_ptr<Kernel>> create_cumsum(const KernelInfo& info) {
+template <template <class> class Op, DataTypeMask Types>
+Expected<std::unique_ptr<Kernel>> create_cumulative(const KernelInfo& info) {
   TRY_ASSIGN(const int64_t exclusive, info.node.attr_int("exclusive", 0));
   TRY_ASSIGN(const int64_t reverse, info.node.attr_int("reverse", 0));
   return std::unique_ptr<Kernel>(
-      std::make_unique<CumSumKernel>(info.node.describe(), Types, exclusive != 0, reverse != 0));
+      std::make_unique<CumulativeKernel<Op>>(info.node.describe(), Types, exclusive != 0, reverse != 0));
 }
 
 // Opset from which `axes` is an input rather than an attribute.
@@ -451,8 +454,9 @@ const KernelDef kReduceKernels[] = {
     {"ReduceMin", graph::kOnnxDomain, 12, 12, kMinMax12, 0, create_reduce<MinOp, kMinMax12>},
     {"ReduceMin", graph::kOnnxDomain, 13, 19, kMinMax13, 0, create_reduce<MinOp, kMinMax13>},
     {"ReduceMin", graph::kOnnxDomain, 20, kLatestOpset, kMinMax20, 0, create_reduce<MinOp, kMinMax20>},
-    {"CumSum", graph::kOnnxDomain, 11, 13, kCumSum11, 0, create_cumsum<kCumSum11>},
-    {"CumSum", graph::kOnnxDomain, 14, kLatestOpset, kNew, 0, create_cumsum<kNew>},
+    {"CumSum", graph::kOnnxDomain, 11, 13, kCumSum11, 0, create_cumulative<SumOp, kCumSum11>},
+    {"CumSum", graph::kOnnxDomain, 14, kLatestOpset, kNew, 0, create_cumulative<SumOp, kNew>},
+    {"CumProd", graph::kOnnxDomain, 26, kLatestOpset, kNew, 0, create_cumulative<ProdOp, kNew>},
 };
 
 }  // namespace

@@ -350,6 +350,22 @@ TEST(CumSum, IntegersWrapAndHalvesAccumulateInFloat) {
   EXPECT_EQ(run_one(NodeBuilder("CumSum", 14).node(), {empty, make_tensor<int64_t>({}, {1})}).shape(), (Shape{0, 3}));
 }
 
+TEST(CumProd, ExclusiveReverseAndIntegerWrap) {
+  const Tensor x = make_tensor<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor axis1 = make_tensor<int64_t>({}, {1});
+  EXPECT_EQ(to_vector<float>(run_one(NodeBuilder("CumProd", 26).node(), {x, axis1})),
+            (std::vector<float>{1, 2, 6, 4, 20, 120}));
+  EXPECT_EQ(to_vector<float>(run_one(NodeBuilder("CumProd", 26).attr_int("exclusive", 1).attr_int("reverse", 1).node(),
+                                     {x, axis1})),
+            (std::vector<float>{6, 3, 1, 30, 6, 1}));
+  EXPECT_EQ(to_vector<float>(run_one(NodeBuilder("CumProd", 26).node(), {x, make_tensor<int32_t>({}, {-2})})),
+            (std::vector<float>{1, 2, 3, 4, 10, 18}));
+  const Tensor big = make_tensor<int32_t>({3}, {65536, 65536, 3});
+  EXPECT_EQ(to_vector<int32_t>(run_one(NodeBuilder("CumProd", 26).node(), {big, make_tensor<int64_t>({}, {0})})),
+            (std::vector<int32_t>{65536, 0, 0}));
+  EXPECT_FALSE(run_kernel(NodeBuilder("CumProd", 25).node(), {x, axis1}).has_value());
+}
+
 TEST(CumSum, RejectsBadAxis) {
   const Tensor x = make_tensor<float>({2, 2}, {1, 2, 3, 4});
   auto out = run_kernel(NodeBuilder("CumSum", 14).node(), {x, make_tensor<int64_t>({}, {2})});
