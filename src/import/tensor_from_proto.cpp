@@ -44,14 +44,18 @@ Status decode_typed_fields(const onnx::TensorProto& proto, DataType dtype, Tenso
       if (proto.float_data.size() != static_cast<size_t>(tensor.numel()) * 2) {
         return size_mismatch(what, proto.float_data.size(), tensor.numel() * 2, "float_data");
       }
-      std::memcpy(tensor.raw_data(), proto.float_data.data(), proto.float_data.size() * sizeof(float));
+      if (!proto.float_data.empty()) {
+        std::memcpy(tensor.raw_data(), proto.float_data.data(), proto.float_data.size() * sizeof(float));
+      }
       return Status::ok();
     }
     case DataType::kComplex128: {
       if (proto.double_data.size() != static_cast<size_t>(tensor.numel()) * 2) {
         return size_mismatch(what, proto.double_data.size(), tensor.numel() * 2, "double_data");
       }
-      std::memcpy(tensor.raw_data(), proto.double_data.data(), proto.double_data.size() * sizeof(double));
+      if (!proto.double_data.empty()) {
+        std::memcpy(tensor.raw_data(), proto.double_data.data(), proto.double_data.size() * sizeof(double));
+      }
       return Status::ok();
     }
     case DataType::kString: {

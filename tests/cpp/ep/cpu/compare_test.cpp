@@ -24,7 +24,7 @@ Tensor bool_tensor(Shape shape, const std::vector<int>& values) {
   std::vector<uint8_t> bytes(values.begin(), values.end());
   auto tensor = Tensor::allocate(DataType::kBool, std::move(shape));
   EXPECT_TRUE(tensor.has_value());
-  std::memcpy(tensor->raw_data(), bytes.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(tensor->raw_data(), bytes.data(), bytes.size());
   return *tensor;
 }
 
