@@ -247,7 +247,9 @@ class UniqueKernel final : public Kernel {
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool&) const override {
     const Tensor& x = *inputs[0];
     const UniqueResult result = unique(x);
-    const auto [outer, items, inner] = view(x);
+    // Plain variables, not a structured binding: clang 14 (the fuzz build) cannot capture bindings in lambdas.
+    const auto dims = view(x);
+    const int64_t outer = std::get<0>(dims), items = std::get<1>(dims), inner = std::get<2>(dims);
     const int64_t count = static_cast<int64_t>(result.first.size());
     visit_dtype<ValueTypes>(x.dtype(), [&]<class T>() {
       const T* in = x.data<T>();
@@ -281,7 +283,9 @@ class UniqueKernel final : public Kernel {
   }
 
   UniqueResult unique(const Tensor& x) const {
-    const auto [outer, items, inner] = view(x);
+    // Plain variables, not a structured binding: clang 14 (the fuzz build) cannot capture bindings in lambdas.
+    const auto dims = view(x);
+    const int64_t outer = std::get<0>(dims), items = std::get<1>(dims), inner = std::get<2>(dims);
     UniqueResult result;
     visit_dtype<ValueTypes>(x.dtype(), [&]<class T>() {
       result = compute_unique<T>(x.data<T>(), outer, items, inner, sorted_);
