@@ -155,6 +155,30 @@ std::vector<Tensor> run_session(const PySession& self, nb::handle output_names, 
   return value_or_throw(std::move(*result));
 }
 
+// The callable API's fast path: arrays given positionally, one per model input in order, every output.
+std::vector<Tensor> run_positional(const PySession& self, nb::handle args) {
+  const std::vector<ValueDesc>& inputs = self.session->inputs();
+  const Py_ssize_t count = PyTuple_GET_SIZE(args.ptr());
+  if (static_cast<size_t>(count) != inputs.size()) {
+    throw nb::type_error("run_positional expects one array per model input");
+  }
+  std::vector<std::string> names;
+  std::vector<Tensor> tensors;
+  std::vector<nb::object> keep;
+  names.reserve(inputs.size());
+  tensors.reserve(inputs.size());
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    names.push_back(inputs[static_cast<size_t>(i)].name);
+    tensors.push_back(tensor_from_object(PyTuple_GET_ITEM(args.ptr(), i), keep));
+  }
+  std::optional<Expected<std::vector<Tensor>>> result;
+  {
+    nb::gil_scoped_release release;
+    result.emplace(self.session->run(names, tensors, {}, RunOptions{}));
+  }
+  return value_or_throw(std::move(*result));
+}
+
 nb::list overridable_initializers(const PySession& self) {
   std::shared_ptr<const onnx::ModelBytes> bytes;
   if (PyBytes_Check(self.model_source.ptr())) {
@@ -244,7 +268,16 @@ void register_session(nb::module_& m) {
             return out;
           },
           nb::arg("output_names").none(), nb::arg("input_feed"), nb::arg("run_options").none() = nb::none(),
-          "Runs the model; returns nxrt.Value objects.");
+          "Runs the model; returns nxrt.Value objects.")
+      .def(
+          "run_positional",
+          [](const PySession& self, nb::tuple args) {
+            std::vector<Tensor> results = run_positional(self, args);
+            nb::list out;
+            for (Tensor& tensor : results) out.append(numpy_from_tensor(tensor));
+            return out;
+          },
+          nb::arg("args"), "Runs the model on one array per input, in input order; returns every output.");
 }
 
 }  // namespace nxrt::python
