@@ -286,20 +286,13 @@ class VariadicKernel final : public Kernel {
       return make_error(StatusCode::kInvalidArgument, description_, ": unsupported input 0 type ",
                         data_type_name(dtype));
     }
-    Shape shape = inputs[0]->shape();
     for (size_t i = 1; i < inputs.size(); ++i) {
       if (inputs[i]->dtype() != dtype) {
         return make_error(StatusCode::kInvalidArgument, description_, ": input ", i, " type ",
                           data_type_name(inputs[i]->dtype()), " differs from input 0 type ", data_type_name(dtype));
       }
-      auto next = broadcast_ ? broadcast_shapes(shape, inputs[i]->shape())
-                             : (shape == inputs[i]->shape() ? std::optional<Shape>(shape) : std::nullopt);
-      if (!next) {
-        return make_error(StatusCode::kInvalidArgument, description_, ": input ", i, " shape ",
-                          shape_to_string(inputs[i]->shape()), " cannot broadcast with ", shape_to_string(shape));
-      }
-      shape = std::move(*next);
     }
+    TRY_ASSIGN(Shape shape, broadcast_input_shapes(inputs, broadcast_, description_));
     outputs.assign(1, OutputDesc{dtype, std::move(shape)});
     return Status::ok();
   }

@@ -20,6 +20,7 @@
 #include "core/shape.h"
 #include "core/status.h"
 #include "core/thread_pool.h"
+#include "ep/cpu/kernel.h"
 #include "graph/graph.h"
 
 namespace nxrt::cpu {
@@ -230,6 +231,23 @@ inline Expected<BinaryShapes> binary_broadcast_shapes(const LegacyBroadcast* leg
   shapes.out = std::move(*out);
   shapes.b = b;
   return shapes;
+}
+
+// Output shape of an N-input elementwise op (Where, variadic Max/Min/Sum/Mean): every input broadcasts with the
+// others, or, when `allow_broadcast` is false (variadic ops before opset 8), all shapes must be equal.
+inline Expected<Shape> broadcast_input_shapes(KernelInputs inputs, bool allow_broadcast,
+                                              const std::string& description) {
+  Shape shape = inputs[0]->shape();
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    auto next = allow_broadcast ? broadcast_shapes(shape, inputs[i]->shape())
+                                : (shape == inputs[i]->shape() ? std::optional<Shape>(shape) : std::nullopt);
+    if (!next) {
+      return make_error(StatusCode::kInvalidArgument, description, ": input ", i, " shape ",
+                        shape_to_string(inputs[i]->shape()), " cannot broadcast with ", shape_to_string(shape));
+    }
+    shape = std::move(*next);
+  }
+  return shape;
 }
 
 }  // namespace nxrt::cpu

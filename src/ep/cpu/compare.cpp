@@ -182,15 +182,7 @@ class WhereKernel final : public Kernel {
       return make_error(StatusCode::kInvalidArgument, description_, ": input 2 type ",
                         data_type_name(inputs[2]->dtype()), " differs from input 1 type ", data_type_name(dtype));
     }
-    Shape shape = inputs[0]->shape();
-    for (size_t i = 1; i < 3; ++i) {
-      auto next = broadcast_shapes(shape, inputs[i]->shape());
-      if (!next) {
-        return make_error(StatusCode::kInvalidArgument, description_, ": input ", i, " shape ",
-                          shape_to_string(inputs[i]->shape()), " cannot broadcast with ", shape_to_string(shape));
-      }
-      shape = std::move(*next);
-    }
+    TRY_ASSIGN(Shape shape, broadcast_input_shapes(inputs.first(3), true, description_));
     outputs.assign(1, OutputDesc{dtype, std::move(shape)});
     return Status::ok();
   }
