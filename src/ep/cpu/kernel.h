@@ -95,6 +95,23 @@ std::span<const KernelDef> select_kernels();
 std::span<const KernelDef> scatter_kernels();
 std::span<const KernelDef> linalg_kernels();
 std::span<const KernelDef> topk_kernels();
+std::span<const KernelDef> conv_kernels();
+std::span<const KernelDef> pool_kernels();
+std::span<const KernelDef> norm_kernels();
+std::span<const KernelDef> loss_kernels();
+std::span<const KernelDef> training_kernels();
+std::span<const KernelDef> resize_kernels();
+std::span<const KernelDef> image_kernels();
+std::span<const KernelDef> signal_kernels();
+std::span<const KernelDef> attention_kernels();
+std::span<const KernelDef> rnn_kernels();
+std::span<const KernelDef> detection_kernels();
+std::span<const KernelDef> quantize_kernels();
+std::span<const KernelDef> random_kernels();
+std::span<const KernelDef> string_kernels();
+std::span<const KernelDef> ml_kernels();
+std::span<const KernelDef> control_flow_kernels();
+std::span<const KernelDef> sequence_kernels();
 
 // Every registered row, in family order.
 std::vector<const KernelDef*> all_kernels();

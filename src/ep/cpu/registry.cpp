@@ -30,6 +30,23 @@ constexpr FamilyFn kFamilies[] = {
     scatter_kernels,
     linalg_kernels,
     topk_kernels,
+    conv_kernels,
+    pool_kernels,
+    norm_kernels,
+    loss_kernels,
+    training_kernels,
+    resize_kernels,
+    image_kernels,
+    signal_kernels,
+    attention_kernels,
+    rnn_kernels,
+    detection_kernels,
+    quantize_kernels,
+    random_kernels,
+    string_kernels,
+    ml_kernels,
+    control_flow_kernels,
+    sequence_kernels,
 };
 
 struct KernelIndex {
