@@ -112,8 +112,51 @@ void check_required_inputs(const PySession& self, nb::handle feed) {
   throw nb::python_error();
 }
 
-std::vector<Tensor> run_session(const PySession& self, nb::handle output_names, nb::handle input_feed,
-                                PyRunOptions* run_options) {
+// A feed: anything tensor-like; for a sequence input also a list or tuple of tensor-likes, and for an optional
+// input also None (no element).
+Value value_from_feed(const PySession& self, std::string_view name, PyObject* object, std::vector<nb::object>& keep) {
+  using Kind = graph::TypeInfo::Kind;
+  if (object == Py_None || PyList_Check(object) || PyTuple_Check(object)) {
+    const graph::TypeInfo* declared = nullptr;
+    for (const ValueDesc& input : self.session->inputs()) {
+      if (input.name == name) declared = &input.type;
+    }
+    const graph::TypeInfo* container = declared;
+    if (container && container->kind == Kind::kOptional && container->element) {
+      if (object == Py_None) {
+        const bool of_sequence = container->element->kind == Kind::kSequence;
+        const graph::TypeInfo* element = of_sequence ? container->element->element.get() : container->element.get();
+        return Value::none(element ? element->elem_type : DataType::kUndefined, of_sequence);
+      }
+      container = container->element.get();
+    }
+    if (container && container->kind == Kind::kSequence && object != Py_None) {
+      std::vector<Tensor> elements;
+      nb::object items = nb::steal(PySequence_Fast(object, "expected a list"));
+      if (!items.is_valid()) throw nb::python_error();
+      for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items.ptr()); ++i) {
+        elements.push_back(tensor_from_object(PySequence_Fast_GET_ITEM(items.ptr(), i), keep));
+      }
+      const DataType elem_type = !elements.empty() ? elements[0].dtype()
+                                 : container->element ? container->element->elem_type
+                                                      : DataType::kUndefined;
+      return Value::sequence(elem_type, std::move(elements));
+    }
+  }
+  return Value(tensor_from_object(object, keep));
+}
+
+// numpy array for a tensor, list of arrays for a sequence, None for an optional without an element.
+nb::object object_from_value(const Value& value) {
+  if (value.is_tensor()) return numpy_from_tensor(value.tensor());
+  if (value.is_none()) return nb::none();
+  nb::list elements;
+  for (const Tensor& element : value.elements()) elements.append(numpy_from_tensor(element));
+  return elements;
+}
+
+std::vector<Value> run_session(const PySession& self, nb::handle output_names, nb::handle input_feed,
+                               PyRunOptions* run_options) {
   nb::object feed = nb::borrow(input_feed);
   if (!PyDict_Check(feed.ptr())) {
     feed = nb::steal(PyDict_New());
@@ -122,11 +165,11 @@ std::vector<Tensor> run_session(const PySession& self, nb::handle output_names, 
   check_required_inputs(self, feed);
 
   std::vector<std::string> names;
-  std::vector<Tensor> tensors;
+  std::vector<Value> values;
   std::vector<nb::object> keep;
   const Py_ssize_t count = PyDict_GET_SIZE(feed.ptr());
   names.reserve(static_cast<size_t>(count));
-  tensors.reserve(static_cast<size_t>(count));
+  values.reserve(static_cast<size_t>(count));
   Py_ssize_t position = 0;
   PyObject* key = nullptr;
   PyObject* value = nullptr;
@@ -135,7 +178,7 @@ std::vector<Tensor> run_session(const PySession& self, nb::handle output_names, 
     const char* text = PyUnicode_Check(key) ? PyUnicode_AsUTF8AndSize(key, &size) : nullptr;
     if (!text) throw nb::type_error("input names must be str");
     names.emplace_back(text, static_cast<size_t>(size));
-    tensors.push_back(tensor_from_object(value, keep));
+    values.push_back(value_from_feed(self, names.back(), value, keep));
   }
 
   std::vector<std::string> wanted;
@@ -147,34 +190,34 @@ std::vector<Tensor> run_session(const PySession& self, nb::handle output_names, 
     options.terminate = &run_options->terminate;
     options.tag = run_options->logid;
   }
-  std::optional<Expected<std::vector<Tensor>>> result;
+  std::optional<Expected<std::vector<Value>>> result;
   {
     nb::gil_scoped_release release;
-    result.emplace(self.session->run(names, tensors, wanted, options));
+    result.emplace(self.session->run_values(names, values, wanted, options));
   }
   return value_or_throw(std::move(*result));
 }
 
 // The callable API's fast path: arrays given positionally, one per model input in order, every output.
-std::vector<Tensor> run_positional(const PySession& self, nb::handle args) {
+std::vector<Value> run_positional(const PySession& self, nb::handle args) {
   const std::vector<ValueDesc>& inputs = self.session->inputs();
   const Py_ssize_t count = PyTuple_GET_SIZE(args.ptr());
   if (static_cast<size_t>(count) != inputs.size()) {
     throw nb::type_error("run_positional expects one array per model input");
   }
   std::vector<std::string> names;
-  std::vector<Tensor> tensors;
+  std::vector<Value> values;
   std::vector<nb::object> keep;
   names.reserve(inputs.size());
-  tensors.reserve(inputs.size());
+  values.reserve(inputs.size());
   for (Py_ssize_t i = 0; i < count; ++i) {
     names.push_back(inputs[static_cast<size_t>(i)].name);
-    tensors.push_back(tensor_from_object(PyTuple_GET_ITEM(args.ptr(), i), keep));
+    values.push_back(value_from_feed(self, names.back(), PyTuple_GET_ITEM(args.ptr(), i), keep));
   }
-  std::optional<Expected<std::vector<Tensor>>> result;
+  std::optional<Expected<std::vector<Value>>> result;
   {
     nb::gil_scoped_release release;
-    result.emplace(self.session->run(names, tensors, {}, RunOptions{}));
+    result.emplace(self.session->run_values(names, values, {}, RunOptions{}));
   }
   return value_or_throw(std::move(*result));
 }
@@ -252,19 +295,22 @@ void register_session(nb::module_& m) {
       .def(
           "run",
           [](const PySession& self, nb::handle output_names, nb::handle feed, PyRunOptions* run_options) {
-            std::vector<Tensor> results = run_session(self, output_names, feed, run_options);
+            std::vector<Value> results = run_session(self, output_names, feed, run_options);
             nb::list out;
-            for (Tensor& tensor : results) out.append(numpy_from_tensor(tensor));
+            for (const Value& value : results) out.append(object_from_value(value));
             return out;
           },
           nb::arg("output_names").none(), nb::arg("input_feed"), nb::arg("run_options").none() = nb::none(),
-          "Runs the model; returns numpy arrays that own the output buffers (no copy).")
+          "Runs the model; returns numpy arrays that own the output buffers (no copy), lists of arrays for "
+          "sequences and None for optionals without an element.")
       .def(
           "run_values",
           [](const PySession& self, nb::handle output_names, nb::handle feed, PyRunOptions* run_options) {
-            std::vector<Tensor> results = run_session(self, output_names, feed, run_options);
+            std::vector<Value> results = run_session(self, output_names, feed, run_options);
             nb::list out;
-            for (Tensor& tensor : results) out.append(make_value(std::move(tensor)));
+            for (Value& value : results) {
+              out.append(value.is_tensor() ? make_value(std::move(value.tensor())) : object_from_value(value));
+            }
             return out;
           },
           nb::arg("output_names").none(), nb::arg("input_feed"), nb::arg("run_options").none() = nb::none(),
@@ -272,9 +318,9 @@ void register_session(nb::module_& m) {
       .def(
           "run_positional",
           [](const PySession& self, nb::tuple args) {
-            std::vector<Tensor> results = run_positional(self, args);
+            std::vector<Value> results = run_positional(self, args);
             nb::list out;
-            for (Tensor& tensor : results) out.append(numpy_from_tensor(tensor));
+            for (const Value& value : results) out.append(object_from_value(value));
             return out;
           },
           nb::arg("args"), "Runs the model on one array per input, in input order; returns every output.");

@@ -105,6 +105,7 @@ void rebuild_links(Graph& graph) {
     for (int input : graph.nodes[n].inputs) {
       if (input != kNoValue) graph.values[input].consumers.push_back(static_cast<int>(n));
     }
+    for (int input : graph.nodes[n].implicit_inputs) graph.values[input].consumers.push_back(static_cast<int>(n));
   }
 }
 
@@ -114,7 +115,9 @@ Status topological_sort(Graph& graph) {
   std::vector<int> pending(count, 0);
   std::vector<int> ready;
   for (size_t n = 0; n < count; ++n) {
-    for (int input : graph.nodes[n].inputs) {
+    std::vector<int> reads = graph.nodes[n].inputs;
+    reads.insert(reads.end(), graph.nodes[n].implicit_inputs.begin(), graph.nodes[n].implicit_inputs.end());
+    for (int input : reads) {
       if (input == kNoValue) continue;
       const Value& value = graph.values[input];
       if (value.producer != kNoValue) {

@@ -51,6 +51,8 @@ struct Node {
   std::vector<int> inputs;
   std::vector<int> outputs;
   std::vector<Attribute> attributes;
+  // Values of this graph that the node's subgraphs read from outer scope; they order and keep alive like inputs.
+  std::vector<int> implicit_inputs;
 
   const Attribute* find_attribute(const std::string& attr_name) const;
   // Typed getters: `fallback` when absent; INVALID_GRAPH naming node and attribute on a type mismatch.

@@ -238,7 +238,11 @@ const Tensor* constant_value(const Graph& graph, int value) {
 }
 
 Status infer_shapes(Graph& graph) {
-  for (const Node& node : graph.nodes) {
+  for (Node& node : graph.nodes) {
+    for (Attribute& attribute : node.attributes) {
+      if (attribute.g) TRY(infer_shapes(*attribute.g));
+      for (auto& sub : attribute.graphs) TRY(infer_shapes(*sub));
+    }
     if (!node.domain.empty()) continue;
     const auto rule = inference_rules().find(node.op_type);
     if (rule == inference_rules().end() || node.outputs.empty()) continue;

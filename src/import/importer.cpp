@@ -1,5 +1,6 @@
 #include "import/importer.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -45,8 +46,10 @@ class GraphImporter {
     }
   }
 
+  // `outer_scope` is null for the main graph; for a subgraph it renames the names it reads from enclosing
+  // graphs (a subgraph inside a function body reads the function's renamed values).
   Status import_graph(const onnx::GraphProto& proto, const std::map<std::string, int64_t>& opsets,
-                      const std::unordered_set<std::string>* outer_names, int depth, graph::Graph& graph,
+                      const NameScope* outer_scope, int depth, graph::Graph& graph,
                       std::vector<int>* overridable) {
     if (depth > kMaxGraphDepth) {
       return make_error(StatusCode::kInvalidGraph, "subgraphs nested deeper than ", kMaxGraphDepth);
@@ -95,7 +98,7 @@ class GraphImporter {
     for (const onnx::NodeProto& node : proto.node) {
       TRY(emit_node(node, top_scope, nullptr, opsets, 0, depth, graph));
     }
-    TRY(link_outer_scope(graph, outer_names));
+    TRY(link_outer_scope(proto, graph, outer_scope));
     for (const onnx::ValueInfoProto& output : proto.output) {
       const std::string name(output.name);
       const int id = graph.find_value(name);
@@ -116,21 +119,39 @@ class GraphImporter {
   }
 
  private:
-  // Values read but produced nowhere in this graph come from an enclosing graph, when one declares them.
-  Status link_outer_scope(graph::Graph& graph, const std::unordered_set<std::string>* outer_names) {
+  // In a subgraph, values read but produced nowhere in it come from an enclosing graph: they become outer-scope
+  // inputs, and the node owning the subgraph lists them as implicit inputs, so the enclosing graph checks that
+  // they exist (and orders and keeps them alive). In the main graph they stay dangling, which sorting reports.
+  Status link_outer_scope(const onnx::GraphProto& proto, graph::Graph& graph, const NameScope* outer_scope) {
+    if (!outer_scope) return Status::ok();
+    for (const onnx::ValueInfoProto& output : proto.output) graph.add_value(std::string(output.name));
     std::vector<bool> produced(graph.values.size(), false);
+    std::vector<bool> read(graph.values.size(), false);
     for (const graph::Node& node : graph.nodes) {
       for (int output : node.outputs) {
         if (output != graph::kNoValue) produced[output] = true;
       }
+      for (int input : node.inputs) {
+        if (input != graph::kNoValue) read[input] = true;
+      }
+      for (int input : node.implicit_inputs) read[input] = true;
     }
+    for (const onnx::ValueInfoProto& output : proto.output) read[graph.find_value(std::string(output.name))] = true;
     for (size_t id = 0; id < graph.values.size(); ++id) {
       graph::Value& value = graph.values[id];
-      if (produced[id] || value.is_graph_input || value.initializer) continue;
-      if (outer_names && outer_names->count(value.name)) {
-        value.is_outer_scope = true;
-        graph.outer_scope_inputs.push_back(static_cast<int>(id));
+      if (!read[id] || produced[id] || value.is_graph_input || value.initializer) continue;
+      const std::string resolved = outer_scope->resolve(value.name);
+      if (resolved != value.name) {
+        if (graph.find_value(resolved) != graph::kNoValue) {
+          return make_error(StatusCode::kInvalidGraph, "subgraph '", graph.name, "' reads '", value.name,
+                            "', which resolves to '", resolved, "', a name the subgraph also defines");
+        }
+        graph.value_index.erase(value.name);
+        graph.value_index.emplace(resolved, static_cast<int>(id));
+        value.name = resolved;
       }
+      value.is_outer_scope = true;
+      graph.outer_scope_inputs.push_back(static_cast<int>(id));
     }
     return Status::ok();
   }
@@ -183,12 +204,29 @@ class GraphImporter {
         if (found == env->end()) continue;  // the caller did not set it: the attribute is absent
         source = found->second;
       }
-      TRY_ASSIGN(graph::Attribute converted, convert_attribute(*source, node, opsets, graph_depth, graph));
+      TRY_ASSIGN(graph::Attribute converted, convert_attribute(*source, node, opsets, graph_depth, scope));
       converted.name = std::string(attribute.name);
       node.attributes.push_back(std::move(converted));
     }
+    add_implicit_inputs(node, graph);
     graph.nodes.push_back(std::move(node));
     return Status::ok();
+  }
+
+  // The outer-scope reads of the node's subgraphs, as values of `graph`.
+  static void add_implicit_inputs(graph::Node& node, graph::Graph& graph) {
+    const auto add_reads_of = [&](const graph::Graph& sub) {
+      for (int id : sub.outer_scope_inputs) {
+        const int outer = graph.add_value(sub.values[id].name);
+        if (std::find(node.implicit_inputs.begin(), node.implicit_inputs.end(), outer) == node.implicit_inputs.end()) {
+          node.implicit_inputs.push_back(outer);
+        }
+      }
+    };
+    for (const graph::Attribute& attribute : node.attributes) {
+      if (attribute.g) add_reads_of(*attribute.g);
+      for (const auto& sub : attribute.graphs) add_reads_of(*sub);
+    }
   }
 
   Status expand_function(const onnx::NodeProto& call, const onnx::FunctionProto& function, const NameScope& scope,
@@ -230,7 +268,7 @@ class GraphImporter {
 
   Expected<graph::Attribute> convert_attribute(const onnx::AttributeProto& proto, const graph::Node& node,
                                                const std::map<std::string, int64_t>& opsets, int graph_depth,
-                                               graph::Graph& graph) {
+                                               const NameScope& scope) {
     using Type = graph::Attribute::Type;
     graph::Attribute attribute;
     const std::string what = node.describe() + " attribute '" + std::string(proto.name) + "'";
@@ -260,14 +298,14 @@ class GraphImporter {
       case onnx::AttributeProto::kGraph: {
         if (!proto.g) return make_error(StatusCode::kInvalidProtobuf, what, ": GRAPH attribute without a graph");
         attribute.type = Type::kGraph;
-        TRY_ASSIGN(attribute.g, import_subgraph(*proto.g, opsets, graph_depth, graph));
+        TRY_ASSIGN(attribute.g, import_subgraph(*proto.g, opsets, graph_depth, scope));
         break;
       }
       case onnx::AttributeProto::kGraphs:
         attribute.type = Type::kGraphs;
         for (const auto& g : proto.graphs) {
           if (!g) return make_error(StatusCode::kInvalidProtobuf, what, ": empty graph in GRAPHS");
-          TRY_ASSIGN(auto sub, import_subgraph(*g, opsets, graph_depth, graph));
+          TRY_ASSIGN(auto sub, import_subgraph(*g, opsets, graph_depth, scope));
           attribute.graphs.push_back(std::move(sub));
         }
         break;
@@ -296,17 +334,9 @@ class GraphImporter {
 
   Expected<std::shared_ptr<graph::Graph>> import_subgraph(const onnx::GraphProto& proto,
                                                           const std::map<std::string, int64_t>& opsets,
-                                                          int graph_depth, const graph::Graph& enclosing) {
-    std::unordered_set<std::string> visible;
-    for (const auto& [name, index] : enclosing.value_index) visible.insert(name);
-    // Values of graphs further out are visible too; they are collected while the enclosing graph imports.
-    for (const std::string& name : outer_visible_) visible.insert(name);
-    const auto saved = outer_visible_;
-    outer_visible_ = visible;
+                                                          int graph_depth, const NameScope& scope) {
     auto sub = std::make_shared<graph::Graph>();
-    Status status = import_graph(proto, opsets, &visible, graph_depth + 1, *sub, nullptr);
-    outer_visible_ = saved;
-    TRY(status);
+    TRY(import_graph(proto, opsets, &scope, graph_depth + 1, *sub, nullptr));
     return sub;
   }
 
@@ -314,7 +344,6 @@ class GraphImporter {
   const std::shared_ptr<const onnx::ModelBytes>& bytes_;
   std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*> functions_;
   std::set<std::pair<const graph::Graph*, int>> defined_;
-  std::unordered_set<std::string> outer_visible_;
   int expansion_counter_ = 0;
 };
 

@@ -50,17 +50,184 @@ Status node_failure(const graph::Node& node, const Status& status) {
                                    node.name + "' Status Message: " + status.message());
 }
 
+std::string value_type_string(const Value& value) {
+  switch (value.kind()) {
+    case Value::Kind::kTensor: return tensor_type_string(value.tensor().dtype());
+    case Value::Kind::kSequence: return "seq(" + tensor_type_string(value.elem_type()) + ")";
+    case Value::Kind::kNone: return "optional(none)";
+    case Value::Kind::kUnset: break;
+  }
+  return "(no value)";
+}
+
+Status check_value_feed(const graph::Value& declared, const Value& value) {
+  const graph::TypeInfo& type = declared.type;
+  if (value.is_tensor() && (type.is_tensor() || type.kind == graph::TypeInfo::Kind::kUnknown)) {
+    return check_feed(declared, value.tensor());
+  }
+  const auto mismatch = [&] {
+    return make_error(StatusCode::kInvalidArgument, "Unexpected input data type. Actual: (", value_type_string(value),
+                      ") , expected: (", type.to_string(), ")");
+  };
+  switch (type.kind) {
+    case graph::TypeInfo::Kind::kSequence:
+      if (!value.is_sequence()) return mismatch();
+      return Status::ok();
+    case graph::TypeInfo::Kind::kOptional:
+      if (value.is_none()) return Status::ok();
+      if (!type.element) return Status::ok();
+      if (type.element->is_tensor() && value.is_tensor()) return check_feed(declared, value.tensor());
+      if (type.element->kind == graph::TypeInfo::Kind::kSequence && value.is_sequence()) return Status::ok();
+      return mismatch();
+    case graph::TypeInfo::Kind::kUnknown:
+      return value.is_set() ? Status::ok() : mismatch();
+    default:
+      return mismatch();
+  }
+}
+
+// One run's state: the pool and options, and subgraph execution for control-flow kernels.
+class Frame final : public cpu::RunContext {
+ public:
+  Frame(ThreadPool& pool, const RunOptions& options) : pool_(pool), options_(options) {}
+
+  ThreadPool& pool() override { return pool_; }
+
+  Status run_subgraph(const cpu::CompiledSubgraph& subgraph, std::span<const Value* const> inputs,
+                      std::span<const Value* const> outer, std::vector<Value>& outputs) override {
+    const auto& compiled = static_cast<const CompiledGraph&>(subgraph);
+    const graph::Graph& graph = compiled.graph();
+    if (inputs.size() != graph.inputs.size() || outer.size() != graph.outer_scope_inputs.size()) {
+      return make_error(StatusCode::kFail, "subgraph '", graph.name, "' declares ", graph.inputs.size(),
+                        " inputs and ", graph.outer_scope_inputs.size(), " outer-scope reads; got ", inputs.size(),
+                        " and ", outer.size());
+    }
+    std::vector<Value> values(graph.values.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i]) values[graph.inputs[i]] = *inputs[i];
+    }
+    for (size_t i = 0; i < outer.size(); ++i) {
+      if (outer[i]) values[graph.outer_scope_inputs[i]] = *outer[i];
+    }
+    for (size_t id = 0; id < graph.values.size(); ++id) {
+      if (!values[id].is_set() && graph.values[id].initializer) values[id] = *graph.values[id].initializer;
+    }
+    TRY(run_nodes(compiled, values));
+    outputs.clear();
+    for (int id : graph.outputs) {
+      if (!values[id].is_set()) {
+        return make_error(StatusCode::kRuntimeException, "subgraph '", graph.name, "' did not produce output '",
+                          graph.values[id].name, "'");
+      }
+      outputs.push_back(values[id]);
+    }
+    return Status::ok();
+  }
+
+  // Runs every node of `compiled` over `values` (feeds, outer-scope values and initializers already set),
+  // releasing each value after its last reader.
+  Status run_nodes(const CompiledGraph& compiled, std::vector<Value>& values) {
+    const graph::Graph& graph = compiled.graph();
+    std::vector<const Tensor*> tensor_inputs;
+    std::vector<const Value*> value_inputs;
+    std::vector<cpu::OutputDesc> descs;
+    std::vector<Tensor> tensor_outputs;
+    std::vector<Value> value_outputs;
+    for (size_t n = 0; n < graph.nodes.size(); ++n) {
+      if (options_.terminate && options_.terminate->load(std::memory_order_relaxed)) {
+        return make_error(StatusCode::kFail, "Exiting due to terminate flag being set to true.");
+      }
+      const graph::Node& node = graph.nodes[n];
+      const cpu::Kernel& kernel = *compiled.kernels[n];
+      if (kernel.takes_values()) {
+        value_inputs.clear();
+        for (int input : node.inputs) value_inputs.push_back(input == graph::kNoValue ? nullptr : &values[input]);
+        for (int input : node.implicit_inputs) value_inputs.push_back(&values[input]);
+        value_outputs.assign(node.outputs.size(), Value());
+        const Status status = kernel.run_values(value_inputs, value_outputs, *this);
+        if (!status.is_ok()) return node_failure(node, status);
+        for (size_t o = 0; o < node.outputs.size(); ++o) {
+          if (node.outputs[o] != graph::kNoValue) values[node.outputs[o]] = std::move(value_outputs[o]);
+        }
+      } else {
+        tensor_inputs.clear();
+        for (int input : node.inputs) {
+          if (input == graph::kNoValue) {
+            tensor_inputs.push_back(nullptr);
+            continue;
+          }
+          const Value& value = values[input];
+          if (!value.is_tensor()) {
+            return node_failure(node, make_error(StatusCode::kRuntimeException, "input '", graph.values[input].name,
+                                                 value.is_set() ? "' is a " + value_type_string(value) +
+                                                                      ", not a tensor"
+                                                                : std::string("' has no value")));
+          }
+          tensor_inputs.push_back(&value.tensor());
+        }
+        TRY(run_tensor_kernel(node, kernel, tensor_inputs, descs, tensor_outputs));
+        for (size_t o = 0; o < node.outputs.size(); ++o) {
+          if (node.outputs[o] != graph::kNoValue) values[node.outputs[o]] = Value(std::move(tensor_outputs[o]));
+        }
+      }
+      for (int input : node.inputs) {
+        if (input != graph::kNoValue && compiled.last_use[input] == static_cast<int>(n)) values[input].reset();
+      }
+      for (int input : node.implicit_inputs) {
+        if (compiled.last_use[input] == static_cast<int>(n)) values[input].reset();
+      }
+    }
+    return Status::ok();
+  }
+
+ private:
+  Status run_tensor_kernel(const graph::Node& node, const cpu::Kernel& kernel, std::span<const Tensor* const> inputs,
+                           std::vector<cpu::OutputDesc>& descs, std::vector<Tensor>& outputs) {
+    descs.clear();
+    Status status = kernel.reshape(inputs, descs);
+    if (!status.is_ok()) return node_failure(node, status);
+    if (descs.size() < node.outputs.size()) {
+      return node_failure(node, make_error(StatusCode::kRuntimeException, "kernel described ", descs.size(),
+                                           " outputs, node has ", node.outputs.size()));
+    }
+    outputs.assign(node.outputs.size(), Tensor());
+    const int alias = kernel.alias_input();
+    if (const Tensor* constant = kernel.constant_output()) {
+      outputs[0] = *constant;
+      return Status::ok();
+    }
+    if (alias >= 0) {
+      if (static_cast<size_t>(alias) >= inputs.size() || !inputs[alias]) {
+        return node_failure(node, make_error(StatusCode::kRuntimeException, "aliased input ", alias, " is missing"));
+      }
+      outputs[0] = inputs[alias]->reshaped(descs[0].shape);
+      return Status::ok();
+    }
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      auto allocated = Tensor::allocate(descs[o].dtype, descs[o].shape);
+      if (!allocated) return node_failure(node, allocated.status());
+      outputs[o] = std::move(allocated).value();
+    }
+    status = kernel.run(inputs, outputs, pool_);
+    if (!status.is_ok()) return node_failure(node, status);
+    return Status::ok();
+  }
+
+  ThreadPool& pool_;
+  const RunOptions& options_;
+};
+
 }  // namespace
 
-Expected<std::vector<Tensor>> execute(const Session::Impl& session, std::span<const std::string> input_names,
-                                      std::span<const Tensor> inputs, std::span<const std::string> output_names,
-                                      const RunOptions& run_options) {
+Expected<std::vector<Value>> execute(const Session::Impl& session, std::span<const std::string> input_names,
+                                     std::span<const Value> inputs, std::span<const std::string> output_names,
+                                     const RunOptions& run_options) {
   const graph::Graph& graph = session.graph;
   if (input_names.size() != inputs.size()) {
     return make_error(StatusCode::kInvalidArgument, "got ", input_names.size(), " input names but ", inputs.size(),
                       " input values");
   }
-  std::vector<Tensor> values(graph.values.size());
+  std::vector<Value> values(graph.values.size());
   std::vector<bool> fed(graph.values.size(), false);
   for (size_t i = 0; i < input_names.size(); ++i) {
     const int id = graph.find_value(input_names[i]);
@@ -71,7 +238,7 @@ Expected<std::vector<Tensor>> execute(const Session::Impl& session, std::span<co
       return make_error(StatusCode::kInvalidArgument, "Invalid input name: ", input_names[i]);
     }
     if (fed[id]) return make_error(StatusCode::kInvalidArgument, "Input '", input_names[i], "' is fed more than once");
-    TRY(check_feed(graph.values[id], inputs[i]));
+    TRY(check_value_feed(graph.values[id], inputs[i]));
     values[id] = inputs[i];
     fed[id] = true;
   }
@@ -95,73 +262,44 @@ Expected<std::vector<Tensor>> execute(const Session::Impl& session, std::span<co
     }
   }
 
-  std::vector<const Tensor*> node_inputs;
-  std::vector<cpu::OutputDesc> descs;
-  std::vector<Tensor> node_outputs;
-  for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    if (run_options.terminate && run_options.terminate->load(std::memory_order_relaxed)) {
-      return make_error(StatusCode::kFail, "Exiting due to terminate flag being set to true.");
-    }
-    const graph::Node& node = graph.nodes[n];
-    const cpu::Kernel& kernel = *session.kernels[n];
-    node_inputs.clear();
-    for (int input : node.inputs) {
-      if (input != graph::kNoValue && !values[input].is_valid()) {
-        return node_failure(node, make_error(StatusCode::kRuntimeException, "input '", graph.values[input].name,
-                                             "' has no value"));
-      }
-      node_inputs.push_back(input == graph::kNoValue ? nullptr : &values[input]);
-    }
-    descs.clear();
-    Status status = kernel.reshape(node_inputs, descs);
-    if (!status.is_ok()) return node_failure(node, status);
-    if (descs.size() < node.outputs.size()) {
-      return node_failure(node, make_error(StatusCode::kRuntimeException, "kernel described ", descs.size(),
-                                           " outputs, node has ", node.outputs.size()));
-    }
-    node_outputs.assign(node.outputs.size(), Tensor());
-    const int alias = kernel.alias_input();
-    if (const Tensor* constant = kernel.constant_output()) {
-      node_outputs[0] = *constant;
-    } else if (alias >= 0) {
-      if (static_cast<size_t>(alias) >= node_inputs.size() || !node_inputs[alias]) {
-        return node_failure(node, make_error(StatusCode::kRuntimeException, "aliased input ", alias, " is missing"));
-      }
-      node_outputs[0] = node_inputs[alias]->reshaped(descs[0].shape);
-    } else {
-      for (size_t o = 0; o < node.outputs.size(); ++o) {
-        auto allocated = Tensor::allocate(descs[o].dtype, descs[o].shape);
-        if (!allocated) return node_failure(node, allocated.status());
-        node_outputs[o] = std::move(allocated).value();
-      }
-      status = kernel.run(node_inputs, node_outputs, *session.pool);
-      if (!status.is_ok()) return node_failure(node, status);
-    }
-    for (size_t o = 0; o < node.outputs.size(); ++o) {
-      if (node.outputs[o] != graph::kNoValue) values[node.outputs[o]] = std::move(node_outputs[o]);
-    }
-    for (int input : node.inputs) {
-      if (input != graph::kNoValue && session.last_use[input] == static_cast<int>(n)) values[input] = Tensor();
-    }
-  }
+  Frame frame(*session.pool, run_options);
+  TRY(frame.run_nodes(session.main, values));
 
   // Outputs that alias a feed, an initializer or a Constant (Identity, Reshape of a weight) are copied: the caller may
   // write into its results, and initializers may live in read-only mapped memory.
   const auto is_borrowed = [&](const Buffer* buffer) {
-    if (std::binary_search(session.persistent_buffers.begin(), session.persistent_buffers.end(), buffer)) return true;
-    return std::any_of(inputs.begin(), inputs.end(), [&](const Tensor& input) { return input.buffer().get() == buffer; });
+    if (std::binary_search(session.main.persistent_buffers.begin(), session.main.persistent_buffers.end(), buffer)) {
+      return true;
+    }
+    return std::any_of(inputs.begin(), inputs.end(), [&](const Value& input) {
+      if (input.is_tensor()) return input.tensor().buffer().get() == buffer;
+      return std::any_of(input.elements().begin(), input.elements().end(),
+                         [&](const Tensor& element) { return element.buffer().get() == buffer; });
+    });
   };
-  std::vector<Tensor> results;
+  const auto owned = [&](const Tensor& tensor) -> Expected<Tensor> {
+    if (!is_borrowed(tensor.buffer().get())) return tensor;
+    return Tensor::copy_of(tensor);
+  };
+  std::vector<Value> results;
   results.reserve(wanted.size());
   for (int id : wanted) {
-    if (!values[id].is_valid()) {
+    const Value& value = values[id];
+    if (!value.is_set()) {
       return make_error(StatusCode::kRuntimeException, "output '", graph.values[id].name, "' was not produced");
     }
-    if (is_borrowed(values[id].buffer().get())) {
-      TRY_ASSIGN(Tensor copy, Tensor::copy_of(values[id]));
-      results.push_back(std::move(copy));
+    if (value.is_tensor()) {
+      TRY_ASSIGN(Tensor tensor, owned(value.tensor()));
+      results.emplace_back(std::move(tensor));
+    } else if (value.is_sequence()) {
+      std::vector<Tensor> elements;
+      for (const Tensor& element : value.elements()) {
+        TRY_ASSIGN(Tensor tensor, owned(element));
+        elements.push_back(std::move(tensor));
+      }
+      results.push_back(Value::sequence(value.elem_type(), std::move(elements)));
     } else {
-      results.push_back(values[id]);
+      results.push_back(value);
     }
   }
   return results;

@@ -10,8 +10,8 @@
 
 namespace nxrt {
 
-Expected<std::vector<Tensor>> execute(const Session::Impl& session, std::span<const std::string> input_names,
-                                      std::span<const Tensor> inputs, std::span<const std::string> output_names,
-                                      const RunOptions& run_options);
+Expected<std::vector<Value>> execute(const Session::Impl& session, std::span<const std::string> input_names,
+                                     std::span<const Value> inputs, std::span<const std::string> output_names,
+                                     const RunOptions& run_options);
 
 }  // namespace nxrt

@@ -75,6 +75,25 @@ int Session::num_threads() const { return impl_->pool->num_threads(); }
 Expected<std::vector<Tensor>> Session::run(std::span<const std::string> input_names, std::span<const Tensor> inputs,
                                            std::span<const std::string> output_names,
                                            const RunOptions& run_options) const {
+  const std::vector<Value> feeds(inputs.begin(), inputs.end());
+  TRY_ASSIGN(std::vector<Value> results, execute(*impl_, input_names, feeds, output_names, run_options));
+  std::vector<Tensor> tensors;
+  tensors.reserve(results.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i].is_tensor()) {
+      const std::string& name = output_names.empty() ? impl_->outputs[i].name : output_names[i];
+      return make_error(StatusCode::kInvalidArgument, "output '", name,
+                        "' is a sequence or an optional, not a tensor; use run_values");
+    }
+    tensors.push_back(std::move(results[i].tensor()));
+  }
+  return tensors;
+}
+
+Expected<std::vector<Value>> Session::run_values(std::span<const std::string> input_names,
+                                                 std::span<const Value> inputs,
+                                                 std::span<const std::string> output_names,
+                                                 const RunOptions& run_options) const {
   return execute(*impl_, input_names, inputs, output_names, run_options);
 }
 
@@ -92,34 +111,58 @@ Expected<std::unique_ptr<Session::Impl>> SessionImplBuilder::build(std::shared_p
   TRY(graph::infer_shapes(graph));
   impl->inputs = describe_values(graph, graph.inputs);
   impl->outputs = describe_values(graph, graph.outputs);
-  for (const graph::Node& node : graph.nodes) {
-    TRY_ASSIGN(auto kernel, create_kernel(graph, node));
-    impl->kernels.push_back(std::move(kernel));
-  }
-  for (const graph::Value& value : graph.values) {
-    if (value.initializer) impl->persistent_buffers.push_back(value.initializer->buffer().get());
-  }
-  for (const auto& kernel : impl->kernels) {
-    if (const Tensor* constant = kernel->constant_output()) impl->persistent_buffers.push_back(constant->buffer().get());
-  }
-  std::sort(impl->persistent_buffers.begin(), impl->persistent_buffers.end());
-  impl->last_use.assign(graph.values.size(), -1);
-  for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    for (int input : graph.nodes[n].inputs) {
-      if (input != graph::kNoValue) impl->last_use[input] = static_cast<int>(n);
-    }
-  }
-  for (int output : graph.outputs) impl->last_use[output] = static_cast<int>(graph.nodes.size());
+  TRY(compile(graph, impl->main));
   impl->pool = options.shared_thread_pool ? options.shared_thread_pool
                                           : std::make_shared<ThreadPool>(options.intra_op_num_threads);
   return impl;
 }
 
+Status SessionImplBuilder::compile(const graph::Graph& graph, CompiledGraph& compiled) {
+  compiled.source = &graph;
+  for (const graph::Node& node : graph.nodes) {
+    TRY_ASSIGN(auto kernel, create_kernel(graph, node));
+    compiled.kernels.push_back(std::move(kernel));
+  }
+  for (const graph::Value& value : graph.values) {
+    if (value.initializer) compiled.persistent_buffers.push_back(value.initializer->buffer().get());
+  }
+  for (const auto& kernel : compiled.kernels) {
+    if (const Tensor* constant = kernel->constant_output()) {
+      compiled.persistent_buffers.push_back(constant->buffer().get());
+    }
+  }
+  std::sort(compiled.persistent_buffers.begin(), compiled.persistent_buffers.end());
+  compiled.last_use.assign(graph.values.size(), -1);
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    for (int input : graph.nodes[n].inputs) {
+      if (input != graph::kNoValue) compiled.last_use[input] = static_cast<int>(n);
+    }
+    for (int input : graph.nodes[n].implicit_inputs) compiled.last_use[input] = static_cast<int>(n);
+  }
+  for (int output : graph.outputs) compiled.last_use[output] = static_cast<int>(graph.nodes.size());
+  return Status::ok();
+}
+
+namespace {
+
+class SessionSubgraphCompiler final : public cpu::SubgraphCompiler {
+ public:
+  Expected<std::shared_ptr<const cpu::CompiledSubgraph>> compile(const graph::Graph& subgraph) const override {
+    auto compiled = std::make_shared<CompiledGraph>();
+    TRY(SessionImplBuilder::compile(subgraph, *compiled));
+    return std::shared_ptr<const cpu::CompiledSubgraph>(std::move(compiled));
+  }
+};
+
+const SessionSubgraphCompiler kSubgraphCompiler;
+
+}  // namespace
+
 Expected<std::unique_ptr<cpu::Kernel>> SessionImplBuilder::create_kernel(const graph::Graph& graph,
                                                                          const graph::Node& node) {
   const cpu::KernelDef* def = cpu::find_kernel(node.domain, node.op_type, node.opset);
   if (!def) return cpu::missing_kernel_error(node);
-  cpu::KernelInfo info{node, {}, {}, {}};
+  cpu::KernelInfo info{node, {}, {}, {}, &graph, &kSubgraphCompiler};
   for (int input : node.inputs) {
     const bool present = input != graph::kNoValue;
     info.input_types.push_back(present && graph.values[input].type.is_tensor() ? graph.values[input].type.elem_type

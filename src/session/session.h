@@ -13,6 +13,7 @@
 
 #include "core/status.h"
 #include "core/tensor.h"
+#include "core/value.h"
 #include "core/thread_pool.h"
 #include "graph/graph.h"
 
@@ -68,6 +69,10 @@ class Session {
   Expected<std::vector<Tensor>> run(std::span<const std::string> input_names, std::span<const Tensor> inputs,
                                     std::span<const std::string> output_names,
                                     const RunOptions& run_options = {}) const;
+  // As run(), for models whose inputs or outputs are sequences or optionals (run() refuses those outputs).
+  Expected<std::vector<Value>> run_values(std::span<const std::string> input_names, std::span<const Value> inputs,
+                                          std::span<const std::string> output_names,
+                                          const RunOptions& run_options = {}) const;
 
   struct Impl;
 

@@ -46,21 +46,63 @@ def case_model(case):
     return onnx.load(os.path.join(case.model_dir, "model.onnx"))
 
 
+def kind_of(value_info):
+    """'tensor', 'sequence', 'optional' or 'map': the kind of a graph input or output."""
+    which = value_info.type.WhichOneof("value")
+    return which.replace("_type", "") if which else "tensor"
+
+
+def read_value_file(path, kind):
+    """A .pb file of test data, parsed as the proto its value kind uses."""
+    data = pathlib.Path(path).read_bytes()
+    if kind == "sequence":
+        proto = onnx.SequenceProto()
+        proto.ParseFromString(data)
+        return numpy_helper.to_list(proto)
+    if kind == "optional":
+        proto = onnx.OptionalProto()
+        proto.ParseFromString(data)
+        return numpy_helper.to_optional(proto)
+    proto = onnx.TensorProto()
+    proto.ParseFromString(data)
+    return numpy_helper.to_array(proto)
+
+
+def value_file_bytes(value, value_info):
+    """Serializes a test value as the proto `nxrt run` reads for the input's declared type."""
+    kind = kind_of(value_info)
+    if isinstance(value, (onnx.TensorProto, onnx.SequenceProto, onnx.OptionalProto)):
+        return value.SerializeToString()
+    if kind == "sequence":
+        return numpy_helper.from_list([np.asarray(v) for v in value], value_info.name).SerializeToString()
+    if kind == "optional":
+        inner = value_info.type.optional_type.elem_type.WhichOneof("value")
+        if isinstance(value, list) or inner == "sequence_type":
+            value = None if value is None else [np.asarray(v) for v in value]
+        elif value is not None:
+            value = np.asarray(value)
+        return numpy_helper.from_optional(value, value_info.name).SerializeToString()
+    if kind != "tensor":
+        raise NotImplementedError(f"{kind} inputs")
+    return numpy_helper.from_array(np.asarray(value), value_info.name).SerializeToString()
+
+
 def case_data_sets(case):
-    """[(inputs, outputs)] as numpy arrays, from memory or from the test_data_set_* folders."""
+    """[(inputs, outputs)] as numpy arrays (lists for sequences, None for empty optionals), from memory or from the
+    test_data_set_* folders."""
     if case.model is not None:
         return [(list(i), list(o)) for i, o in case.data_sets]
+    model = case_model(case)
+    initializers = {t.name for t in model.graph.initializer}
+    input_kinds = [kind_of(i) for i in model.graph.input if i.name not in initializers]
+    output_kinds = [kind_of(o) for o in model.graph.output]
     sets = []
     for folder in sorted(pathlib.Path(case.model_dir).glob("test_data_set_*")):
-        def read(prefix):
+        def read(prefix, kinds):
             files = sorted(folder.glob(f"{prefix}_*.pb"), key=lambda p: int(p.stem.split("_")[1]))
-            return [numpy_helper.to_array(onnx.load_tensor(str(p))) for p in files]
-        sets.append((read("input"), read("output")))
+            return [read_value_file(p, kinds[i] if i < len(kinds) else "tensor") for i, p in enumerate(files)]
+        sets.append((read("input", input_kinds), read("output", output_kinds)))
     return sets
-
-
-def is_tensor_array(value):
-    return isinstance(value, np.ndarray) or np.isscalar(value)
 
 
 def compare(name, got, want, rtol, atol):
@@ -84,23 +126,43 @@ def compare(name, got, want, rtol, atol):
     return None
 
 
+def compare_value(name, got, want, rtol, atol):
+    """compare() for tensors, sequences (lists, element by element) and optionals (None when empty)."""
+    if isinstance(want, onnx.TensorProto):
+        want = numpy_helper.to_array(want)
+    if want is None or got is None:
+        return None if want is None and got is None else f"{name}: optional is {'empty' if got is None else 'set'}"
+    if isinstance(want, list):
+        if not isinstance(got, list):
+            return f"{name}: expected a sequence"
+        if len(got) != len(want):
+            return f"{name}: sequence of {len(got)} elements != expected {len(want)}"
+        for i, (g, w) in enumerate(zip(got, want)):
+            reason = compare(f"{name}[{i}]", g, w, rtol, atol)
+            if reason:
+                return reason
+        return None
+    if isinstance(got, list):
+        return f"{name}: got a sequence, expected a tensor"
+    return compare(name, got, want, rtol, atol)
+
+
 def run_case(case, cli, workdir):
     model = case_model(case)
     model_path = workdir / "model.onnx"
     model_path.write_bytes(model.SerializeToString())
-    input_names = [i.name for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
-    output_names = [o.name for o in model.graph.output]
+    initializers = {t.name for t in model.graph.initializer}
+    graph_inputs = [i for i in model.graph.input if i.name not in initializers]
+    graph_outputs = list(model.graph.output)
     for index, (inputs, outputs) in enumerate(case_data_sets(case)):
         args = [str(cli), "run", str(model_path), "--output-dir", str(workdir / f"out{index}"), "--output-format", "pb", "--quiet"]
-        for name, value in zip(input_names, inputs):
+        for info, value in zip(graph_inputs, inputs):
             path = workdir / f"in{index}_{len(args)}.pb"
-            if isinstance(value, onnx.TensorProto):
-                path.write_bytes(value.SerializeToString())
-            elif value is not None and is_tensor_array(value):
-                path.write_bytes(numpy_helper.from_array(np.asarray(value), name).SerializeToString())
-            else:
-                return "not_implemented", "sequence/optional inputs are not supported by the runner yet"
-            args += ["--input", f"{name}={path}"]
+            try:
+                path.write_bytes(value_file_bytes(value, info))
+            except NotImplementedError as error:
+                return "not_implemented", f"the runner cannot pass {error}"
+            args += ["--input", f"{info.name}={path}"]
         try:
             done = subprocess.run(args, capture_output=True, text=True, timeout=120)
         except subprocess.TimeoutExpired:
@@ -113,16 +175,12 @@ def run_case(case, cli, workdir):
             if "NOT_IMPLEMENTED" in message:
                 return "not_implemented", message
             return "failed", message
-        for name, want in zip(output_names, outputs):
-            if isinstance(want, onnx.TensorProto):
-                want = numpy_helper.to_array(want)
-            if want is None or not is_tensor_array(want):
-                return "not_implemented", "sequence/optional outputs are not supported by the runner yet"
-            path = workdir / f"out{index}" / f"{name}.pb"
+        for info, want in zip(graph_outputs, outputs):
+            path = workdir / f"out{index}" / f"{info.name}.pb"
             if not path.exists():
-                return "failed", f"output {name} was not written"
-            got = numpy_helper.to_array(onnx.load_tensor(str(path)))
-            reason = compare(name, got, want, case.rtol, case.atol)
+                return "failed", f"output {info.name} was not written"
+            got = read_value_file(path, kind_of(info))
+            reason = compare_value(info.name, got, want, case.rtol, case.atol)
             if reason:
                 return "failed", reason
     return "passed", ""

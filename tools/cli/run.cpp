@@ -136,19 +136,38 @@ void print_tensor(const std::string& name, const Tensor& tensor) {
   std::cout << describe_tensor(name, tensor) << "\n" << format_tensor_values(tensor) << "\n";
 }
 
+void print_value(const std::string& name, const Value& value) {
+  if (value.is_tensor()) return print_tensor(name, value.tensor());
+  if (value.is_none()) {
+    std::cout << name << ": optional without a value\n";
+    return;
+  }
+  std::cout << name << ": sequence of " << value.elements().size() << " "
+            << data_type_name(value.elem_type()) << " tensors\n";
+  for (size_t i = 0; i < value.elements().size(); ++i) {
+    print_tensor(name + "[" + std::to_string(i) + "]", value.elements()[i]);
+  }
+}
+
+std::string describe_value(const std::string& name, const Value& value) {
+  if (value.is_tensor()) return describe_tensor(name, value.tensor());
+  if (value.is_none()) return name + ": optional without a value";
+  return name + ": sequence of " + std::to_string(value.elements().size()) + " tensors";
+}
+
 // Runs `repeat` times, prints the outputs of the last run and the latency summary.
-Expected<std::vector<Tensor>> run_and_print(const Session& session, const std::vector<std::string>& names,
-                                            const std::vector<Tensor>& feeds, int64_t repeat, bool quiet = false) {
+Expected<std::vector<Value>> run_and_print(const Session& session, const std::vector<std::string>& names,
+                                           const std::vector<Value>& feeds, int64_t repeat, bool quiet = false) {
   std::vector<double> times;
-  std::vector<Tensor> outputs;
+  std::vector<Value> outputs;
   for (int64_t r = 0; r < repeat; ++r) {
     const auto start = std::chrono::steady_clock::now();
-    TRY_ASSIGN(outputs, session.run(names, feeds, {}));
+    TRY_ASSIGN(outputs, session.run_values(names, feeds, {}));
     times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   if (quiet) return outputs;
   std::cout << "outputs:\n";
-  for (size_t i = 0; i < outputs.size(); ++i) print_tensor(session.outputs()[i].name, outputs[i]);
+  for (size_t i = 0; i < outputs.size(); ++i) print_value(session.outputs()[i].name, outputs[i]);
   std::sort(times.begin(), times.end());
   const double median = times.size() % 2 ? times[times.size() / 2]
                                          : (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
@@ -157,19 +176,29 @@ Expected<std::vector<Tensor>> run_and_print(const Session& session, const std::v
   return outputs;
 }
 
-// A .pb file holds one serialized TensorProto (as in ONNX test data sets); anything else is read as .npy.
-Expected<Tensor> read_input_file(const std::string& path) {
-  if (!path.ends_with(".pb")) return read_npy(path);
+// A .pb file holds one serialized TensorProto, SequenceProto or OptionalProto (as in ONNX test data sets),
+// chosen by the input's declared type; anything else is read as .npy.
+Expected<Value> read_input_file(const std::string& path, const graph::TypeInfo& type) {
+  if (!path.ends_with(".pb")) {
+    TRY_ASSIGN(Tensor tensor, read_npy(path));
+    return Value(std::move(tensor));
+  }
   std::ifstream file(path, std::ios::binary);
   if (!file) return make_error(StatusCode::kNoSuchFile, "cannot open input file '", path, "'");
   const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  return import::tensor_from_proto_bytes(bytes);
+  return import::value_from_proto_bytes(bytes, type);
 }
 
-Status write_output_file(const std::string& path, const Tensor& tensor, const std::string& name,
+Status write_output_file(const std::string& path, const Value& value, const ValueDesc& desc,
                          const std::string& format) {
-  if (format != "pb") return write_npy(path, tensor);
-  TRY_ASSIGN(std::string bytes, import::tensor_to_proto_bytes(tensor, name));
+  if (format != "pb") {
+    if (!value.is_tensor()) {
+      return make_error(StatusCode::kInvalidArgument, "output '", desc.name,
+                        "' is a sequence or optional; write it with --output-format pb");
+    }
+    return write_npy(path, value.tensor());
+  }
+  TRY_ASSIGN(std::string bytes, import::value_to_proto_bytes(value, desc.name, desc.type));
   std::ofstream file(path, std::ios::binary);
   file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (!file) return make_error(StatusCode::kFail, "cannot write '", path, "'");
@@ -199,29 +228,34 @@ int run_model(const RunArgs& args) {
   }
   std::mt19937_64 rng(args.seed);
   std::vector<std::string> names;
-  std::vector<Tensor> feeds;
+  std::vector<Value> feeds;
   std::ostringstream header;  // printed once every input is ready, so errors come alone
   header << "model: " << args.model << "\ninputs:\n";
   for (const ValueDesc& input : s.inputs()) {
     auto file = args.input_files.find(input.name);
     const bool from_file = file != args.input_files.end();
-    Expected<Tensor> tensor = from_file ? read_input_file(file->second) : random_input(input, args.dims, rng);
-    if (!tensor) return report_error(tensor.status());
-    header << describe_tensor(input.name, *tensor)
+    Expected<Value> value = from_file ? read_input_file(file->second, input.type) : Expected<Value>(Value());
+    if (!from_file) {
+      Expected<Tensor> tensor = random_input(input, args.dims, rng);
+      if (!tensor) return report_error(tensor.status());
+      value = Value(std::move(tensor).value());
+    }
+    if (!value) return report_error(value.status());
+    header << describe_value(input.name, *value)
            << (from_file ? " from " + file->second : " random (seed " + std::to_string(args.seed) + ")")
            << "\n";
     names.push_back(input.name);
-    feeds.push_back(std::move(tensor).value());
+    feeds.push_back(std::move(value).value());
   }
   if (!args.quiet) std::cout << header.str();
-  Expected<std::vector<Tensor>> outputs = run_and_print(s, names, feeds, args.repeat, args.quiet);
+  Expected<std::vector<Value>> outputs = run_and_print(s, names, feeds, args.repeat, args.quiet);
   if (!outputs) return report_error(outputs.status());
   if (!args.output_dir.empty()) {
     std::error_code error;
     std::filesystem::create_directories(args.output_dir, error);
     for (size_t i = 0; i < outputs->size(); ++i) {
       const std::string path = (std::filesystem::path(args.output_dir) / file_name_for(s.outputs()[i].name, args.output_format)).string();
-      Status status = write_output_file(path, (*outputs)[i], s.outputs()[i].name, args.output_format);
+      Status status = write_output_file(path, (*outputs)[i], s.outputs()[i], args.output_format);
       if (!status.is_ok()) return report_error(status);
       if (!args.quiet) std::cout << "wrote " << path << "\n";
     }
@@ -245,16 +279,16 @@ float max_abs_difference(const Tensor& tensor, const std::vector<float>& expecte
 
 // Runs one builtin model on fixed inputs and compares with `expected`.
 Expected<bool> demo_model(const std::string& name, const std::vector<std::string>& input_names,
-                          const std::vector<Tensor>& feeds, const std::vector<float>& expected) {
+                          const std::vector<Value>& feeds, const std::vector<float>& expected) {
   std::cout << "== builtin:" << name << " ==\n";
   TRY_ASSIGN(std::string bytes, default_model(name));
   SessionOptions options;
   options.intra_op_num_threads = 1;
   TRY_ASSIGN(std::unique_ptr<Session> session, Session::create_from_bytes(bytes, options));
   std::cout << "inputs:\n";
-  for (size_t i = 0; i < feeds.size(); ++i) print_tensor(input_names[i], feeds[i]);
-  TRY_ASSIGN(std::vector<Tensor> outputs, run_and_print(*session, input_names, feeds, 1));
-  const float difference = outputs.empty() ? INFINITY : max_abs_difference(outputs[0], expected);
+  for (size_t i = 0; i < feeds.size(); ++i) print_value(input_names[i], feeds[i]);
+  TRY_ASSIGN(std::vector<Value> outputs, run_and_print(*session, input_names, feeds, 1));
+  const float difference = outputs.empty() ? INFINITY : max_abs_difference(outputs[0].tensor(), expected);
   const bool ok = difference <= 1e-5f;
   std::cout << "max abs difference from the reference: " << difference << (ok ? " (ok)" : " (MISMATCH)") << "\n";
   return ok;

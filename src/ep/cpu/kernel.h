@@ -16,6 +16,7 @@
 #include "core/dispatch.h"
 #include "core/status.h"
 #include "core/tensor.h"
+#include "core/value.h"
 #include "core/thread_pool.h"
 #include "graph/graph.h"
 
@@ -29,12 +30,39 @@ struct OutputDesc {
   Shape shape;
 };
 
+// A subgraph (If/Loop/Scan body) compiled by the session; control-flow kernels run it through RunContext.
+class CompiledSubgraph {
+ public:
+  virtual ~CompiledSubgraph() = default;
+  virtual const graph::Graph& graph() const = 0;
+};
+
+class SubgraphCompiler {
+ public:
+  virtual ~SubgraphCompiler() = default;
+  virtual Expected<std::shared_ptr<const CompiledSubgraph>> compile(const graph::Graph& subgraph) const = 0;
+};
+
 struct KernelInfo {
   const graph::Node& node;
   std::vector<DataType> input_types;   // kUndefined when absent or not inferred
   std::vector<DataType> output_types;  // kUndefined when not inferred
   std::vector<const Tensor*> constant_inputs;  // non-null for initializer / constant inputs
+  const graph::Graph* graph = nullptr;           // the graph holding `node` (names of implicit inputs)
+  const SubgraphCompiler* subgraphs = nullptr;   // set by the session; null in kernel unit tests
   int opset() const { return node.opset; }
+};
+
+// What a value kernel may use while it runs: the pool and, for control flow, subgraph execution.
+class RunContext {
+ public:
+  virtual ~RunContext() = default;
+  virtual ThreadPool& pool() = 0;
+  // Runs `subgraph` with its formal inputs bound to `inputs` (declaration order; fewer than declared is an
+  // error) and its outer-scope reads bound to `outer` (in subgraph.outer_scope_inputs order). `outputs`
+  // receives the subgraph's outputs in declaration order.
+  virtual Status run_subgraph(const CompiledSubgraph& subgraph, std::span<const Value* const> inputs,
+                              std::span<const Value* const> outer, std::vector<Value>& outputs) = 0;
 };
 
 class Kernel {
@@ -47,6 +75,18 @@ class Kernel {
   // Non-null: output 0 is always this tensor (Constant); the session may share it instead of allocating.
   // run() also assigns it to outputs[0], so a session that ignores this still gets the shared buffer.
   virtual const Tensor* constant_output() const { return nullptr; }
+  // True for value kernels (control flow, sequences, optionals): the session calls run_values instead of
+  // reshape/run, with the node's inputs followed by its implicit (outer-scope) inputs; absent ones are null.
+  virtual bool takes_values() const { return false; }
+  virtual Status run_values(std::span<const Value* const> inputs, std::span<Value> outputs, RunContext& ctx) const;
+};
+
+// Base of value kernels: reshape/run are never called.
+class ValueKernel : public Kernel {
+ public:
+  Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const final;
+  Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const final;
+  bool takes_values() const final { return true; }
 };
 
 using KernelCreateFn = Expected<std::unique_ptr<Kernel>> (*)(const KernelInfo& info);

@@ -87,6 +87,18 @@ const KernelDef* find_kernel(std::string_view domain, std::string_view op_type, 
   return nullptr;
 }
 
+Status Kernel::run_values(std::span<const Value* const>, std::span<Value>, RunContext&) const {
+  return make_error(StatusCode::kFail, "run_values called on a tensor kernel");
+}
+
+Status ValueKernel::reshape(KernelInputs, std::vector<OutputDesc>&) const {
+  return make_error(StatusCode::kFail, "reshape called on a value kernel");
+}
+
+Status ValueKernel::run(KernelInputs, std::span<Tensor>, ThreadPool&) const {
+  return make_error(StatusCode::kFail, "run called on a value kernel");
+}
+
 std::vector<const KernelDef*> all_kernels() { return kernel_index().all; }
 
 Status missing_kernel_error(const graph::Node& node, std::string_view detail) {

@@ -25,6 +25,15 @@ class IdentityKernel final : public Kernel {
     return Status::ok();
   }
   int alias_input() const override { return 0; }
+  // In a session Identity forwards any value (tensor, sequence or optional) unchanged.
+  bool takes_values() const override { return true; }
+  Status run_values(std::span<const Value* const> inputs, std::span<Value> outputs, RunContext&) const override {
+    if (inputs.empty() || inputs[0] == nullptr || !inputs[0]->is_set()) {
+      return make_error(StatusCode::kInvalidArgument, description_, ": missing input 0");
+    }
+    outputs[0] = *inputs[0];
+    return Status::ok();
+  }
 
  private:
   std::string description_;
