@@ -1,0 +1,92 @@
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ep/cpu/kernel_test_util.h"
+
+namespace nxrt::cpu::testing {
+namespace {
+
+graph::Node ml_node(const NodeBuilder& builder) {
+  graph::Node node = builder.node();
+  node.domain = "ai.onnx.ml";
+  return node;
+}
+
+TEST(LabelEncoder, StringToIntWithDefault) {
+  const auto node = ml_node(NodeBuilder("LabelEncoder", 2)
+                                .attr_strings("keys_strings", {"a", "b"})
+                                .attr_ints("values_int64s", {10, 20})
+                                .attr_int("default_int64", 42));
+  const Tensor y = run_one(node, {make_tensor<std::string>({3}, {"b", "z", "a"})});
+  EXPECT_EQ(to_vector<int64_t>(y), (std::vector<int64_t>{20, 42, 10}));
+}
+
+TEST(LabelEncoder, FloatKeysMatchNaNAndDefaultFloat) {
+  const auto node = ml_node(NodeBuilder("LabelEncoder", 2)
+                                .attr_floats("keys_floats", {1.5f, NAN})
+                                .attr_strings("values_strings", {"x", "nan"}));
+  const Tensor y = run_one(node, {make_tensor<float>({3}, {NAN, 1.5f, 2.0f})});
+  EXPECT_EQ(to_vector<std::string>(y), (std::vector<std::string>{"nan", "x", "_Unused"}));
+  auto bad = run_kernel(ml_node(NodeBuilder("LabelEncoder", 2)
+                                    .attr_strings("keys_strings", {"a"})
+                                    .attr_ints("values_int64s", {1, 2})),
+                        {make_tensor<std::string>({1}, {"a"})});
+  ASSERT_FALSE(bad.has_value());
+}
+
+TEST(LabelEncoder, Opset1MapsBothWays) {
+  const auto node = ml_node(NodeBuilder("LabelEncoder", 1).attr_strings("classes_strings", {"x", "y"}));
+  const Tensor ints = run_one(node, {make_tensor<std::string>({2}, {"y", "q"})});
+  EXPECT_EQ(to_vector<int64_t>(ints), (std::vector<int64_t>{1, -1}));
+  const Tensor strings = run_one(node, {make_tensor<int64_t>({2}, {0, 5})});
+  EXPECT_EQ(to_vector<std::string>(strings), (std::vector<std::string>{"x", "_Unused"}));
+}
+
+TEST(Binarizer, Threshold) {
+  const Tensor y = run_one(ml_node(NodeBuilder("Binarizer", 1).attr_float("threshold", 1.0f)),
+                           {make_tensor<int64_t>({3}, {0, 1, 2})});
+  EXPECT_EQ(to_vector<int64_t>(y), (std::vector<int64_t>{0, 0, 1}));
+}
+
+TEST(ArrayFeatureExtractor, SelectsColumnsAndRejectsBadIndex) {
+  const auto node = ml_node(NodeBuilder("ArrayFeatureExtractor", 1));
+  const Tensor x = make_tensor<float>({2, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor y = run_one(node, {x, make_tensor<int64_t>({2}, {2, 0})});
+  EXPECT_EQ(y.shape(), (Shape{2, 2}));
+  EXPECT_EQ(to_vector<float>(y), (std::vector<float>{3, 1, 6, 4}));
+  auto bad = run_kernel(node, {x, make_tensor<int64_t>({1}, {3})});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(TreeEnsemble, TwoTreesSumAndMembership) {
+  // Tree 0: x0 <= 0.5 ? leaf 0 (1.0) : leaf 1 (2.0). Tree 1: x1 in {3, 4} ? leaf 2 (10) : leaf 3 (20).
+  Tensor splits = make_tensor<float>({2}, {0.5f, 0.0f});
+  Tensor modes = make_tensor<uint8_t>({2}, {0, 6});
+  Tensor members = make_tensor<float>({3}, {3.0f, 4.0f, NAN});
+  Tensor weights = make_tensor<float>({4}, {1.0f, 2.0f, 10.0f, 20.0f});
+  const auto node = ml_node(NodeBuilder("TreeEnsemble", 5)
+                                .attr_ints("nodes_featureids", {0, 1})
+                                .attr_tensor("nodes_splits", splits)
+                                .attr_tensor("nodes_modes", modes)
+                                .attr_tensor("membership_values", members)
+                                .attr_ints("nodes_truenodeids", {0, 2})
+                                .attr_ints("nodes_falsenodeids", {1, 3})
+                                .attr_ints("nodes_trueleafs", {1, 1})
+                                .attr_ints("nodes_falseleafs", {1, 1})
+                                .attr_ints("leaf_targetids", {0, 0, 1, 1})
+                                .attr_tensor("leaf_weights", weights)
+                                .attr_ints("tree_roots", {0, 1})
+                                .attr_int("n_targets", 2));
+  const Tensor x = make_tensor<float>({2, 2}, {0.0f, 4.0f, 1.0f, 5.0f});
+  const Tensor y = run_one(node, {x});
+  EXPECT_EQ(y.shape(), (Shape{2, 2}));
+  EXPECT_EQ(to_vector<float>(y), (std::vector<float>{1, 10, 2, 20}));
+  auto bad = run_kernel(node, {make_tensor<float>({1, 1}, {0.0f})});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace nxrt::cpu::testing
