@@ -136,7 +136,9 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::sh
   // Checked before allocating so that a huge declared shape with little data never reaches the allocator.
   const size_t available = proto.float_data.size() + proto.int32_data.size() + proto.string_data.size() +
                            proto.int64_data.size() + proto.double_data.size() + proto.uint64_data.size();
-  if (static_cast<size_t>(*count) > available * 2) {
+  // Sub-byte types pack several elements per int32_data entry (two 4-bit or four 2-bit ones).
+  const size_t per_entry = data_type_bits(*dtype) < 8 ? static_cast<size_t>(8 / data_type_bits(*dtype)) : 1;
+  if (static_cast<size_t>(*count) > available * per_entry) {
     return make_error(StatusCode::kInvalidProtobuf, what, ": dims ", shape_to_string(proto.dims), " need ", *count,
                       " elements but the tensor holds ", available, " values");
   }

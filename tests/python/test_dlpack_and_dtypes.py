@@ -189,3 +189,17 @@ def test_torch_cpu_tensors_are_zero_copy():
     assert value.data_ptr() == tensor.data_ptr()
     back = torch.from_dlpack(value)
     assert back.data_ptr() == value.data_ptr()
+
+
+def test_torch_session_outputs_and_bound_inputs_are_zero_copy():
+    torch = pytest.importorskip("torch")
+    session = nxrt.load(nxrt.builtin_model("simple_add"))
+    x = torch.ones(4, dtype=torch.float32)
+    y = torch.full((4,), 3.0, dtype=torch.float32)
+    value = session.run_with_values(x, y)
+    out = torch.from_dlpack(value)
+    assert out.data_ptr() == value.data_ptr()
+    assert out.tolist() == [5.0, 5.0, 5.0, 5.0]
+    binding = identity(TensorProto.FLOAT).io_binding()
+    binding.bind_cpu_input("x", x)
+    assert binding._inputs["x"].data_ptr() == x.data_ptr()

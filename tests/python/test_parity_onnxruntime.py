@@ -262,3 +262,23 @@ def test_terminate_from_another_thread_matches(simple_add):
         return error_of(lambda: session.run(None, {"x": X, "y": Y}, options))
 
     assert both(check) == "Fail"
+
+
+def test_sequence_inputs_and_outputs_match():
+    """Sequences come back as lists of arrays and are accepted as lists; empty optionals come back as None."""
+    from onnx import helper
+
+    seq_type = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, None))
+    inputs = [helper.make_value_info("items", seq_type), helper.make_tensor_value_info("extra", TensorProto.FLOAT, [2])]
+    outputs = [helper.make_value_info("more", seq_type),
+               helper.make_tensor_value_info("count", TensorProto.INT64, []),
+               helper.make_tensor_value_info("joined", TensorProto.FLOAT, None)]
+    nodes = [
+        helper.make_node("SequenceInsert", ["items", "extra"], ["more"]),
+        helper.make_node("SequenceLength", ["more"], ["count"]),
+        helper.make_node("ConcatFromSequence", ["more"], ["joined"], axis=0),
+    ]
+    model = helpers.model_bytes(nodes, inputs, outputs)
+    feed = {"items": [np.ones(2, np.float32), np.arange(2, dtype=np.float32)], "extra": np.full(2, 7, np.float32)}
+    result = both(lambda ort: ort.InferenceSession(model).run(None, feed))
+    assert isinstance(result[0], list) and len(result[0]) == 3

@@ -47,10 +47,34 @@ bool beats(Acc v, Acc best) {
   return v > best || (v != v && best == best);
 }
 
+// Softmax on float16/bfloat16 as the op is defined on its element type: x - max, exp and the quotient each
+// round to T; the sum rounds after every addition for bfloat16 and once for float16 (numpy, which produces the
+// ONNX reference outputs, accumulates float16 sums in float). `n` elements `stride` apart.
+template <class T>
+void softmax_half_strided(const T* x, T* y, int64_t n, int64_t stride) {
+  float m = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i) m = std::max(m, static_cast<float>(x[i * stride]));
+  float sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const T shifted(static_cast<float>(x[i * stride]) - m);
+    const T e(std::exp(static_cast<float>(shifted)));
+    y[i * stride] = e;
+    if constexpr (std::is_same_v<T, BFloat16>) {
+      sum = static_cast<float>(T(sum + static_cast<float>(e)));
+    } else {
+      sum += static_cast<float>(e);
+    }
+  }
+  const float total = static_cast<float>(T(sum));
+  for (int64_t i = 0; i < n; ++i) y[i * stride] = T(static_cast<float>(y[i * stride]) / total);
+}
+
 template <Mode M, class T>
 void normalise_row(const T* x, T* y, int64_t n) {
   using Acc = AccOf<T>;
-  if constexpr (M == Mode::kHardmax) {
+  if constexpr (M == Mode::kSoftmax && !std::is_same_v<T, Acc>) {
+    softmax_half_strided(x, y, n, 1);
+  } else if constexpr (M == Mode::kHardmax) {
     Acc best = load(x[0]);
     int64_t at = 0;
     for (int64_t i = 1; i < n; ++i) {
@@ -111,6 +135,8 @@ void normalise_columns(const T* x, T* y, int64_t n, int64_t inner, int64_t len) 
       T* out = y + r * inner;
       for (int64_t j = 0; j < len; ++j) out[j] = store<T>(at[j] == r ? Acc{1} : Acc{0});
     }
+  } else if constexpr (M == Mode::kSoftmax && !std::is_same_v<T, Acc>) {
+    for (int64_t j = 0; j < len; ++j) softmax_half_strided(x + j, y + j, n, inner);
   } else {
     for (int64_t j = 0; j < len; ++j) {
       best[j] = -std::numeric_limits<Acc>::infinity();
