@@ -205,19 +205,16 @@ std::vector<Value> run_positional(const PySession& self, nb::handle args) {
   if (static_cast<size_t>(count) != inputs.size()) {
     throw nb::type_error("run_positional expects one array per model input");
   }
-  std::vector<std::string> names;
   std::vector<Value> values;
   std::vector<nb::object> keep;
-  names.reserve(inputs.size());
   values.reserve(inputs.size());
   for (Py_ssize_t i = 0; i < count; ++i) {
-    names.push_back(inputs[static_cast<size_t>(i)].name);
-    values.push_back(value_from_feed(self, names.back(), PyTuple_GET_ITEM(args.ptr(), i), keep));
+    values.push_back(value_from_feed(self, inputs[static_cast<size_t>(i)].name, PyTuple_GET_ITEM(args.ptr(), i), keep));
   }
   std::optional<Expected<std::vector<Value>>> result;
   {
     nb::gil_scoped_release release;
-    result.emplace(self.session->run_values(names, values, {}, RunOptions{}));
+    result.emplace(self.session->run_in_order(values));
   }
   return value_or_throw(std::move(*result));
 }

@@ -86,6 +86,13 @@ Status check_value_feed(const graph::Value& declared, const Value& value) {
   }
 }
 
+// Sets every initializer the caller did not override.
+void seed_initializers(const CompiledGraph& compiled, std::vector<Value>& values) {
+  for (int id : compiled.initializer_ids) {
+    if (!values[id].is_set()) values[id] = *compiled.graph().values[id].initializer;
+  }
+}
+
 // One run's state: the pool and options, and subgraph execution for control-flow kernels.
 class Frame final : public cpu::RunContext {
  public:
@@ -109,9 +116,7 @@ class Frame final : public cpu::RunContext {
     for (size_t i = 0; i < outer.size(); ++i) {
       if (outer[i]) values[graph.outer_scope_inputs[i]] = *outer[i];
     }
-    for (size_t id = 0; id < graph.values.size(); ++id) {
-      if (!values[id].is_set() && graph.values[id].initializer) values[id] = *graph.values[id].initializer;
-    }
+    seed_initializers(compiled, values);
     TRY(run_nodes(compiled, values));
     outputs.clear();
     for (int id : graph.outputs) {
@@ -217,6 +222,10 @@ class Frame final : public cpu::RunContext {
   const RunOptions& options_;
 };
 
+Expected<std::vector<Value>> run_fed(const Session::Impl& session, std::vector<Value>& values,
+                                     std::span<const int> wanted, std::span<const Value> inputs,
+                                     const RunOptions& run_options);
+
 }  // namespace
 
 Expected<std::vector<Value>> execute(const Session::Impl& session, std::span<const std::string> input_names,
@@ -245,9 +254,6 @@ Expected<std::vector<Value>> execute(const Session::Impl& session, std::span<con
   for (int id : graph.inputs) {
     if (!fed[id]) return make_error(StatusCode::kInvalidArgument, "Missing Input: ", graph.values[id].name);
   }
-  for (size_t id = 0; id < graph.values.size(); ++id) {
-    if (!fed[id] && graph.values[id].initializer) values[id] = *graph.values[id].initializer;
-  }
 
   std::vector<int> wanted;
   if (output_names.empty()) {
@@ -262,6 +268,32 @@ Expected<std::vector<Value>> execute(const Session::Impl& session, std::span<con
     }
   }
 
+  return run_fed(session, values, wanted, inputs, run_options);
+}
+
+Expected<std::vector<Value>> execute_in_order(const Session::Impl& session, std::span<const Value> inputs,
+                                              const RunOptions& run_options) {
+  const graph::Graph& graph = session.graph;
+  if (inputs.size() != graph.inputs.size()) {
+    return make_error(StatusCode::kInvalidArgument, "the model has ", graph.inputs.size(), " inputs but ",
+                      inputs.size(), " values were given");
+  }
+  std::vector<Value> values(graph.values.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const int id = graph.inputs[i];
+    TRY(check_value_feed(graph.values[id], inputs[i]));
+    values[id] = inputs[i];
+  }
+  return run_fed(session, values, graph.outputs, inputs, run_options);
+}
+
+namespace {
+
+Expected<std::vector<Value>> run_fed(const Session::Impl& session, std::vector<Value>& values,
+                                     std::span<const int> wanted, std::span<const Value> inputs,
+                                     const RunOptions& run_options) {
+  const graph::Graph& graph = session.graph;
+  seed_initializers(session.main, values);
   Frame frame(*session.pool, run_options);
   TRY(frame.run_nodes(session.main, values));
 
@@ -304,5 +336,7 @@ Expected<std::vector<Value>> execute(const Session::Impl& session, std::span<con
   }
   return results;
 }
+
+}  // namespace
 
 }  // namespace nxrt

@@ -14,4 +14,8 @@ Expected<std::vector<Value>> execute(const Session::Impl& session, std::span<con
                                      std::span<const Value> inputs, std::span<const std::string> output_names,
                                      const RunOptions& run_options);
 
+// Feeds `inputs` to the graph inputs in declaration order and returns every output.
+Expected<std::vector<Value>> execute_in_order(const Session::Impl& session, std::span<const Value> inputs,
+                                              const RunOptions& run_options);
+
 }  // namespace nxrt

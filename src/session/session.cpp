@@ -90,6 +90,10 @@ Expected<std::vector<Tensor>> Session::run(std::span<const std::string> input_na
   return tensors;
 }
 
+Expected<std::vector<Value>> Session::run_in_order(std::span<const Value> inputs, const RunOptions& run_options) const {
+  return execute_in_order(*impl_, inputs, run_options);
+}
+
 Expected<std::vector<Value>> Session::run_values(std::span<const std::string> input_names,
                                                  std::span<const Value> inputs,
                                                  std::span<const std::string> output_names,
@@ -123,8 +127,11 @@ Status SessionImplBuilder::compile(const graph::Graph& graph, CompiledGraph& com
     TRY_ASSIGN(auto kernel, create_kernel(graph, node));
     compiled.kernels.push_back(std::move(kernel));
   }
-  for (const graph::Value& value : graph.values) {
-    if (value.initializer) compiled.persistent_buffers.push_back(value.initializer->buffer().get());
+  for (size_t id = 0; id < graph.values.size(); ++id) {
+    const graph::Value& value = graph.values[id];
+    if (!value.initializer) continue;
+    compiled.persistent_buffers.push_back(value.initializer->buffer().get());
+    compiled.initializer_ids.push_back(static_cast<int>(id));
   }
   for (const auto& kernel : compiled.kernels) {
     if (const Tensor* constant = kernel->constant_output()) {

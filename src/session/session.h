@@ -74,6 +74,9 @@ class Session {
                                           std::span<const std::string> output_names,
                                           const RunOptions& run_options = {}) const;
 
+  // The fast path of callable APIs: one value per graph input in declaration order, every output returned.
+  Expected<std::vector<Value>> run_in_order(std::span<const Value> inputs, const RunOptions& run_options = {}) const;
+
   struct Impl;
 
  private:

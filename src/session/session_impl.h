@@ -17,6 +17,7 @@ struct CompiledGraph final : cpu::CompiledSubgraph {
   std::vector<std::unique_ptr<cpu::Kernel>> kernels;  // one per node, same order
   std::vector<int> last_use;  // value -> index of the last node reading it (nodes.size() for graph outputs)
   std::vector<const Buffer*> persistent_buffers;  // initializers and Constant outputs (sorted)
+  std::vector<int> initializer_ids;                // values with an initializer, set before every run
 
   const graph::Graph& graph() const override { return *source; }
 };
