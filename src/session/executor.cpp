@@ -255,20 +255,16 @@ Expected<std::vector<Value>> execute(const Session::Impl& session, std::span<con
     if (!fed[id]) return make_error(StatusCode::kInvalidArgument, "Missing Input: ", graph.values[id].name);
   }
 
-  std::vector<int> wanted;
-  if (output_names.empty()) {
-    wanted = graph.outputs;
-  } else {
-    for (const std::string& name : output_names) {
-      const int id = graph.find_value(name);
-      if (id == graph::kNoValue || !graph.values[id].is_graph_output) {
-        return make_error(StatusCode::kInvalidArgument, "Invalid output name: ", name);
-      }
-      wanted.push_back(id);
+  std::vector<int> selected;
+  for (const std::string& name : output_names) {
+    const int id = graph.find_value(name);
+    if (id == graph::kNoValue || !graph.values[id].is_graph_output) {
+      return make_error(StatusCode::kInvalidArgument, "Invalid output name: ", name);
     }
+    selected.push_back(id);
   }
-
-  return run_fed(session, values, wanted, inputs, run_options);
+  return run_fed(session, values, output_names.empty() ? std::span<const int>(graph.outputs) : selected, inputs,
+                 run_options);
 }
 
 Expected<std::vector<Value>> execute_in_order(const Session::Impl& session, std::span<const Value> inputs,
