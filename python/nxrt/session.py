@@ -215,10 +215,11 @@ class InferenceSession:
         return self._sess.opsets()
 
     def __call__(self, *args, **kwargs):
-        if not kwargs and len(args) == len(self._input_names) and not isinstance(args[0] if args else None, dict):
-            results = self._sess.run_positional(args)
-        else:
-            results = self._sess.run(None, feed_from_arguments(self._input_names, args, kwargs), None)
+        if not kwargs:
+            result = self._sess.run_positional(args)
+            if result is not NotImplemented:
+                return result if len(self._output_names) == 1 else Outputs(self._output_names, result)
+        results = self._sess.run(None, feed_from_arguments(self._input_names, args, kwargs), None)
         if len(results) == 1:
             return results[0]
         return Outputs(self._output_names, results)

@@ -314,13 +314,21 @@ void register_session(nb::module_& m) {
           "Runs the model; returns nxrt.Value objects.")
       .def(
           "run_positional",
-          [](const PySession& self, nb::tuple args) {
+          [](const PySession& self, nb::tuple args) -> nb::object {
+            const Py_ssize_t count = PyTuple_GET_SIZE(args.ptr());
+            if (static_cast<size_t>(count) != self.session->inputs().size() ||
+                (count > 0 && PyDict_Check(PyTuple_GET_ITEM(args.ptr(), 0)))) {
+              return nb::borrow(Py_NotImplemented);
+            }
             std::vector<Value> results = run_positional(self, args);
+            if (results.size() == 1) return object_from_value(results[0]);
             nb::list out;
             for (const Value& value : results) out.append(object_from_value(value));
             return out;
           },
-          nb::arg("args"), "Runs the model on one array per input, in input order; returns every output.");
+          nb::arg("args"),
+          "Runs the model on one array per input, in input order. Returns the output itself when the model has "
+          "one, else a list of every output; NotImplemented when `args` is not one array per input.");
 }
 
 }  // namespace nxrt::python

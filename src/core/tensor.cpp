@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <malloc.h>
 #include <new>
 
 namespace nxrt {
@@ -10,13 +11,77 @@ std::string device_name(Device device) { return device.type == DeviceType::kCuda
 
 namespace {
 
+// Blocks of 64 << c bytes for c < kClasses are cached per thread, at most kBlocksPerClass each. Sanitizer
+// builds skip the cache so that use-after-free stays detectable.
+constexpr size_t kClasses = 9;  // up to 16 KiB
+constexpr size_t kBlocksPerClass = 8;
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NXRT_ADDRESS_SANITIZER 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(NXRT_ADDRESS_SANITIZER)
+constexpr bool kCacheBlocks = false;
+#else
+constexpr bool kCacheBlocks = true;
+#endif
+
+size_t size_class_of(size_t bytes) {
+  size_t c = 0;
+  while (c < kClasses && (size_t{64} << c) < bytes) ++c;
+  return c;
+}
+
+// Set once the thread's cache is destroyed (at thread exit; for the main thread before static destructors,
+// which may still free tensors): later frees bypass the cache. Trivially destructible, so always readable.
+thread_local bool block_cache_gone = false;
+
+struct BlockCache {
+  void* blocks[kClasses][kBlocksPerClass] = {};
+  size_t counts[kClasses] = {};
+  ~BlockCache() {
+    for (size_t c = 0; c < kClasses; ++c) {
+      for (size_t i = 0; i < counts[c]; ++i) std::free(blocks[c][i]);
+    }
+    block_cache_gone = true;
+  }
+};
+
+// Null once the thread's cache is gone.
+BlockCache* thread_block_cache() {
+  if (block_cache_gone) return nullptr;
+  thread_local BlockCache cache;
+  return &cache;
+}
+
 class CpuAllocator final : public Allocator {
  public:
   void* allocate(size_t bytes) override {
+    const size_t c = size_class_of(bytes);
+    if (kCacheBlocks && c < kClasses) {
+      BlockCache* cache = thread_block_cache();
+      if (cache && cache->counts[c] > 0) return cache->blocks[c][--cache->counts[c]];
+      return std::aligned_alloc(64, size_t{64} << c);
+    }
     const size_t rounded = (bytes + 63) / 64 * 64;
     return std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
   }
-  void deallocate(void* pointer) override { std::free(pointer); }
+  void deallocate(void* pointer) override {
+    if (kCacheBlocks && pointer) {
+      // Blocks of this allocator are 64 << c bytes (cached sizes) or larger than the largest class; the usable
+      // size is at least the requested one and less than twice it, so the class is the largest that fits.
+      const size_t usable = malloc_usable_size(pointer);
+      size_t c = 0;
+      while (c + 1 < kClasses && (size_t{64} << (c + 1)) <= usable) ++c;
+      if ((size_t{64} << c) > usable || usable >= (size_t{128} << c)) c = kClasses;
+      BlockCache* cache = c < kClasses ? thread_block_cache() : nullptr;
+      if (cache && cache->counts[c] < kBlocksPerClass) {
+        cache->blocks[c][cache->counts[c]++] = pointer;
+        return;
+      }
+    }
+    std::free(pointer);
+  }
   Device device() const override { return Device{}; }
 };
 

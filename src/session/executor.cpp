@@ -209,7 +209,7 @@ class Frame final : public cpu::RunContext {
       return Status::ok();
     }
     for (size_t o = 0; o < node.outputs.size(); ++o) {
-      auto allocated = Tensor::allocate(descs[o].dtype, descs[o].shape);
+      auto allocated = Tensor::allocate(descs[o].dtype, std::move(descs[o].shape));
       if (!allocated) return node_failure(node, allocated.status());
       outputs[o] = std::move(allocated).value();
     }
