@@ -1,140 +1,52 @@
 // FlexAttention (ai.onnx.preview 1): scores = (Q*sqrt(scale)) (K*sqrt(scale))^T in T1, cast to the softmax
 // precision C (float for float/f16/bf16, double for double, unless softmax_precision says otherwise), then the
 // optional score_mod subgraph, a plain softmax along the keys, the optional prob_mod subgraph and P*V in C.
-// The modifier subgraphs run through a small sequential executor over this runtime's CPU kernels; they may only
-// read their single input and their own initializers (no outer-scope values).
+// The modifier subgraphs (one input, one output of the input's shape and type) run through the session like
+// any control-flow body, so they may also read outer-scope values.
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ep/cpu/attention_common.h"
-#include "graph/shape_inference.h"
+#include "ep/cpu/control_flow.h"
 
 namespace nxrt::cpu::attention_detail {
 
 namespace {
 
-class SubgraphRunner {
+// A value kernel because its modifiers are subgraphs; inputs are Q, K, V, then the modifiers' outer-scope reads.
+class FlexAttentionKernel final : public ValueKernel {
  public:
-  static Expected<std::unique_ptr<SubgraphRunner>> create(std::shared_ptr<const graph::Graph> graph,
-                                                          const std::string& owner) {
-    if (graph->inputs.size() != 1 || graph->outputs.size() != 1) {
-      return make_error(StatusCode::kInvalidGraph, owner, ": modifier subgraph '", graph->name,
-                        "' must have exactly one input and one output");
-    }
-    if (!graph->outer_scope_inputs.empty()) {
-      return make_error(StatusCode::kNotImplemented, owner, ": modifier subgraph '", graph->name,
-                        "' reads outer-scope values, which FlexAttention does not provide");
-    }
-    auto runner = std::unique_ptr<SubgraphRunner>(new SubgraphRunner());
-    runner->graph_ = std::move(graph);
-    const graph::Graph& g = *runner->graph_;
-    for (const graph::Node& node : g.nodes) {
-      const KernelDef* def = find_kernel(node.domain, node.op_type, node.opset);
-      if (def == nullptr) return missing_kernel_error(node, "inside a FlexAttention modifier subgraph");
-      KernelInfo info{node, {}, {}, {}};
-      for (int input : node.inputs) {
-        const bool present = input != graph::kNoValue;
-        info.input_types.push_back(present && g.values[input].type.is_tensor() ? g.values[input].type.elem_type
-                                                                               : DataType::kUndefined);
-        info.constant_inputs.push_back(present ? graph::constant_value(g, input) : nullptr);
-      }
-      for (int output : node.outputs) {
-        const bool present = output != graph::kNoValue;
-        info.output_types.push_back(present && g.values[output].type.is_tensor() ? g.values[output].type.elem_type
-                                                                                 : DataType::kUndefined);
-      }
-      TRY_ASSIGN(auto kernel, def->create(info));
-      runner->kernels_.push_back(std::move(kernel));
-    }
-    return runner;
-  }
-
-  Expected<Tensor> run(const Tensor& input, ThreadPool& pool) const {
-    const graph::Graph& g = *graph_;
-    std::vector<Tensor> values(g.values.size());
-    for (size_t i = 0; i < g.values.size(); ++i) {
-      if (g.values[i].initializer) values[i] = *g.values[i].initializer;
-    }
-    values[static_cast<size_t>(g.inputs[0])] = input;
-    std::vector<const Tensor*> node_inputs;
-    std::vector<OutputDesc> descs;
-    std::vector<Tensor> node_outputs;
-    for (size_t n = 0; n < g.nodes.size(); ++n) {
-      const graph::Node& node = g.nodes[n];
-      const Kernel& kernel = *kernels_[n];
-      node_inputs.clear();
-      for (int id : node.inputs) {
-        if (id != graph::kNoValue && !values[static_cast<size_t>(id)].is_valid()) {
-          return make_error(StatusCode::kRuntimeException, node.describe(), ": input '", g.values[id].name,
-                            "' has no value");
-        }
-        node_inputs.push_back(id == graph::kNoValue ? nullptr : &values[static_cast<size_t>(id)]);
-      }
-      descs.clear();
-      TRY(kernel.reshape(node_inputs, descs));
-      if (descs.size() < node.outputs.size()) {
-        return make_error(StatusCode::kRuntimeException, node.describe(), ": kernel described too few outputs");
-      }
-      node_outputs.assign(node.outputs.size(), Tensor());
-      if (const Tensor* constant = kernel.constant_output()) {
-        node_outputs[0] = *constant;
-      } else if (const int alias = kernel.alias_input(); alias >= 0) {
-        if (static_cast<size_t>(alias) >= node_inputs.size() || node_inputs[alias] == nullptr) {
-          return make_error(StatusCode::kRuntimeException, node.describe(), ": aliased input is missing");
-        }
-        node_outputs[0] = node_inputs[alias]->reshaped(descs[0].shape);
-      } else {
-        for (size_t o = 0; o < node.outputs.size(); ++o) {
-          TRY_ASSIGN(node_outputs[o], Tensor::allocate(descs[o].dtype, descs[o].shape));
-        }
-        TRY(kernel.run(node_inputs, node_outputs, pool));
-      }
-      for (size_t o = 0; o < node.outputs.size(); ++o) {
-        if (node.outputs[o] != graph::kNoValue) values[static_cast<size_t>(node.outputs[o])] = std::move(node_outputs[o]);
-      }
-    }
-    Tensor result = values[static_cast<size_t>(g.outputs[0])];
-    if (!result.is_valid()) return make_error(StatusCode::kRuntimeException, "modifier subgraph produced no output");
-    return result;
-  }
-
- private:
-  SubgraphRunner() = default;
-  std::shared_ptr<const graph::Graph> graph_;
-  std::vector<std::unique_ptr<Kernel>> kernels_;
-};
-
-class FlexAttentionKernel final : public Kernel {
- public:
-  FlexAttentionKernel(std::string description, float scale, DataType softmax_type,
-                      std::unique_ptr<SubgraphRunner> score_mod, std::unique_ptr<SubgraphRunner> prob_mod)
+  FlexAttentionKernel(std::string description, float scale, DataType softmax_type, size_t explicit_count,
+                      std::optional<BoundSubgraph> score_mod, std::optional<BoundSubgraph> prob_mod)
       : description_(std::move(description)), scale_(scale), softmax_type_(softmax_type),
-        score_mod_(std::move(score_mod)), prob_mod_(std::move(prob_mod)) {}
+        explicit_count_(explicit_count), score_mod_(std::move(score_mod)), prob_mod_(std::move(prob_mod)) {}
 
-  Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
+  Status run_values(std::span<const Value* const> values, std::span<Value> outputs, RunContext& ctx) const override {
+    const Tensor* inputs[3] = {};
+    for (size_t i = 0; i < 3 && i < explicit_count_; ++i) {
+      if (values[i] && values[i]->is_tensor()) inputs[i] = &values[i]->tensor();
+    }
     TRY(validate(inputs));
     const Shape& q = inputs[0]->shape();
-    outputs.assign(1, OutputDesc{inputs[0]->dtype(), Shape{q[0], q[1], q[2], inputs[2]->shape()[3]}});
-    return Status::ok();
-  }
-
-  Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
-    TRY(validate(inputs));
+    TRY_ASSIGN(Tensor output, Tensor::allocate(inputs[0]->dtype(), Shape{q[0], q[1], q[2], inputs[2]->shape()[3]}));
     Status status = Status::ok();
     visit_dtype<FloatTypes>(inputs[0]->dtype(), [&]<class T>() {
       DataType compute = softmax_type_;
       if (compute == DataType::kUndefined) compute = std::is_same_v<T, double> ? DataType::kFloat64 : DataType::kFloat32;
-      visit_dtype<FloatTypes>(compute, [&]<class C>() { status = run_typed<T, C>(inputs, outputs[0], pool); });
+      visit_dtype<FloatTypes>(compute, [&]<class C>() { status = run_typed<T, C>(inputs, values, output, ctx); });
     });
-    return status;
+    TRY(status);
+    outputs[0] = std::move(output);
+    return Status::ok();
   }
 
  private:
-  Status validate(KernelInputs inputs) const {
+  Status validate(std::span<const Tensor* const> inputs) const {
     for (size_t i = 0; i < 3; ++i) {
-      const Tensor* t = optional_input(inputs, i);
+      const Tensor* t = inputs[i];
       if (t == nullptr || t->rank() != 4 || !type_list_contains(FloatTypes{}, t->dtype()) ||
           t->dtype() != inputs[0]->dtype()) {
         return make_error(StatusCode::kInvalidArgument, description_,
@@ -152,8 +64,16 @@ class FlexAttentionKernel final : public Kernel {
     return Status::ok();
   }
 
-  Expected<Tensor> apply(const SubgraphRunner& mod, const Tensor& x, ThreadPool& pool, const char* name) const {
-    TRY_ASSIGN(Tensor y, mod.run(x, pool));
+  Expected<Tensor> apply(const BoundSubgraph& mod, const Tensor& x, std::span<const Value* const> values,
+                         RunContext& ctx, const char* name) const {
+    const Value input(x);
+    const Value* feeds[1] = {&input};
+    std::vector<Value> results;
+    TRY(ctx.run_subgraph(*mod.compiled, feeds, mod.outer_values(values, explicit_count_), results));
+    if (results.empty() || !results[0].is_tensor()) {
+      return make_error(StatusCode::kInvalidArgument, description_, ": ", name, " did not produce a tensor");
+    }
+    Tensor y = std::move(results[0].tensor());
     if (y.dtype() != x.dtype() || y.shape() != x.shape()) {
       return make_error(StatusCode::kInvalidArgument, description_, ": ", name, " changed the shape or type from ",
                         shape_to_string(x.shape()), " to ", shape_to_string(y.shape()));
@@ -162,7 +82,9 @@ class FlexAttentionKernel final : public Kernel {
   }
 
   template <class T, class C>
-  Status run_typed(KernelInputs inputs, Tensor& output, ThreadPool& pool) const {
+  Status run_typed(std::span<const Tensor* const> inputs, std::span<const Value* const> values, Tensor& output,
+                   RunContext& ctx) const {
+    ThreadPool& pool = ctx.pool();
     using A = AccOf<T>;
     using CA = AccOf<C>;
     const Shape& qs = inputs[0]->shape();
@@ -193,7 +115,7 @@ class FlexAttentionKernel final : public Kernel {
       }
     });
     if (score_mod_) {
-      TRY_ASSIGN(scores, apply(*score_mod_, scores, pool, "score_mod"));
+      TRY_ASSIGN(scores, apply(*score_mod_, scores, values, ctx, "score_mod"));
     }
     TRY_ASSIGN(Tensor probs, Tensor::allocate(data_type_of<C>, Shape{B, Hq, L, S}));
     const C* sp = scores.data<C>();
@@ -209,7 +131,7 @@ class FlexAttentionKernel final : public Kernel {
       for (int64_t j = 0; j < S; ++j) p[j] = from_acc<C>(round_as<C>(std::exp(round_as<C>(to_acc(x[j]) - m))) / sum);
     }
     if (prob_mod_) {
-      TRY_ASSIGN(probs, apply(*prob_mod_, probs, pool, "prob_mod"));
+      TRY_ASSIGN(probs, apply(*prob_mod_, probs, values, ctx, "prob_mod"));
     }
     const C* pr = probs.data<C>();
     T* y = output.data<T>();
@@ -235,8 +157,9 @@ class FlexAttentionKernel final : public Kernel {
   std::string description_;
   float scale_;
   DataType softmax_type_;
-  std::unique_ptr<SubgraphRunner> score_mod_;
-  std::unique_ptr<SubgraphRunner> prob_mod_;
+  size_t explicit_count_;
+  std::optional<BoundSubgraph> score_mod_;
+  std::optional<BoundSubgraph> prob_mod_;
 };
 
 }  // namespace
@@ -256,18 +179,18 @@ Expected<std::unique_ptr<Kernel>> create_flex_attention(const KernelInfo& info) 
       return make_error(StatusCode::kInvalidGraph, node.describe(), ": softmax_precision ", precision,
                         " is not one of 1, 10, 11, 16");
   }
-  std::unique_ptr<SubgraphRunner> mods[2];
+  std::optional<BoundSubgraph> mods[2];
   const char* names[2] = {"score_mod", "prob_mod"};
   for (int i = 0; i < 2; ++i) {
-    const graph::Attribute* attr = node.find_attribute(names[i]);
-    if (attr == nullptr) continue;
-    if (attr->type != graph::Attribute::Type::kGraph || !attr->g) {
-      return make_error(StatusCode::kInvalidGraph, node.describe(), ": attribute ", names[i], " must be a graph");
+    if (node.find_attribute(names[i]) == nullptr) continue;
+    TRY_ASSIGN(mods[i], bind_subgraph(info, names[i]));
+    if (mods[i]->graph().inputs.size() != 1 || mods[i]->graph().outputs.size() != 1) {
+      return make_error(StatusCode::kInvalidGraph, node.describe(), ": modifier subgraph '", names[i],
+                        "' must have exactly one input and one output");
     }
-    TRY_ASSIGN(mods[i], SubgraphRunner::create(attr->g, node.describe()));
   }
-  return std::unique_ptr<Kernel>(std::make_unique<FlexAttentionKernel>(node.describe(), scale, softmax_type,
-                                                                        std::move(mods[0]), std::move(mods[1])));
+  return std::unique_ptr<Kernel>(std::make_unique<FlexAttentionKernel>(
+      node.describe(), scale, softmax_type, node.inputs.size(), std::move(mods[0]), std::move(mods[1])));
 }
 
 }  // namespace nxrt::cpu::attention_detail
