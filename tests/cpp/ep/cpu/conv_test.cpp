@@ -1,0 +1,368 @@
+#include <cmath>
+#include <cstdint>
+#include <random>
+
+#include "ep/cpu/kernel_test_util.h"
+
+namespace nxrt::cpu::testing {
+namespace {
+
+std::vector<double> random_doubles(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<double> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+std::vector<float> to_floats(const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); }
+
+struct Window {
+  std::vector<int64_t> strides;
+  std::vector<int64_t> pads;  // begin..., end...
+  std::vector<int64_t> dilations;
+};
+
+// Decodes flat index `i` over `dims` (row-major).
+std::vector<int64_t> unflatten(int64_t i, const std::vector<int64_t>& dims) {
+  std::vector<int64_t> idx(dims.size());
+  for (size_t d = dims.size(); d-- > 0;) {
+    idx[d] = i % dims[d];
+    i /= dims[d];
+  }
+  return idx;
+}
+
+// Naive grouped N-D convolution in double: x [N, C, in...], w [M, C/g, k...].
+std::vector<double> reference_conv(const std::vector<double>& x, const Shape& xs, const std::vector<double>& w,
+                                   const Shape& ws, const std::vector<double>& bias, int64_t group, const Window& win,
+                                   Shape& ys) {
+  const size_t r = xs.size() - 2;
+  std::vector<int64_t> in(xs.begin() + 2, xs.end()), k(ws.begin() + 2, ws.end()), out(r);
+  for (size_t d = 0; d < r; ++d) {
+    out[d] = (in[d] + win.pads[d] + win.pads[d + r] - ((k[d] - 1) * win.dilations[d] + 1)) / win.strides[d] + 1;
+  }
+  ys = {xs[0], ws[0]};
+  ys.insert(ys.end(), out.begin(), out.end());
+  const int64_t cg = ws[1], mg = ws[0] / group;
+  const int64_t in_size = shape_numel(in), out_size = shape_numel(out), k_size = shape_numel(k);
+  std::vector<double> y(static_cast<size_t>(shape_numel(ys)), 0.0);
+  for (int64_t n = 0; n < xs[0]; ++n) {
+    for (int64_t m = 0; m < ws[0]; ++m) {
+      const int64_t g = m / mg;
+      for (int64_t o = 0; o < out_size; ++o) {
+        const auto oi = unflatten(o, out);
+        double sum = bias.empty() ? 0.0 : bias[static_cast<size_t>(m)];
+        for (int64_t c = 0; c < cg; ++c) {
+          for (int64_t t = 0; t < k_size; ++t) {
+            const auto ki = unflatten(t, k);
+            int64_t offset = 0;
+            bool inside = true;
+            for (size_t d = 0; d < r; ++d) {
+              const int64_t p = oi[d] * win.strides[d] - win.pads[d] + ki[d] * win.dilations[d];
+              inside = inside && p >= 0 && p < in[d];
+              offset = offset * in[d] + p;
+            }
+            if (!inside) continue;
+            sum += x[static_cast<size_t>((n * xs[1] + g * cg + c) * in_size + offset)] *
+                   w[static_cast<size_t>((m * cg + c) * k_size + t)];
+          }
+        }
+        y[static_cast<size_t>((n * ws[0] + m) * out_size + o)] = sum;
+      }
+    }
+  }
+  return y;
+}
+
+struct ConvCase {
+  Shape x;
+  Shape w;
+  int64_t group;
+  Window window;
+  bool bias;
+};
+
+NodeBuilder conv_node(const ConvCase& c) {
+  NodeBuilder b("Conv", 22);
+  b.attr_int("group", c.group).attr_ints("strides", c.window.strides).attr_ints("pads", c.window.pads);
+  b.attr_ints("dilations", c.window.dilations);
+  return b;
+}
+
+class ConvMatchesReference : public ::testing::TestWithParam<std::tuple<ConvCase, int>> {};
+
+TEST_P(ConvMatchesReference, DoubleAndFloat) {
+  const auto& [c, threads] = GetParam();
+  const auto x = random_doubles(static_cast<size_t>(shape_numel(c.x)), 3);
+  const auto w = random_doubles(static_cast<size_t>(shape_numel(c.w)), 4);
+  const auto b = c.bias ? random_doubles(static_cast<size_t>(c.w[0]), 5) : std::vector<double>{};
+  Shape ys;
+  const auto expected = reference_conv(x, c.x, w, c.w, b, c.group, c.window, ys);
+  std::vector<Tensor> inputs = {make_tensor(c.x, x), make_tensor(c.w, w)};
+  if (c.bias) inputs.push_back(make_tensor<double>({c.w[0]}, b));
+  Tensor y = run_one(conv_node(c).node(), inputs, threads);
+  ASSERT_EQ(y.shape(), ys);
+  const auto got = to_vector<double>(y);
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], expected[i], 1e-12) << "at " << i;
+
+  std::vector<Tensor> finputs = {make_tensor(c.x, to_floats(x)), make_tensor(c.w, to_floats(w))};
+  if (c.bias) finputs.push_back(make_tensor<float>({c.w[0]}, to_floats(b)));
+  const auto fgot = to_vector<float>(run_one(conv_node(c).node(), finputs, threads));
+  for (size_t i = 0; i < fgot.size(); ++i) ASSERT_NEAR(fgot[i], expected[i], 1e-4) << "at " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvMatchesReference,
+    ::testing::Combine(
+        ::testing::Values(
+            ConvCase{{2, 3, 9}, {4, 3, 3}, 1, {{2}, {1, 2}, {1}}, true},                     // 1-D asymmetric pads
+            ConvCase{{1, 4, 7, 6}, {6, 2, 3, 2}, 2, {{1, 2}, {1, 0, 2, 1}, {2, 1}}, true},   // groups + dilation
+            ConvCase{{2, 8, 5, 5}, {8, 1, 3, 3}, 8, {{1, 1}, {1, 1, 1, 1}, {1, 1}}, false},  // depthwise
+            ConvCase{{1, 5, 4, 4}, {7, 5, 1, 1}, 1, {{1, 1}, {0, 0, 0, 0}, {1, 1}}, true},   // pointwise
+            ConvCase{{1, 2, 4, 5, 3}, {3, 2, 2, 3, 2}, 1, {{1, 2, 1}, {0, 1, 1, 1, 0, 0}, {1, 1, 2}}, true},
+            ConvCase{{1, 2, 3, 3, 2, 2},
+                     {2, 2, 2, 1, 2, 1},
+                     1,
+                     {{1, 1, 1, 1}, {0, 0, 0, 0, 1, 0, 0, 0}, {1, 1, 1, 1}},
+                     false},  // 4-D spatial
+            ConvCase{{3, 6, 17, 19}, {12, 3, 3, 3}, 2, {{2, 1}, {1, 1, 1, 1}, {1, 1}}, true}),
+        ::testing::Values(1, 3)));
+
+TEST(Conv, ManySmallGroupsRunInParallel) {
+  const ConvCase c{{4, 32, 6, 6}, {32, 1, 3, 3}, 32, {{1, 1}, {1, 1, 1, 1}, {1, 1}}, true};
+  const auto x = random_doubles(static_cast<size_t>(shape_numel(c.x)), 7);
+  const auto w = random_doubles(static_cast<size_t>(shape_numel(c.w)), 8);
+  const auto b = random_doubles(32, 9);
+  Shape ys;
+  const auto expected = reference_conv(x, c.x, w, c.w, b, c.group, c.window, ys);
+  const auto got = to_vector<double>(
+      run_one(conv_node(c).node(), {make_tensor(c.x, x), make_tensor(c.w, w), make_tensor<double>({32}, b)}, 4));
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], expected[i], 1e-12);
+}
+
+// 64 * 9 taps x 88 * 88 outputs exceeds one im2col buffer, so the output rows are processed in tiles.
+TEST(Conv, LargeImageRunsInTiles) {
+  const ConvCase c{{1, 64, 90, 89}, {3, 64, 3, 3}, 1, {{1, 1}, {0, 2, 1, 0}, {1, 1}}, true};
+  const auto x = random_doubles(static_cast<size_t>(shape_numel(c.x)), 17);
+  const auto w = random_doubles(static_cast<size_t>(shape_numel(c.w)), 18);
+  const auto b = random_doubles(3, 19);
+  Shape ys;
+  const auto expected = reference_conv(x, c.x, w, c.w, b, c.group, c.window, ys);
+  const auto got = to_vector<double>(
+      run_one(conv_node(c).node(), {make_tensor(c.x, x), make_tensor(c.w, w), make_tensor<double>({3}, b)}, 2));
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], expected[i], 1e-11) << "at " << i;
+}
+
+TEST(Conv, AutoPadSameAndValid) {
+  const auto x = random_doubles(2 * 7 * 6, 1);
+  const auto w = random_doubles(3 * 2 * 3 * 3, 2);
+  struct Expect {
+    const char* mode;
+    Shape shape;
+    std::vector<int64_t> pads;
+  };
+  for (const Expect& e :
+       {Expect{"SAME_UPPER", {1, 3, 4, 3}, {1, 0, 1, 1}}, Expect{"SAME_LOWER", {1, 3, 4, 3}, {1, 1, 1, 0}},
+        Expect{"VALID", {1, 3, 3, 2}, {0, 0, 0, 0}}}) {
+    Tensor y = run_one(NodeBuilder("Conv", 11).attr_string("auto_pad", e.mode).attr_ints("strides", {2, 2}).node(),
+                       {make_tensor<double>({1, 2, 7, 6}, x), make_tensor<double>({3, 2, 3, 3}, w)});
+    ASSERT_EQ(y.shape(), e.shape) << e.mode;
+    Shape ys;
+    const auto expected = reference_conv(x, {1, 2, 7, 6}, w, {3, 2, 3, 3}, {}, 1, {{2, 2}, e.pads, {1, 1}}, ys);
+    const auto got = to_vector<double>(y);
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], expected[i], 1e-12) << e.mode;
+  }
+}
+
+TEST(Conv, EmptyBatchAndZeroSizedSpatial) {
+  Tensor empty = run_one(NodeBuilder("Conv", 11).node(), {make_tensor<float>({0, 2, 5, 5}, {}),
+                                                          make_tensor<float>({3, 2, 3, 3}, std::vector<float>(54, 1))});
+  EXPECT_EQ(empty.shape(), (Shape{0, 3, 3, 3}));
+  // A zero-sized input dim covered only by padding gives bias-only outputs.
+  Tensor padded = run_one(NodeBuilder("Conv", 11).attr_ints("pads", {1, 1}).node(),
+                          {make_tensor<float>({1, 1, 0}, {}), make_tensor<float>({2, 1, 2}, {1, 1, 1, 1}),
+                           make_tensor<float>({2}, {0.5f, -1})});
+  EXPECT_EQ(padded.shape(), (Shape{1, 2, 1}));
+  EXPECT_EQ(to_vector<float>(padded), (std::vector<float>{0.5f, -1}));
+  Tensor no_out_channels =
+      run_one(NodeBuilder("Conv", 11).node(),
+              {make_tensor<float>({1, 2, 3}, std::vector<float>(6, 1)), make_tensor<float>({0, 2, 1}, {})});
+  EXPECT_EQ(no_out_channels.shape(), (Shape{1, 0, 3}));
+}
+
+TEST(Conv, HalfTypesComputeInFloat) {
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const std::vector<float> w = {1, 0, 0, -1};
+  const std::vector<float> expected = {-4, -4, -4, -4};
+  EXPECT_EQ(to_float_vector(run_one(NodeBuilder("Conv", 11).node(), {make_half_tensor<Float16>({1, 1, 3, 3}, x),
+                                                                     make_half_tensor<Float16>({1, 1, 2, 2}, w)})),
+            expected);
+  EXPECT_EQ(to_float_vector(run_one(NodeBuilder("Conv", 22).node(), {make_half_tensor<BFloat16>({1, 1, 3, 3}, x),
+                                                                     make_half_tensor<BFloat16>({1, 1, 2, 2}, w)})),
+            expected);
+  // bfloat16 arrived with opset 22.
+  EXPECT_FALSE(run_kernel(NodeBuilder("Conv", 11).node(),
+                          {make_half_tensor<BFloat16>({1, 1, 3, 3}, x), make_half_tensor<BFloat16>({1, 1, 2, 2}, w)})
+                   .has_value());
+}
+
+TEST(Conv, RejectsBadShapesAndAttributes) {
+  const Tensor x = make_tensor<float>({1, 4, 3, 3}, std::vector<float>(36, 1));
+  EXPECT_FALSE(
+      run_kernel(NodeBuilder("Conv", 11).node(), {x, make_tensor<float>({2, 3, 1, 1}, std::vector<float>(6, 1))})
+          .has_value());
+  EXPECT_FALSE(run_kernel(NodeBuilder("Conv", 11).attr_int("group", 3).node(),
+                          {x, make_tensor<float>({3, 4, 1, 1}, std::vector<float>(12, 1))})
+                   .has_value());
+  EXPECT_FALSE(run_kernel(NodeBuilder("Conv", 11).attr_string("auto_pad", "BOGUS").node(),
+                          {x, make_tensor<float>({1, 4, 1, 1}, std::vector<float>(4, 1))})
+                   .has_value());
+  EXPECT_FALSE(run_kernel(NodeBuilder("Conv", 11).attr_ints("strides", {0, 1}).node(),
+                          {x, make_tensor<float>({1, 4, 1, 1}, std::vector<float>(4, 1))})
+                   .has_value());
+  EXPECT_FALSE(
+      run_kernel(NodeBuilder("Conv", 11).node(), {x, make_tensor<float>({1, 4, 4, 4}, std::vector<float>(64, 1))})
+          .has_value());
+  EXPECT_FALSE(
+      run_kernel(NodeBuilder("Conv", 11).node(),
+                 {x, make_tensor<float>({1, 4, 1, 1}, std::vector<float>(4, 1)), make_tensor<float>({2}, {1, 2})})
+          .has_value());
+}
+
+// ConvTranspose equals the adjoint of Conv: <conv(x), y> == <x, conv_transpose(y)> with the same weights.
+TEST(ConvTranspose, IsTheAdjointOfConv) {
+  for (int64_t group : {1, 2}) {
+    const Shape xs = {2, 4, 7, 6};
+    const Shape ws = {6, 4 / group, 3, 2};
+    const Window win{{2, 1}, {1, 0, 0, 1}, {1, 2}};
+    const auto x = random_doubles(static_cast<size_t>(shape_numel(xs)), 12);
+    const auto w = random_doubles(static_cast<size_t>(shape_numel(ws)), 13);
+    Shape ys;
+    const auto conv_x = reference_conv(x, xs, w, ws, {}, group, win, ys);
+    const auto y = random_doubles(conv_x.size(), 14);
+    // ConvTranspose weights are [C_in_of_transpose = M, C / group, k...]: the conv weights as they are.
+    Tensor t = run_one(NodeBuilder("ConvTranspose", 11)
+                           .attr_int("group", group)
+                           .attr_ints("strides", win.strides)
+                           .attr_ints("pads", win.pads)
+                           .attr_ints("dilations", win.dilations)
+                           .attr_ints("output_padding", {1, 0})
+                           .node(),
+                       {make_tensor(ys, y), make_tensor(ws, w)}, 3);
+    ASSERT_EQ(t.shape(), xs) << "group " << group;
+    const auto xt = to_vector<double>(t);
+    double lhs = 0, rhs = 0;
+    for (size_t i = 0; i < y.size(); ++i) lhs += conv_x[i] * y[i];
+    for (size_t i = 0; i < x.size(); ++i) rhs += x[i] * xt[i];
+    EXPECT_NEAR(lhs, rhs, 1e-10) << "group " << group;
+  }
+}
+
+TEST(ConvTranspose, OutputShapeAndBias) {
+  Tensor y = run_one(NodeBuilder("ConvTranspose", 11).attr_ints("strides", {2}).attr_ints("output_shape", {6}).node(),
+                     {make_tensor<float>({1, 1, 2}, {1, 2}), make_tensor<float>({1, 2, 2}, {1, 1, 10, 10}),
+                      make_tensor<float>({2}, {0, 100})});
+  ASSERT_EQ(y.shape(), (Shape{1, 2, 6}));
+  // Natural size 4, requested 6: total padding -2 splits as begin -1, end -1.
+  EXPECT_EQ(to_vector<float>(y), (std::vector<float>{0, 1, 1, 2, 2, 0, 100, 110, 110, 120, 120, 100}));
+}
+
+TEST(ConvTranspose, AdjointOnALargerInputAndBiasOnlyOutput) {
+  for (int64_t group : {1, 2}) {
+    const Shape xs = {1, 4, 150, 149};
+    const Shape ws = {6, 4 / group, 3, 3};
+    const Window win{{1, 1}, {1, 1, 0, 1}, {1, 1}};
+    const auto x = random_doubles(static_cast<size_t>(shape_numel(xs)), 31);
+    const auto w = random_doubles(static_cast<size_t>(shape_numel(ws)), 32);
+    Shape ys;
+    const auto conv_x = reference_conv(x, xs, w, ws, {}, group, win, ys);
+    const auto y = random_doubles(conv_x.size(), 33);
+    Tensor t = run_one(NodeBuilder("ConvTranspose", 11).attr_int("group", group).attr_ints("pads", win.pads).node(),
+                       {make_tensor(ys, y), make_tensor(ws, w)}, 2);
+    ASSERT_EQ(t.shape(), xs);
+    const auto xt = to_vector<double>(t);
+    double lhs = 0, rhs = 0;
+    for (size_t i = 0; i < y.size(); ++i) lhs += conv_x[i] * y[i];
+    for (size_t i = 0; i < x.size(); ++i) rhs += x[i] * xt[i];
+    EXPECT_NEAR(lhs, rhs, 1e-8) << "group " << group;
+  }
+  Tensor bias_only = run_one(NodeBuilder("ConvTranspose", 11).node(),
+                             {make_tensor<float>({1, 1, 0}, {}), make_tensor<float>({1, 2, 3}, {1, 1, 1, 1, 1, 1}),
+                              make_tensor<float>({2}, {3, 4})});
+  EXPECT_EQ(bias_only.shape(), (Shape{1, 2, 2}));
+  EXPECT_EQ(to_vector<float>(bias_only), (std::vector<float>{3, 3, 4, 4}));
+}
+
+TEST(ConvInteger, PerChannelZeroPointsMatchReference) {
+  const std::vector<uint8_t> x = {10, 20, 30, 40, 50, 60, 70, 80, 90};
+  const std::vector<int8_t> w = {1, -2, 3, 4, -5, 6, 7, 8};
+  Tensor y = run_one(NodeBuilder("ConvInteger", 10).attr_ints("pads", {1, 1, 0, 0}).node(),
+                     {make_tensor<uint8_t>({1, 1, 3, 3}, x), make_tensor<int8_t>({2, 1, 2, 2}, w),
+                      make_tensor<uint8_t>({}, {5}), make_tensor<int8_t>({2}, {1, -1})});
+  ASSERT_EQ(y.shape(), (Shape{1, 2, 3, 3}));
+  std::vector<double> xd(x.begin(), x.end()), wd;
+  for (size_t i = 0; i < w.size(); ++i) wd.push_back(w[i] - (i < 4 ? 1 : -1));
+  for (auto& v : xd) v -= 5;
+  Shape ys;
+  const auto expected = reference_conv(xd, {1, 1, 3, 3}, wd, {2, 1, 2, 2}, {}, 1, {{1, 1}, {1, 1, 0, 0}, {1, 1}}, ys);
+  const auto got = to_vector<int32_t>(y);
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], static_cast<int32_t>(expected[i])) << i;
+}
+
+TEST(QLinearConv, RequantizesWithRoundingAndSaturation) {
+  // x - 2 = {0, 2, 4, 253} times scale 0.5 plus zero point 3; ties round to even, results saturate to int8.
+  Tensor y = run_one(
+      NodeBuilder("QLinearConv", 10).node(),
+      {make_tensor<uint8_t>({1, 1, 2, 2}, {2, 4, 6, 255}), make_tensor<float>({}, {0.5f}),
+       make_tensor<uint8_t>({}, {2}), make_tensor<int8_t>({2, 1, 1, 1}, {1, -1}), make_tensor<float>({2}, {1.0f, 1.0f}),
+       make_tensor<int8_t>({2}, {0, 0}), make_tensor<float>({}, {1.0f}), make_tensor<int8_t>({}, {3})});
+  ASSERT_EQ(y.dtype(), DataType::kInt8);
+  EXPECT_EQ(to_vector<int8_t>(y), (std::vector<int8_t>{3, 4, 5, 127, 3, 2, 1, -124}));
+}
+
+TEST(DeformConv, ZeroOffsetsEqualConv) {
+  const Shape xs = {1, 2, 5, 4}, ws = {3, 2, 2, 2};
+  const auto x = random_doubles(static_cast<size_t>(shape_numel(xs)), 21);
+  const auto w = random_doubles(static_cast<size_t>(shape_numel(ws)), 22);
+  Shape ys;
+  const auto expected = reference_conv(x, xs, w, ws, {}, 1, {{1, 1}, {1, 0, 0, 1}, {1, 1}}, ys);
+  Tensor y = run_one(
+      NodeBuilder("DeformConv", 19).attr_ints("pads", {1, 0, 0, 1}).node(),
+      {make_tensor(xs, x), make_tensor(ws, w),
+       make_tensor<double>({1, 8, ys[2], ys[3]}, std::vector<double>(static_cast<size_t>(8 * ys[2] * ys[3]), 0.0))});
+  ASSERT_EQ(y.shape(), ys);
+  const auto got = to_vector<double>(y);
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 1e-12);
+}
+
+TEST(DeformConv, HalfOffsetInterpolates) {
+  // 1x1 kernel sampling half a pixel to the right: the mean of neighbours, 0 beyond the edge counts as zero.
+  Tensor y = run_one(NodeBuilder("DeformConv", 19).node(),
+                     {make_tensor<float>({1, 1, 1, 3}, {2, 4, 8}), make_tensor<float>({1, 1, 1, 1}, {1}),
+                      make_tensor<float>({1, 2, 1, 3}, {0, 0, 0, 0.5f, 0.5f, 0.5f})});
+  EXPECT_EQ(to_vector<float>(y), (std::vector<float>{3, 6, 4}));
+}
+
+TEST(CausalConvWithState, StreamingMatchesOneShot) {
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  const Tensor w = make_tensor<float>({1, 1, 3}, {0.5f, -1, 2});
+  auto full = run_kernel(NodeBuilder("CausalConvWithState", 27).node(), {make_tensor<float>({1, 1, 6}, x), w});
+  ASSERT_TRUE(full.has_value());
+  auto first =
+      run_kernel(NodeBuilder("CausalConvWithState", 27).node(), {make_tensor<float>({1, 1, 4}, {1, 2, 3, 4}), w});
+  ASSERT_TRUE(first.has_value());
+  auto second = run_kernel(NodeBuilder("CausalConvWithState", 27).node(),
+                           {make_tensor<float>({1, 1, 2}, {5, 6}), w, Tensor(), (*first)[1]});
+  ASSERT_TRUE(second.has_value());
+  auto whole = to_vector<float>((*full)[0]);
+  auto a = to_vector<float>((*first)[0]);
+  auto b = to_vector<float>((*second)[0]);
+  a.insert(a.end(), b.begin(), b.end());
+  EXPECT_EQ(a, whole);
+  EXPECT_EQ(to_vector<float>((*full)[1]), (std::vector<float>{5, 6}));
+}
+
+}  // namespace
+}  // namespace nxrt::cpu::testing
