@@ -1,0 +1,62 @@
+// Resize/Upsample geometry and execution shared by resize.cpp.
+// A resize is separable: every axis maps each output index to a fixed number of weighted input taps (edge
+// indices already clamped) and, for tf_crop_and_resize, a flag that the output position lies outside the input.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor.h"
+#include "core/thread_pool.h"
+
+namespace nxrt::cpu {
+
+enum class ResizeMode { kNearest, kLinear, kCubic };
+enum class CoordinateMode {
+  kHalfPixel,
+  kHalfPixelSymmetric,
+  kPytorchHalfPixel,
+  kAlignCorners,
+  kAsymmetric,
+  kTfHalfPixelForNn,
+  kTfCropAndResize
+};
+// kSimple: the opset < 11 rule (floor when upsampling, ceil when downsampling).
+enum class NearestMode { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kSimple };
+
+struct ResizeSampling {
+  ResizeMode mode = ResizeMode::kNearest;
+  CoordinateMode coordinates = CoordinateMode::kHalfPixel;
+  NearestMode nearest = NearestMode::kRoundPreferFloor;
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  bool antialias = false;
+  double extrapolation_value = 0.0;
+};
+
+// One axis: `scale` as the op defines it (output / input), the crop window for tf_crop_and_resize.
+struct ResizeAxis {
+  int64_t in_len = 0;
+  int64_t out_len = 0;
+  double scale = 1.0;
+  double roi_start = 0.0;
+  double roi_end = 1.0;
+};
+
+struct AxisTaps {
+  int64_t taps = 1;
+  std::vector<int64_t> index;    // out_len * taps, each in [0, in_len)
+  std::vector<double> weight;    // out_len * taps
+  std::vector<uint8_t> outside;  // out_len; 1: the output is extrapolation_value
+};
+
+// True when the axis leaves its data unchanged (the reference skips such axes).
+bool is_identity_axis(const ResizeAxis& axis, bool crop);
+
+AxisTaps build_axis_taps(const ResizeSampling& sampling, const ResizeAxis& axis);
+
+// x: input of shape in_shape; y: output allocated with the axes' out_len. Same dtype.
+void run_resize(const ResizeSampling& sampling, const std::vector<ResizeAxis>& axes, const Tensor& x, Tensor& y,
+                ThreadPool& pool);
+
+}  // namespace nxrt::cpu
