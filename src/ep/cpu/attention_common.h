@@ -42,10 +42,10 @@ Acc round_as(Acc v) {
 }
 
 inline void gemm(const GemmArgs& args, const float* a, const float* b, float* c, ThreadPool& pool) {
-  gemm_f32_4x16(args, 1.0f, a, b, 0.0f, c, pool);
+  gemm_f32(args, 1.0f, a, b, 0.0f, c, pool);
 }
 inline void gemm(const GemmArgs& args, const double* a, const double* b, double* c, ThreadPool& pool) {
-  gemm_f64_4x8(args, 1.0, a, b, 0.0, c, pool);
+  gemm_f64(args, 1.0, a, b, 0.0, c, pool);
 }
 
 inline bool has_type(DataTypeMask mask, DataType type) { return ((mask >> static_cast<int>(type)) & 1u) != 0; }

@@ -245,9 +245,9 @@ void batched_gemm(const A* a, const A* b, A* c, int64_t batch, int64_t m, int64_
     const GemmArgs args{false, false, m, n, k, k, n, n};
     auto one = [&](int64_t i) {
       if constexpr (std::is_same_v<A, float>) {
-        gemm_f32_4x16(args, 1.0f, a + i * m * k, b + i * k * n, 0.0f, c + i * m * n, pool);
+        gemm_f32(args, 1.0f, a + i * m * k, b + i * k * n, 0.0f, c + i * m * n, pool);
       } else {
-        gemm_f64_4x8(args, 1.0, a + i * m * k, b + i * k * n, 0.0, c + i * m * n, pool);
+        gemm_f64(args, 1.0, a + i * m * k, b + i * k * n, 0.0, c + i * m * n, pool);
       }
     };
     if (batch == 1) {

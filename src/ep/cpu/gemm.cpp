@@ -1,11 +1,13 @@
-// Portable blocked GEMM. Layout: the output is cut into kGemmBlockM x kGemmBlockN blocks, one parallel task
-// each. A task walks K in kGemmBlockK slices, packs its A slice into MR-row strips (k-major) and its B slice
-// into NR-column strips (k-major), zero-padded at the edges, then runs the MR x NR micro-kernel whose
-// accumulator loops GCC auto-vectorises. Pack buffers are thread-local and grow once.
+// Blocked GEMM. Layout: the output is cut into kGemmBlockM x kGemmBlockN blocks, one parallel task each. A task
+// walks K in kGemmBlockK slices, packs its A slice into MR-row strips (k-major) and its B slice into NR-column
+// strips (k-major), zero-padded at the edges, then runs an MR x NR micro-kernel: the AVX2+FMA one
+// (kernels/avx2/) where the CPU has it, else the portable one whose loops GCC auto-vectorises. Pack buffers are
+// thread-local and grow once.
 #include <algorithm>
 #include <vector>
 
 #include "ep/cpu/gemm.h"
+#include "ep/cpu/kernels/gemm_microkernels.h"
 
 namespace nxrt::cpu {
 
@@ -52,45 +54,49 @@ void pack_b(const GemmArgs& g, const T* b, int64_t j0, int64_t nc, int64_t p0, i
 }
 
 template <class T, int MR, int NR>
-void micro_kernel(int64_t kc, const T* __restrict a, const T* __restrict b, T (&acc)[MR][NR]) {
-  for (int r = 0; r < MR; ++r) {
-    for (int c = 0; c < NR; ++c) acc[r][c] = T{0};
-  }
+void micro_kernel_generic(int64_t kc, const T* __restrict a, const T* __restrict b, T* __restrict acc) {
+  T tile[MR][NR] = {};
   for (int64_t p = 0; p < kc; ++p) {
     for (int r = 0; r < MR; ++r) {
       const T x = a[r];
-      for (int c = 0; c < NR; ++c) acc[r][c] += x * b[c];
+      for (int c = 0; c < NR; ++c) tile[r][c] += x * b[c];
     }
     a += MR;
     b += NR;
   }
+  for (int r = 0; r < MR; ++r) {
+    for (int c = 0; c < NR; ++c) acc[r * NR + c] = tile[r][c];
+  }
 }
 
-template <class T, int MR, int NR>
-void store_tile(const T (&acc)[MR][NR], int64_t rows, int64_t cols, T alpha, T beta, bool first, T* c,
-                int64_t ldc) {
+template <class T, int NR>
+void store_tile(const T* acc, int64_t rows, int64_t cols, T alpha, T beta, bool first, T* c, int64_t ldc) {
   for (int64_t r = 0; r < rows; ++r) {
     T* out = c + r * ldc;
+    const T* tile = acc + r * NR;
     if (!first) {
-      for (int64_t j = 0; j < cols; ++j) out[j] += alpha * acc[r][j];
+      for (int64_t j = 0; j < cols; ++j) out[j] += alpha * tile[j];
     } else if (beta == T{0}) {
-      for (int64_t j = 0; j < cols; ++j) out[j] = alpha * acc[r][j];
+      for (int64_t j = 0; j < cols; ++j) out[j] = alpha * tile[j];
     } else {
-      for (int64_t j = 0; j < cols; ++j) out[j] = alpha * acc[r][j] + beta * out[j];
+      for (int64_t j = 0; j < cols; ++j) out[j] = alpha * tile[j] + beta * out[j];
     }
   }
 }
 
-template <class T, int MR, int NR>
+template <class T>
+using MicroKernel = void (*)(int64_t kc, const T* a, const T* b, T* acc);
+
+template <class T, int MR, int NR, MicroKernel<T> Micro>
 void gemm_block(const GemmArgs& g, T alpha, const T* a, const T* b, T beta, T* c, int64_t i0, int64_t j0,
                 std::vector<T>& a_pack, std::vector<T>& b_pack) {
   const int64_t mc = std::min(kGemmBlockM, g.m - i0);
   const int64_t nc = std::min(kGemmBlockN, g.n - j0);
   if (g.k == 0) {
-    T acc[MR][NR] = {};
+    const T acc[MR * NR] = {};
     for (int64_t i = 0; i < mc; i += MR) {
       for (int64_t j = 0; j < nc; j += NR) {
-        store_tile<T, MR, NR>(acc, std::min<int64_t>(MR, mc - i), std::min<int64_t>(NR, nc - j), alpha, beta, true,
+        store_tile<T, NR>(acc, std::min<int64_t>(MR, mc - i), std::min<int64_t>(NR, nc - j), alpha, beta, true,
                               c + (i0 + i) * g.ldc + j0 + j, g.ldc);
       }
     }
@@ -107,16 +113,16 @@ void gemm_block(const GemmArgs& g, T alpha, const T* a, const T* b, T beta, T* c
     for (int64_t j = 0; j < nc; j += NR) {
       const T* b_strip = b_pack.data() + j * kc;
       for (int64_t i = 0; i < mc; i += MR) {
-        T acc[MR][NR];
-        micro_kernel<T, MR, NR>(kc, a_pack.data() + i * kc, b_strip, acc);
-        store_tile<T, MR, NR>(acc, std::min<int64_t>(MR, mc - i), std::min<int64_t>(NR, nc - j), alpha, beta,
+        alignas(64) T acc[MR * NR];
+        Micro(kc, a_pack.data() + i * kc, b_strip, acc);
+        store_tile<T, NR>(acc, std::min<int64_t>(MR, mc - i), std::min<int64_t>(NR, nc - j), alpha, beta,
                               p0 == 0, c + (i0 + i) * g.ldc + j0 + j, g.ldc);
       }
     }
   }
 }
 
-template <class T, int MR, int NR>
+template <class T, int MR, int NR, MicroKernel<T> Micro>
 void gemm_blocked(const GemmArgs& g, T alpha, const T* a, const T* b, T beta, T* c, ThreadPool& pool) {
   if (g.m <= 0 || g.n <= 0) return;
   const int64_t blocks_m = (g.m + kGemmBlockM - 1) / kGemmBlockM;
@@ -130,21 +136,46 @@ void gemm_blocked(const GemmArgs& g, T alpha, const T* a, const T* b, T beta, T*
     for (int64_t block = begin; block < end; ++block) {
       const int64_t i0 = (block / blocks_n) * kGemmBlockM;
       const int64_t j0 = (block % blocks_n) * kGemmBlockN;
-      gemm_block<T, MR, NR>(g, alpha, a, b, beta, c, i0, j0, a_pack, b_pack);
+      gemm_block<T, MR, NR, Micro>(g, alpha, a, b, beta, c, i0, j0, a_pack, b_pack);
     }
   });
 }
 
 }  // namespace
 
-void gemm_f32_4x16(const GemmArgs& args, float alpha, const float* a, const float* b, float beta, float* c,
-                   ThreadPool& pool) {
-  gemm_blocked<float, kGemmF32TileM, kGemmF32TileN>(args, alpha, a, b, beta, c, pool);
+bool cpu_has_avx2_fma() {
+#if defined(__x86_64__)
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+#else
+  return false;
+#endif
 }
 
-void gemm_f64_4x8(const GemmArgs& args, double alpha, const double* a, const double* b, double beta, double* c,
-                  ThreadPool& pool) {
-  gemm_blocked<double, 4, kGemmF64TileN>(args, alpha, a, b, beta, c, pool);
+GemmIsa best_gemm_isa() { return cpu_has_avx2_fma() ? GemmIsa::kAvx2 : GemmIsa::kGeneric; }
+
+void gemm_f32(const GemmArgs& args, float alpha, const float* a, const float* b, float beta, float* c,
+              ThreadPool& pool, GemmIsa isa) {
+#if defined(__x86_64__)
+  if (isa == GemmIsa::kAvx2 && cpu_has_avx2_fma()) {
+    gemm_blocked<float, kAvx2F32TileM, kAvx2F32TileN, f32_gemm_6x16__avx2>(args, alpha, a, b, beta, c, pool);
+    return;
+  }
+#endif
+  gemm_blocked<float, kGemmF32TileM, kGemmF32TileN, micro_kernel_generic<float, kGemmF32TileM, kGemmF32TileN>>(
+      args, alpha, a, b, beta, c, pool);
+}
+
+void gemm_f64(const GemmArgs& args, double alpha, const double* a, const double* b, double beta, double* c,
+              ThreadPool& pool, GemmIsa isa) {
+#if defined(__x86_64__)
+  if (isa == GemmIsa::kAvx2 && cpu_has_avx2_fma()) {
+    gemm_blocked<double, kAvx2F64TileM, kAvx2F64TileN, f64_gemm_6x8__avx2>(args, alpha, a, b, beta, c, pool);
+    return;
+  }
+#endif
+  gemm_blocked<double, 4, kGemmF64TileN, micro_kernel_generic<double, 4, kGemmF64TileN>>(args, alpha, a, b, beta, c,
+                                                                                       pool);
 }
 
 }  // namespace nxrt::cpu

@@ -19,13 +19,20 @@ struct GemmArgs {
   int64_t ldc = 0;
 };
 
-// Register-blocked, cache-tiled GEMM (f32: 4x16 micro-tile, f64: 4x8), parallel over output blocks.
-void gemm_f32_4x16(const GemmArgs& args, float alpha, const float* a, const float* b, float beta, float* c,
-                   ThreadPool& pool);
-void gemm_f64_4x8(const GemmArgs& args, double alpha, const double* a, const double* b, double beta, double* c,
-                  ThreadPool& pool);
+// Micro-kernel families: portable C++ (f32 4x16, f64 4x8 tiles) or AVX2+FMA (6x16 / 6x8).
+enum class GemmIsa { kGeneric, kAvx2 };
+// The fastest family this CPU runs (decided once).
+GemmIsa best_gemm_isa();
 
-// Micro-tile sizes, exposed so tests can probe tile-1 / tile / tile+1 shapes.
+// Register-blocked, cache-tiled GEMM, parallel over output blocks. `isa` picks the micro-kernels (tests run
+// each); a family the CPU lacks falls back to the portable one.
+void gemm_f32(const GemmArgs& args, float alpha, const float* a, const float* b, float beta, float* c,
+              ThreadPool& pool, GemmIsa isa = best_gemm_isa());
+void gemm_f64(const GemmArgs& args, double alpha, const double* a, const double* b, double beta, double* c,
+              ThreadPool& pool, GemmIsa isa = best_gemm_isa());
+
+// Portable micro-tile sizes, exposed so tests can probe tile-1 / tile / tile+1 shapes (the AVX2 tiles are in
+// kernels/gemm_microkernels.h).
 inline constexpr int64_t kGemmF32TileM = 4;
 inline constexpr int64_t kGemmF32TileN = 16;
 inline constexpr int64_t kGemmF64TileN = 8;

@@ -49,7 +49,7 @@ void gemm_half(const GemmArgs& g, float alpha, const T* a, const T* b, float bet
   if (beta != 0.0f) {
     for (int64_t i = 0; i < g.m * g.ldc; ++i) cf[i] = static_cast<float>(c[i]);
   }
-  gemm_f32_4x16(g, alpha, af.data(), bf.data(), beta, cf.data(), pool);
+  gemm_f32(g, alpha, af.data(), bf.data(), beta, cf.data(), pool);
   for (int64_t i = 0; i < g.m * g.ldc; ++i) c[i] = T(cf[i]);
 }
 
@@ -67,9 +67,9 @@ T integer_scalar(double value) {
 template <class T>
 void gemm_any(const GemmArgs& g, double alpha, const T* a, const T* b, double beta, T* c, ThreadPool& pool) {
   if constexpr (std::is_same_v<T, float>) {
-    gemm_f32_4x16(g, static_cast<float>(alpha), a, b, static_cast<float>(beta), c, pool);
+    gemm_f32(g, static_cast<float>(alpha), a, b, static_cast<float>(beta), c, pool);
   } else if constexpr (std::is_same_v<T, double>) {
-    gemm_f64_4x8(g, alpha, a, b, beta, c, pool);
+    gemm_f64(g, alpha, a, b, beta, c, pool);
   } else if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
     gemm_half<T>(g, static_cast<float>(alpha), a, b, static_cast<float>(beta), c, pool);
   } else {

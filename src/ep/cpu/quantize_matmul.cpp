@@ -131,7 +131,7 @@ Expected<std::vector<double>> quantized_product(const Tensor& a, const Tensor* a
   args.ldb = s.n;
   args.ldc = s.n;
   for (int64_t batch = 0; batch < batches; ++batch) {
-    gemm_f64_4x8(args, 1.0, av.data() + batch_offset(s.padded, s.a, batch),
+    gemm_f64(args, 1.0, av.data() + batch_offset(s.padded, s.a, batch),
                  bv.data() + batch_offset(s.padded, s.b, batch), 0.0, c.data() + batch * s.m * s.n, pool);
   }
   const bool integer = !is_float_type(a.dtype()) && !is_float_type(b.dtype());

@@ -17,7 +17,8 @@ std::vector<T> random_values(size_t n, uint32_t seed) {
 }
 
 template <class T>
-void check_gemm(int64_t m, int64_t n, int64_t k, bool ta, bool tb, T alpha, T beta, ThreadPool& pool) {
+void check_gemm(int64_t m, int64_t n, int64_t k, bool ta, bool tb, T alpha, T beta, ThreadPool& pool,
+                GemmIsa isa) {
   GemmArgs g{ta, tb, m, n, k, ta ? m : k, tb ? k : n, n};
   const auto a = random_values<T>(static_cast<size_t>(m * k), 1);
   const auto b = random_values<T>(static_cast<size_t>(k * n), 2);
@@ -25,44 +26,53 @@ void check_gemm(int64_t m, int64_t n, int64_t k, bool ta, bool tb, T alpha, T be
   auto c_opt = c_ref;
   gemm_reference<T>(g, alpha, a.data(), b.data(), beta, c_ref.data());
   if constexpr (std::is_same_v<T, float>) {
-    gemm_f32_4x16(g, alpha, a.data(), b.data(), beta, c_opt.data(), pool);
+    gemm_f32(g, alpha, a.data(), b.data(), beta, c_opt.data(), pool, isa);
   } else {
-    gemm_f64_4x8(g, alpha, a.data(), b.data(), beta, c_opt.data(), pool);
+    gemm_f64(g, alpha, a.data(), b.data(), beta, c_opt.data(), pool, isa);
   }
   const double tolerance = std::is_same_v<T, float> ? 1e-4 * (1 + k) : 1e-12 * (1 + k);
   for (size_t i = 0; i < c_ref.size(); ++i) {
-    ASSERT_NEAR(c_opt[i], c_ref[i], tolerance) << "m=" << m << " n=" << n << " k=" << k << " ta=" << ta
+    ASSERT_NEAR(c_opt[i], c_ref[i], tolerance) << "isa=" << static_cast<int>(isa) << " m=" << m << " n=" << n << " k=" << k << " ta=" << ta
                                                << " tb=" << tb << " at " << i;
   }
 }
 
-TEST(GemmTest, F32MatchesReferenceAroundTileSizes) {
+// Every micro-kernel family (the AVX2 one falls back to the portable one on CPUs without it), at sizes around
+// both families' tiles (4x16 and 6x16 for f32, 4x8 and 6x8 for f64) and the cache blocks.
+class GemmIsaTest : public ::testing::TestWithParam<GemmIsa> {};
+
+TEST_P(GemmIsaTest, F32MatchesReferenceAroundTileSizes) {
   ThreadPool pool(3);
-  const int64_t ms[] = {1, 3, 4, 5, 63, 64, 65, 130};
+  const int64_t ms[] = {1, 3, 4, 5, 6, 7, 12, 13, 63, 64, 65, 130};
   const int64_t ns[] = {1, 15, 16, 17, 33, 255, 257};
   const int64_t ks[] = {0, 1, 7, 255, 256, 257};
   for (int64_t m : ms) {
     for (int64_t n : ns) {
-      for (int64_t k : ks) check_gemm<float>(m, n, k, false, false, 1.0f, 0.0f, pool);
+      for (int64_t k : ks) check_gemm<float>(m, n, k, false, false, 1.0f, 0.0f, pool, GetParam());
     }
   }
 }
 
-TEST(GemmTest, F32TransposesAlphaBeta) {
+TEST_P(GemmIsaTest, F32TransposesAlphaBeta) {
   ThreadPool pool(3);
   for (int t = 0; t < 4; ++t) {
-    check_gemm<float>(37, 45, 29, t & 1, t & 2, 0.5f, -1.5f, pool);
-    check_gemm<float>(70, 300, 260, t & 1, t & 2, 2.0f, 1.0f, pool);
+    check_gemm<float>(37, 45, 29, t & 1, t & 2, 0.5f, -1.5f, pool, GetParam());
+    check_gemm<float>(70, 300, 260, t & 1, t & 2, 2.0f, 1.0f, pool, GetParam());
   }
 }
 
-TEST(GemmTest, F64MatchesReferenceAroundTileSizes) {
+TEST_P(GemmIsaTest, F64MatchesReferenceAroundTileSizes) {
   ThreadPool pool(1);
-  const int64_t sizes[] = {1, 3, 4, 5, 7, 8, 9, 65, 257};
+  const int64_t sizes[] = {1, 3, 4, 5, 6, 7, 8, 9, 12, 13, 65, 257};
   for (int64_t m : sizes) {
-    for (int64_t n : sizes) check_gemm<double>(m, n, 13, m % 2 == 0, n % 2 == 1, 1.25, 0.5, pool);
+    for (int64_t n : sizes) check_gemm<double>(m, n, 13, m % 2 == 0, n % 2 == 1, 1.25, 0.5, pool, GetParam());
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Isa, GemmIsaTest, ::testing::Values(GemmIsa::kGeneric, GemmIsa::kAvx2),
+                         [](const ::testing::TestParamInfo<GemmIsa>& info) {
+                           return info.param == GemmIsa::kAvx2 ? std::string("Avx2") : std::string("Generic");
+                         });
 
 TEST(GemmTest, BetaZeroIgnoresNanInOutput) {
   ThreadPool pool(1);
@@ -70,7 +80,7 @@ TEST(GemmTest, BetaZeroIgnoresNanInOutput) {
   const float a[] = {1, 2};
   const float b[] = {3, 4};
   float c[] = {NAN, NAN, NAN, NAN};
-  gemm_f32_4x16(g, 1.0f, a, b, 0.0f, c, pool);
+  gemm_f32(g, 1.0f, a, b, 0.0f, c, pool);
   EXPECT_EQ(std::vector<float>(c, c + 4), (std::vector<float>{3, 4, 6, 8}));
 }
 
