@@ -79,11 +79,7 @@ class AttentionKernel final : public Kernel {
   }
 
   Expected<AttentionDims> resolve(KernelInputs inputs) const {
-    for (int i : {kQ, kK, kV}) {
-      if (optional_input(inputs, static_cast<size_t>(i)) == nullptr) {
-        return make_error(StatusCode::kInvalidArgument, description_, ": missing input ", i);
-      }
-    }
+    TRY(require_inputs(inputs, 3, description_));
     const Tensor& q = *inputs[kQ];
     const Tensor& k = *inputs[kK];
     const Tensor& v = *inputs[kV];

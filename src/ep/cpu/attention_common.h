@@ -50,10 +50,6 @@ inline void gemm(const GemmArgs& args, const double* a, const double* b, double*
 
 inline bool has_type(DataTypeMask mask, DataType type) { return ((mask >> static_cast<int>(type)) & 1u) != 0; }
 
-inline const Tensor* optional_input(KernelInputs inputs, size_t index) {
-  return index < inputs.size() ? inputs[index] : nullptr;
-}
-
 Expected<std::unique_ptr<Kernel>> create_rotary_embedding(const KernelInfo& info);
 Expected<std::unique_ptr<Kernel>> create_tensor_scatter(const KernelInfo& info);
 Expected<std::unique_ptr<Kernel>> create_swiglu(const KernelInfo& info);

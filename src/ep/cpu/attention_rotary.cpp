@@ -51,11 +51,7 @@ class RotaryEmbeddingKernel final : public Kernel {
 
  private:
   Expected<Dims> resolve(KernelInputs inputs) const {
-    for (size_t i = 0; i < 3; ++i) {
-      if (optional_input(inputs, i) == nullptr) {
-        return make_error(StatusCode::kInvalidArgument, description_, ": missing input ", i);
-      }
-    }
+    TRY(require_inputs(inputs, 3, description_));
     const Tensor& x = *inputs[0];
     const Tensor& cos = *inputs[1];
     const Tensor& sin = *inputs[2];

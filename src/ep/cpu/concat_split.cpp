@@ -30,11 +30,7 @@ class ConcatKernel final : public Kernel {
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     if (inputs.empty()) return make_error(StatusCode::kInvalidArgument, description_, ": no inputs");
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (inputs[i] == nullptr) {
-        return make_error(StatusCode::kInvalidArgument, description_, ": missing input ", i);
-      }
-    }
+    TRY(require_inputs(inputs, inputs.size(), description_));
     const Tensor& first = *inputs[0];
     if (!movable_type(first.dtype())) return unsupported_type(description_, 0, first.dtype());
     const int64_t rank = static_cast<int64_t>(first.rank());

@@ -54,17 +54,6 @@ namespace {
 using conv::ConvProblem;
 using conv::WindowAttrs;
 
-const Tensor* optional_input(KernelInputs inputs, size_t i) { return i < inputs.size() ? inputs[i] : nullptr; }
-
-Status require_inputs(KernelInputs inputs, size_t count, const std::string& description) {
-  for (size_t i = 0; i < count; ++i) {
-    if (i >= inputs.size() || inputs[i] == nullptr) {
-      return make_error(StatusCode::kInvalidArgument, description, ": missing input ", i);
-    }
-  }
-  return Status::ok();
-}
-
 class ConvKernel final : public Kernel {
  public:
   ConvKernel(std::string description, DataTypeMask types, WindowAttrs attrs)

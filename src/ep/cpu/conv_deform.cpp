@@ -65,14 +65,10 @@ class DeformConvKernel final : public Kernel {
   }
 
  private:
-  const Tensor* input(KernelInputs inputs, size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
+  const Tensor* input(KernelInputs inputs, size_t i) const { return optional_input(inputs, i); }
 
   Expected<ConvProblem> problem(KernelInputs inputs) const {
-    for (size_t i = 0; i < 3; ++i) {
-      if (input(inputs, i) == nullptr) {
-        return make_error(StatusCode::kInvalidArgument, description_, ": missing input ", i);
-      }
-    }
+    TRY(require_inputs(inputs, 3, description_));
     const Tensor& x = *inputs[0];
     if (!type_in(types_, x.dtype())) {
       return make_error(StatusCode::kInvalidArgument, description_, ": unsupported input type ",

@@ -25,6 +25,21 @@ namespace nxrt::cpu {
 // Absent optional inputs are nullptr.
 using KernelInputs = std::span<const Tensor* const>;
 
+// Input `index`, or nullptr when the node has fewer inputs or omitted it.
+inline const Tensor* optional_input(KernelInputs inputs, size_t index) {
+  return index < inputs.size() ? inputs[index] : nullptr;
+}
+
+// INVALID_ARGUMENT naming the first of inputs 0 .. count-1 that is absent.
+inline Status require_inputs(KernelInputs inputs, size_t count, std::string_view description) {
+  for (size_t i = 0; i < count; ++i) {
+    if (optional_input(inputs, i) == nullptr) {
+      return make_error(StatusCode::kInvalidArgument, description, ": missing input ", i);
+    }
+  }
+  return Status::ok();
+}
+
 struct OutputDesc {
   DataType dtype = DataType::kUndefined;
   Shape shape;

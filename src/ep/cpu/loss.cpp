@@ -89,7 +89,7 @@ class LossKernel final : public Kernel {
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& /*pool*/) const override {
     const Tensor& scores = *inputs[0];
     const Tensor& labels = *inputs[1];
-    const Tensor* weights = inputs.size() > 2 ? inputs[2] : nullptr;
+    const Tensor* weights = optional_input(inputs, 2);
     const int64_t n = scores.shape()[0];
     const int64_t c = scores.shape()[1];
     const int64_t inner = n * c == 0 ? 0 : scores.numel() / (n * c);

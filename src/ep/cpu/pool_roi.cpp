@@ -16,15 +16,6 @@ namespace {
 
 using conv::AccOf;
 
-Status require(KernelInputs inputs, size_t count, const std::string& description) {
-  for (size_t i = 0; i < count; ++i) {
-    if (i >= inputs.size() || inputs[i] == nullptr) {
-      return make_error(StatusCode::kInvalidArgument, description, ": missing input ", i);
-    }
-  }
-  return Status::ok();
-}
-
 class MaxUnpoolKernel final : public Kernel {
  public:
   MaxUnpoolKernel(std::string description, DataTypeMask types, conv::WindowAttrs attrs)
@@ -71,7 +62,7 @@ class MaxUnpoolKernel final : public Kernel {
 
  private:
   Expected<Shape> shapes(KernelInputs inputs, Shape& inferred) const {
-    TRY(require(inputs, 2, description_));
+    TRY(require_inputs(inputs, 2, description_));
     const Tensor& x = *inputs[0];
     const Tensor& indices = *inputs[1];
     if (!conv::type_in(types_, x.dtype()) || indices.dtype() != DataType::kInt64) {
@@ -141,7 +132,7 @@ class MaxRoiPoolKernel final : public Kernel {
       : description_(std::move(description)), types_(types), pooled_h_(pooled_h), pooled_w_(pooled_w), scale_(scale) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
-    TRY(require(inputs, 2, description_));
+    TRY(require_inputs(inputs, 2, description_));
     const Tensor& x = *inputs[0];
     TRY(check_roi_inputs(x, *inputs[1], 5, types_, description_));
     outputs.assign(1, OutputDesc{x.dtype(), {inputs[1]->shape()[0], x.shape()[1], pooled_h_, pooled_w_}});
@@ -236,7 +227,7 @@ class RoiAlignKernel final : public Kernel {
       : description_(std::move(description)), types_(types), opt_(opt) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
-    TRY(require(inputs, 3, description_));
+    TRY(require_inputs(inputs, 3, description_));
     const Tensor& x = *inputs[0];
     TRY(check_roi_inputs(x, *inputs[1], 4, types_, description_));
     const Tensor& batch_indices = *inputs[2];

@@ -251,17 +251,6 @@ Expected<QuantAttributes> read_attributes(const KernelInfo& info, bool quantize)
   return a;
 }
 
-const Tensor* optional_input(KernelInputs inputs, size_t i) { return i < inputs.size() ? inputs[i] : nullptr; }
-
-Status require_inputs(KernelInputs inputs, size_t count, const std::string& description) {
-  for (size_t i = 0; i < count; ++i) {
-    if (i >= inputs.size() || inputs[i] == nullptr) {
-      return make_error(StatusCode::kInvalidArgument, description, ": missing input ", i);
-    }
-  }
-  return Status::ok();
-}
-
 class QuantizeKernel final : public Kernel {
  public:
   QuantizeKernel(std::string description, QuantAttributes attributes, int opset)

@@ -156,8 +156,8 @@ class MatMulIntegerKernel final : public Kernel {
 
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
     TRY_ASSIGN(const MatMulShapes s, matmul_shapes(inputs[0]->shape(), inputs[1]->shape(), description_));
-    const Tensor* a_zero = inputs.size() > 2 ? inputs[2] : nullptr;
-    const Tensor* b_zero = inputs.size() > 3 ? inputs[3] : nullptr;
+    const Tensor* a_zero = optional_input(inputs, 2);
+    const Tensor* b_zero = optional_input(inputs, 3);
     TRY_ASSIGN(const std::vector<double> c,
                quantized_product(*inputs[0], a_zero, *inputs[1], b_zero, s, description_, pool));
     int32_t* y = outputs[0].data<int32_t>();
@@ -174,11 +174,7 @@ class QLinearMatMulKernel final : public Kernel {
   explicit QLinearMatMulKernel(std::string description) : description_(std::move(description)) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
-    for (size_t i = 0; i < 8; ++i) {
-      if (i >= inputs.size() || inputs[i] == nullptr) {
-        return make_error(StatusCode::kInvalidArgument, description_, ": missing input ", i);
-      }
-    }
+    TRY(require_inputs(inputs, 8, description_));
     if (!quant::in_mask(kQLinearTypes, inputs[7]->dtype())) {
       return make_error(StatusCode::kInvalidArgument, description_, ": y_zero_point type ",
                         data_type_name(inputs[7]->dtype()), " is not an 8-bit quantized type");

@@ -92,9 +92,7 @@ struct RnnDims {
 
 constexpr int kX = 0, kW = 1, kR = 2, kB = 3, kSeqLens = 4, kInitH = 5, kInitC = 6, kP = 7;
 
-const Tensor* input_at(KernelInputs inputs, int index) {
-  return static_cast<size_t>(index) < inputs.size() ? inputs[static_cast<size_t>(index)] : nullptr;
-}
+const Tensor* input_at(KernelInputs inputs, int index) { return optional_input(inputs, static_cast<size_t>(index)); }
 
 void gemm_acc(const GemmArgs& args, const float* a, const float* b, float* c, ThreadPool& pool) {
   gemm_f32(args, 1.0f, a, b, 0.0f, c, pool);
@@ -155,11 +153,7 @@ class RnnKernel final : public Kernel {
   }
 
   Expected<RnnDims> resolve(KernelInputs inputs) const {
-    for (int i : {kX, kW, kR}) {
-      if (input_at(inputs, i) == nullptr) {
-        return make_error(StatusCode::kInvalidArgument, description_, ": missing input ", i);
-      }
-    }
+    TRY(require_inputs(inputs, kR + 1, description_));
     const Tensor& x = *inputs[kX];
     if (!type_list_contains(FloatTypes{}, x.dtype()) || x.rank() != 3) {
       return make_error(StatusCode::kInvalidArgument, description_, ": X must be a 3-D float tensor");

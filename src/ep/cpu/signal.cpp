@@ -176,7 +176,7 @@ class StftKernel final : public Kernel {
     TRY_ASSIGN(const StftGeometry g, geometry(inputs));
     if (outputs[0].numel() == 0) return Status::ok();
     const FftPlan plan(g.frame_length);
-    const Tensor* window = inputs.size() > 2 ? inputs[2] : nullptr;
+    const Tensor* window = optional_input(inputs, 2);
     visit_dtype<FloatTypes>(inputs[0]->dtype(), [&]<class T>() {
       const T* x = inputs[0]->data<T>();
       const T* w = window == nullptr ? nullptr : window->data<T>();
@@ -225,8 +225,8 @@ class StftKernel final : public Kernel {
       return make_error(StatusCode::kInvalidArgument, description_, ": input 1 (frame_step) value ", g.step,
                         " must be positive");
     }
-    const Tensor* window = inputs.size() > 2 ? inputs[2] : nullptr;
-    const Tensor* frame_length = inputs.size() > 3 ? inputs[3] : nullptr;
+    const Tensor* window = optional_input(inputs, 2);
+    const Tensor* frame_length = optional_input(inputs, 3);
     if (frame_length != nullptr) {
       TRY_ASSIGN(g.frame_length, read_scalar_int(frame_length, description_, "input 3 (frame_length)"));
     } else {

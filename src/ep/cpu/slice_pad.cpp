@@ -135,7 +135,7 @@ class SliceKernel final : public Kernel {
 
  private:
   Expected<GatherPlan> make_plan(KernelInputs inputs, bool with_maps) const {
-    const auto input = [&](size_t i) { return i < inputs.size() ? inputs[i] : nullptr; };
+    const auto input = [&](size_t i) { return optional_input(inputs, i); };
     if (input(0) == nullptr) return make_error(StatusCode::kInvalidArgument, description_, ": missing input 0");
     const Tensor& x = *inputs[0];
     if (!movable_type(x.dtype())) return unsupported_type(description_, 0, x.dtype());
@@ -252,7 +252,7 @@ class PadKernel final : public Kernel {
 
  private:
   Expected<GatherPlan> make_plan(KernelInputs inputs, bool with_maps) const {
-    const auto input = [&](size_t i) { return i < inputs.size() ? inputs[i] : nullptr; };
+    const auto input = [&](size_t i) { return optional_input(inputs, i); };
     if (input(0) == nullptr) return make_error(StatusCode::kInvalidArgument, description_, ": missing input 0");
     const Tensor& x = *inputs[0];
     if (!movable_type(x.dtype())) return unsupported_type(description_, 0, x.dtype());
@@ -372,12 +372,7 @@ class RepeatKernel final : public Kernel {
 
  private:
   Expected<GatherPlan> make_plan(KernelInputs inputs, bool with_maps) const {
-    const size_t needed = tile_v1_ ? 3 : 2;
-    for (size_t i = 0; i < needed; ++i) {
-      if (inputs.size() <= i || inputs[i] == nullptr) {
-        return make_error(StatusCode::kInvalidArgument, description_, ": missing input ", i);
-      }
-    }
+    TRY(require_inputs(inputs, tile_v1_ ? 3 : 2, description_));
     const Tensor& x = *inputs[0];
     if (!movable_type(x.dtype())) return unsupported_type(description_, 0, x.dtype());
     const int64_t rank = static_cast<int64_t>(x.rank());
