@@ -6,10 +6,15 @@
  * - Objects are opaque handles created by nxrt_create_* and released by the matching nxrt_release_*;
  *   releasing NULL is a no-op.
  * - Output parameters are written only on success, except where a function documents otherwise.
+ * - Errors common to every function: a NULL required argument is INVALID_ARGUMENT (naming the function and
+ *   the argument); running out of memory is RUNTIME_EXCEPTION "out of memory". No function throws or aborts.
+ * - nxrt_api.h (included below) offers the same functions as a versioned table, nxrt_get_api(version).
  * - Strings returned through `const char**` are borrowed: they belong to the object they were read from and
  *   stay valid until that object is released. Never free them.
  * - A session may be run from several threads at once; every other handle must not be used concurrently
  *   with its own release.
+ * - Thread safety: functions taking only const handles may run concurrently; a handle passed non-const must not
+ *   be used by another thread during the call. Every function is safe to call before any other (no global init).
  * - String tensors are not supported by the C API yet: creating one, or running a model whose requested
  *   output is a string tensor, fails with NXRT_NOT_IMPLEMENTED.
  */
@@ -103,7 +108,27 @@ typedef enum NxrtGraphOptimizationLevel NXRT_ENUM_INT {
   NXRT_ENABLE_ALL = 99
 } NxrtGraphOptimizationLevel;
 
+/* Where a tensor's memory lives. */
+typedef enum NxrtDeviceType NXRT_ENUM_INT { NXRT_DEVICE_CPU = 0, NXRT_DEVICE_CUDA = 1 } NxrtDeviceType;
+
+/* PCI vendor ids reported by nxrt_memory_info_get_vendor_id. */
+#define NXRT_VENDOR_ID_NONE 0u
+#define NXRT_VENDOR_ID_NVIDIA 0x10DEu
+
+/* Model-level strings readable with nxrt_session_get_metadata. */
+typedef enum NxrtMetadataField NXRT_ENUM_INT {
+  NXRT_METADATA_PRODUCER_NAME = 0,
+  NXRT_METADATA_PRODUCER_VERSION = 1,
+  NXRT_METADATA_GRAPH_NAME = 2,
+  NXRT_METADATA_DOMAIN = 3,
+  NXRT_METADATA_DESCRIPTION = 4,
+  NXRT_METADATA_GRAPH_DESCRIPTION = 5
+} NxrtMetadataField;
+
 typedef struct NxrtStatus NxrtStatus;
+typedef struct NxrtMemoryInfo NxrtMemoryInfo;
+typedef struct NxrtThreadPool NxrtThreadPool;
+typedef struct NxrtIoBinding NxrtIoBinding;
 typedef struct NxrtSessionOptions NxrtSessionOptions;
 typedef struct NxrtRunOptions NxrtRunOptions;
 typedef struct NxrtSession NxrtSession;
@@ -111,7 +136,7 @@ typedef struct NxrtTensor NxrtTensor;
 
 /* ---- library ---------------------------------------------------------------------------------------- */
 
-/* "0.1.0". Static storage; never free. */
+/* "0.1.0". Static storage; never free. Thread-safe. */
 NXRT_API const char* nxrt_version_string(void);
 
 /* ONNX spelling of an element type ("float", "int64", "bfloat16"); "undefined" for unknown values.
@@ -128,16 +153,49 @@ NXRT_API const char* nxrt_status_message(const NxrtStatus* status);
 NXRT_API const char* nxrt_status_string(const NxrtStatus* status);
 /* Upper-case code name as ONNX Runtime prints it ("NO_SUCHFILE"). Static storage. */
 NXRT_API const char* nxrt_status_code_name(NxrtStatusCode code);
+/* Frees a status returned by any function; NULL is a no-op. The borrowed strings die with it. */
 NXRT_API void nxrt_release_status(NxrtStatus* status);
 
 /* ---- session options ------------------------------------------------------------------------------- */
 
-/* Defaults: one thread per hardware core, every optimization enabled, no dimension overrides. */
+/* Defaults: one thread per hardware core, every optimization enabled, no dimension overrides, CPU provider.
+ * The caller owns *out (release with nxrt_release_session_options). Errors: INVALID_ARGUMENT for NULL `out`,
+ * RUNTIME_EXCEPTION when out of memory. Options are read, never kept, by nxrt_create_session*, so they may be
+ * released or changed as soon as that call returns. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_create_session_options(NxrtSessionOptions** out);
+/* NULL is a no-op. */
 NXRT_API void nxrt_release_session_options(NxrtSessionOptions* options);
 /* 0: one per hardware core; 1: no worker threads; negative: INVALID_ARGUMENT. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_options_set_intra_op_threads(NxrtSessionOptions* options,
                                                                              int num_threads);
+/* Sessions created with these options share `pool` (see nxrt_create_thread_pool) instead of starting their
+ * own, and then ignore intra_op_threads. The options and each session keep the pool alive, so the caller
+ * may release its handle at any time. NULL restores a per-session pool. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_options_set_thread_pool(NxrtSessionOptions* options,
+                                                                        NxrtThreadPool* pool);
+/* Requests an execution provider by name ("CPU" or "CPUExecutionProvider"; "CUDA" or "CUDAExecutionProvider").
+ * keys/values hold `option_count` provider options (none are defined for CPU: any key is INVALID_ARGUMENT).
+ * A provider that this build or machine cannot run fails here with NXRT_EP_FAIL, so a session never falls
+ * back to the CPU silently; an unknown name is INVALID_ARGUMENT. CPU is always used for nodes no requested
+ * provider takes. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_options_append_execution_provider(
+    NxrtSessionOptions* options, const char* provider_name, const char* const* option_keys,
+    const char* const* option_values, size_t option_count);
+
+/* ---- execution providers and threads --------------------------------------------------------------- */
+
+/* Names of the providers this build can run ("CPUExecutionProvider" first). Static storage; thread-safe. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_get_available_providers(const char* const** names, size_t* count);
+
+/* A pool of `num_threads` threads (0: one per hardware core; negative: INVALID_ARGUMENT) that several
+ * sessions can share. The calling thread of a run takes part, so N threads start N-1 workers. Workers sleep
+ * on a condition variable when no run needs them: an idle pool never spins. Runs from several sessions may
+ * use the pool at once; a run that finds it busy runs its parallel loops on the calling thread. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_create_thread_pool(int num_threads, NxrtThreadPool** out);
+/* Drops the caller's reference; the workers stop when the last session using the pool is released. */
+NXRT_API void nxrt_release_thread_pool(NxrtThreadPool* pool);
+/* Threads a run on this pool may use, counting the calling thread. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_thread_pool_get_num_threads(const NxrtThreadPool* pool, int* out);
 /* One of NxrtGraphOptimizationLevel; other values: INVALID_ARGUMENT. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_options_set_graph_optimization_level(
     NxrtSessionOptions* options, NxrtGraphOptimizationLevel level);
@@ -147,13 +205,18 @@ NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_options_add_free_dimension_ove
 
 /* ---- run options ------------------------------------------------------------------------------------------ */
 
+/* Per-run settings (terminate flag, tag), owned by the caller. One run options object may be shared by
+ * concurrent runs; it must outlive every run using it. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_create_run_options(NxrtRunOptions** out);
+/* NULL is a no-op; never while a run uses the options. */
 NXRT_API void nxrt_release_run_options(NxrtRunOptions* options);
 /* Non-zero asks runs using these options to stop at the next node boundary (they fail); may be called from
  * another thread while a run is in progress. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_run_options_set_terminate(NxrtRunOptions* options, int terminate);
 /* Tag shown in logs; copied. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_run_options_set_tag(NxrtRunOptions* options, const char* tag);
+/* The tag ("" by default). Borrowed from `options` until the next set_tag or release. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_run_options_get_tag(const NxrtRunOptions* options, const char** out);
 
 /* ---- session ---------------------------------------------------------------------------------------------- */
 
@@ -165,8 +228,11 @@ NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_create_session(const char* model_path,
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_create_session_from_bytes(const void* model_data, size_t model_size,
                                                                     const NxrtSessionOptions* options,
                                                                     NxrtSession** out);
+/* NULL is a no-op. Must not race a run of the session, and every IO binding of the session must be released
+ * (or no longer used) first. */
 NXRT_API void nxrt_release_session(NxrtSession* session);
 
+/* Graph inputs without an initializer / graph outputs, in declaration order. Thread-safe. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_get_input_count(const NxrtSession* session, size_t* out);
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_get_output_count(const NxrtSession* session, size_t* out);
 
@@ -201,6 +267,25 @@ NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_get_input_dim_name(const NxrtS
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_get_output_dim_name(const NxrtSession* session, size_t index,
                                                                       size_t dim_index, const char** out);
 
+/* Threads a run of this session may use (its own pool's size, or the shared pool's). */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_get_num_threads(const NxrtSession* session, int* out);
+
+/* ---- model metadata (all strings borrowed from the session) ------------------------------------------- */
+
+/* One of NxrtMetadataField ("" when the model leaves it empty); other values: INVALID_ARGUMENT. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_get_metadata(const NxrtSession* session, NxrtMetadataField field,
+                                                               const char** out);
+/* ModelProto.model_version (0 when unset). */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_get_model_version(const NxrtSession* session, int64_t* out);
+/* ModelProto.metadata_props: count, then entry `index` (< count) in key order. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_get_custom_metadata_count(const NxrtSession* session,
+                                                                          size_t* out);
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_get_custom_metadata(const NxrtSession* session, size_t index,
+                                                                    const char** key, const char** value);
+/* Value stored under `key`, or NULL (and success) when there is none. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_lookup_custom_metadata(const NxrtSession* session,
+                                                                       const char* key, const char** value);
+
 /* Runs the model.
  * - input_names[i] names the graph input fed by inputs[i], for i < input_count. Every graph input without
  *   an initializer must be fed; inputs are only read.
@@ -226,13 +311,23 @@ NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_run(const NxrtSession* session
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_create_tensor_with_data(NxrtElementType type, const int64_t* dims,
                                                                   size_t rank, void* data, size_t data_bytes,
                                                                   NxrtTensor** out);
+/* As nxrt_create_tensor_with_data for memory described by `memory_info` (NULL: host memory). Device memory
+ * is never read or written by this call; a session that cannot use that device rejects the tensor when it
+ * is fed or bound (INVALID_ARGUMENT for inputs, EP_FAIL for outputs). */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_create_tensor_with_device_data(const NxrtMemoryInfo* memory_info,
+                                                                         NxrtElementType type, const int64_t* dims,
+                                                                         size_t rank, void* data, size_t data_bytes,
+                                                                         NxrtTensor** out);
 /* Allocates zero-filled storage owned by the tensor. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_create_tensor(NxrtElementType type, const int64_t* dims, size_t rank,
                                                         NxrtTensor** out);
+/* NULL is a no-op. Wrapped caller memory is not freed; runtime storage is freed when no binding or other
+ * handle shares it. */
 NXRT_API void nxrt_release_tensor(NxrtTensor* tensor);
 
 /* First element; borrowed from the tensor (caller memory for wrapped tensors). May be NULL when empty. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_tensor_get_data(const NxrtTensor* tensor, void** out);
+/* Element type, rank, dims and element count as given at creation (or computed by the run). */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_tensor_get_element_type(const NxrtTensor* tensor,
                                                                   NxrtElementType* out);
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_tensor_get_rank(const NxrtTensor* tensor, size_t* out);
@@ -242,9 +337,84 @@ NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_tensor_get_dims(const NxrtTensor* tens
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_tensor_get_element_count(const NxrtTensor* tensor, int64_t* out);
 /* Packed storage size in bytes. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_tensor_get_byte_size(const NxrtTensor* tensor, size_t* out);
+/* Where the tensor's memory lives: a new memory info owned by the caller. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_tensor_get_memory_info(const NxrtTensor* tensor, NxrtMemoryInfo** out);
+
+/* ---- memory info ---------------------------------------------------------------------------------------- */
+
+/* Describes memory on a device. CPU: `device_id` must be 0. CUDA: `device_id` >= 0; creating the
+ * description works in every build (it only names memory), using it with a session needs a CUDA build.
+ * Negative ids or unknown device types: INVALID_ARGUMENT. Release with nxrt_release_memory_info. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_create_memory_info(NxrtDeviceType device_type, int device_id,
+                                                             NxrtMemoryInfo** out);
+/* Host memory: same as nxrt_create_memory_info(NXRT_DEVICE_CPU, 0, out). */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_create_cpu_memory_info(NxrtMemoryInfo** out);
+/* NULL is a no-op. Tensors and bindings made from a memory info do not refer to it afterwards. */
+NXRT_API void nxrt_release_memory_info(NxrtMemoryInfo* memory_info);
+/* NXRT_DEVICE_CPU or NXRT_DEVICE_CUDA. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_memory_info_get_device_type(const NxrtMemoryInfo* memory_info,
+                                                                      NxrtDeviceType* out);
+/* NXRT_VENDOR_ID_NONE for host memory, NXRT_VENDOR_ID_NVIDIA for CUDA. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_memory_info_get_vendor_id(const NxrtMemoryInfo* memory_info,
+                                                                    uint32_t* out);
+/* The device ordinal (0 for host memory). */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_memory_info_get_device_id(const NxrtMemoryInfo* memory_info, int* out);
+
+/* ---- IO binding ----------------------------------------------------------------------------------------- *
+ * A binding names, once, the tensors a session reads and writes, so repeated runs pass no arrays and
+ * allocate nothing for outputs bound to caller tensors. A binding refers to its session (it must not
+ * outlive it) and to the storage of the bound tensors (the tensor handles themselves may be released right
+ * after binding, their memory may not). One binding must not be used by two threads at once; use one
+ * binding per thread to run a session concurrently. */
+
+/* An empty binding for `session`, owned by the caller. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_create_io_binding(const NxrtSession* session, NxrtIoBinding** out);
+/* NULL is a no-op. Tensor handles obtained with nxrt_io_binding_get_output stay valid. */
+NXRT_API void nxrt_release_io_binding(NxrtIoBinding* binding);
+/* Feeds input `name` from `tensor` (read only, never copied). Binding a name again replaces the tensor.
+ * The name is checked when the binding runs. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_io_binding_bind_input(NxrtIoBinding* binding, const char* name,
+                                                                const NxrtTensor* tensor);
+/* Writes output `name` into `tensor`'s memory. When the tensor's element type and shape match what the
+ * model computes, the producing kernel writes there directly (no copy; see
+ * nxrt_io_binding_output_was_written_in_place); otherwise, e.g. for an output that is a view of an input,
+ * the result is copied there after the run. A run whose result has another element type or shape fails with
+ * INVALID_ARGUMENT. Unknown output names: INVALID_ARGUMENT. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_io_binding_bind_output(NxrtIoBinding* binding, const char* name,
+                                                                 const NxrtTensor* tensor);
+/* Lets the runtime allocate output `name` on the device `memory_info` describes (read it afterwards with
+ * nxrt_io_binding_get_output). A device this build cannot allocate on: EP_FAIL. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_io_binding_bind_output_to_device(NxrtIoBinding* binding,
+                                                                           const char* name,
+                                                                           const NxrtMemoryInfo* memory_info);
+/* Forget every bound input / output (and the results of the last run). */
+NXRT_API void nxrt_io_binding_clear_inputs(NxrtIoBinding* binding);
+NXRT_API void nxrt_io_binding_clear_outputs(NxrtIoBinding* binding);
+
+/* Runs `session` (the binding's session; another session: INVALID_ARGUMENT) on the bound inputs and
+ * produces the bound outputs in binding order; with no output bound, every graph output is allocated by the
+ * runtime. run_options may be NULL. Errors as for nxrt_session_run. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_run_with_binding(const NxrtSession* session,
+                                                                   const NxrtRunOptions* run_options,
+                                                                   NxrtIoBinding* binding);
+/* Outputs of the last successful run, in binding order (0 before any run). */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_io_binding_get_output_count(const NxrtIoBinding* binding, size_t* out);
+/* Name of output `index`; borrowed from the binding until it is cleared or released. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_io_binding_get_output_name(const NxrtIoBinding* binding, size_t index,
+                                                                     const char** out);
+/* A new tensor handle (owned by the caller) sharing the storage of output `index`: the caller's memory for
+ * outputs bound to tensors, runtime memory otherwise (kept alive by the handle). */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_io_binding_get_output(const NxrtIoBinding* binding, size_t index,
+                                                                NxrtTensor** out);
+/* 1 when the last run wrote output `index` directly into its bound tensor, 0 when it copied it there or the
+ * output was not bound to a tensor. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_io_binding_output_was_written_in_place(const NxrtIoBinding* binding,
+                                                                                 size_t index, int* out);
 
 #ifdef __cplusplus
 }
 #endif
+
+#include "nxrt/nxrt_api.h"
 
 #endif /* NXRT_NXRT_H_ */

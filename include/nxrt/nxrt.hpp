@@ -78,6 +78,89 @@ NXRT_CXX_ELEMENT_TYPE(bool, NXRT_TYPE_BOOL)
 
 inline std::string version() { return nxrt_version_string(); }
 
+inline std::vector<std::string> available_providers() {
+  const char* const* names = nullptr;
+  size_t count = 0;
+  detail::check(nxrt_get_available_providers(&names, &count));
+  return std::vector<std::string>(names, names + count);
+}
+
+// A thread pool that several sessions share (SessionOptions::set_thread_pool); idle workers sleep.
+class ThreadPool {
+ public:
+  explicit ThreadPool(int num_threads) {
+    NxrtThreadPool* raw = nullptr;
+    detail::check(nxrt_create_thread_pool(num_threads, &raw));
+    handle_.reset(raw);
+  }
+  int num_threads() const {
+    int count = 0;
+    detail::check(nxrt_thread_pool_get_num_threads(handle_.get(), &count));
+    return count;
+  }
+  NxrtThreadPool* get() const noexcept { return handle_.get(); }
+
+ private:
+  detail::Owner<NxrtThreadPool, nxrt_release_thread_pool> handle_;
+};
+
+class MemoryInfo {
+ public:
+  explicit MemoryInfo(NxrtDeviceType device_type = NXRT_DEVICE_CPU, int device_id = 0) {
+    NxrtMemoryInfo* raw = nullptr;
+    detail::check(nxrt_create_memory_info(device_type, device_id, &raw));
+    handle_.reset(raw);
+  }
+  // Takes ownership of a C handle.
+  explicit MemoryInfo(NxrtMemoryInfo* handle) noexcept : handle_(handle) {}
+  NxrtDeviceType device_type() const {
+    NxrtDeviceType type = NXRT_DEVICE_CPU;
+    detail::check(nxrt_memory_info_get_device_type(handle_.get(), &type));
+    return type;
+  }
+  int device_id() const {
+    int id = 0;
+    detail::check(nxrt_memory_info_get_device_id(handle_.get(), &id));
+    return id;
+  }
+  uint32_t vendor_id() const {
+    uint32_t id = 0;
+    detail::check(nxrt_memory_info_get_vendor_id(handle_.get(), &id));
+    return id;
+  }
+  const NxrtMemoryInfo* get() const noexcept { return handle_.get(); }
+
+ private:
+  detail::Owner<NxrtMemoryInfo, nxrt_release_memory_info> handle_;
+};
+
+class RunOptions {
+ public:
+  RunOptions() {
+    NxrtRunOptions* raw = nullptr;
+    detail::check(nxrt_create_run_options(&raw));
+    handle_.reset(raw);
+  }
+  // May be called from another thread while a run with these options is in progress.
+  RunOptions& set_terminate(bool terminate) {
+    detail::check(nxrt_run_options_set_terminate(handle_.get(), terminate ? 1 : 0));
+    return *this;
+  }
+  RunOptions& set_tag(const std::string& tag) {
+    detail::check(nxrt_run_options_set_tag(handle_.get(), tag.c_str()));
+    return *this;
+  }
+  std::string tag() const {
+    const char* tag = nullptr;
+    detail::check(nxrt_run_options_get_tag(handle_.get(), &tag));
+    return tag;
+  }
+  NxrtRunOptions* get() const noexcept { return handle_.get(); }
+
+ private:
+  detail::Owner<NxrtRunOptions, nxrt_release_run_options> handle_;
+};
+
 class SessionOptions {
  public:
   SessionOptions() {
@@ -95,6 +178,16 @@ class SessionOptions {
   }
   SessionOptions& add_free_dimension_override(const std::string& dim_name, int64_t value) {
     detail::check(nxrt_session_options_add_free_dimension_override(handle_.get(), dim_name.c_str(), value));
+    return *this;
+  }
+  // Throws with code NXRT_EP_FAIL when the provider cannot run here (no silent CPU fallback).
+  SessionOptions& append_execution_provider(const std::string& name) {
+    detail::check(nxrt_session_options_append_execution_provider(handle_.get(), name.c_str(), nullptr, nullptr, 0));
+    return *this;
+  }
+  // The options and the sessions created from them keep `pool` alive.
+  SessionOptions& set_thread_pool(const ThreadPool& pool) {
+    detail::check(nxrt_session_options_set_thread_pool(handle_.get(), pool.get()));
     return *this;
   }
   const NxrtSessionOptions* get() const noexcept { return handle_.get(); }
@@ -225,9 +318,21 @@ class Session {
   ValueInfo output_info(size_t index) const { return info(true, index); }
 
   // Runs with inputs matched by name; empty output_names means every output in declaration order.
+  std::string metadata(NxrtMetadataField field) const {
+    const char* value = nullptr;
+    detail::check(nxrt_session_get_metadata(handle_.get(), field, &value));
+    return value;
+  }
+  int num_threads() const {
+    int count = 0;
+    detail::check(nxrt_session_get_num_threads(handle_.get(), &count));
+    return count;
+  }
+
   std::vector<Tensor> run(const std::vector<std::string>& input_names,
                           const std::vector<std::reference_wrapper<const Tensor>>& inputs,
-                          const std::vector<std::string>& output_names = {}) const {
+                          const std::vector<std::string>& output_names = {},
+                          const RunOptions* run_options = nullptr) const {
     if (input_names.size() != inputs.size()) {
       std::string message = "run: " + std::to_string(input_names.size()) + " input names but " +
                             std::to_string(inputs.size()) + " input tensors";
@@ -243,7 +348,8 @@ class Session {
     for (const std::string& name : output_names) out_names.push_back(name.c_str());
     const size_t out_count = output_names.empty() ? output_count() : output_names.size();
     std::vector<NxrtTensor*> raw_outputs(out_count, nullptr);
-    detail::check(nxrt_session_run(handle_.get(), nullptr, in_names.data(), in_tensors.data(), in_names.size(),
+    detail::check(nxrt_session_run(handle_.get(), run_options ? run_options->get() : nullptr, in_names.data(),
+                                   in_tensors.data(), in_names.size(),
                                    output_names.empty() ? nullptr : out_names.data(), out_count,
                                    raw_outputs.data()));
     std::vector<Tensor> outputs;
@@ -294,6 +400,55 @@ class Session {
   }
 
   detail::Owner<NxrtSession, nxrt_release_session> handle_;
+};
+
+// Binds inputs and outputs of one session to tensors once; run() then writes bound outputs into the caller's
+// memory. The binding must not outlive its session; the bound tensors' memory must outlive the runs.
+class IoBinding {
+ public:
+  explicit IoBinding(const Session& session) : session_(session.get()) {
+    NxrtIoBinding* raw = nullptr;
+    detail::check(nxrt_create_io_binding(session_, &raw));
+    handle_.reset(raw);
+  }
+  IoBinding& bind_input(const std::string& name, const Tensor& tensor) {
+    detail::check(nxrt_io_binding_bind_input(handle_.get(), name.c_str(), tensor.get()));
+    return *this;
+  }
+  IoBinding& bind_output(const std::string& name, const Tensor& tensor) {
+    detail::check(nxrt_io_binding_bind_output(handle_.get(), name.c_str(), tensor.get()));
+    return *this;
+  }
+  IoBinding& bind_output(const std::string& name, const MemoryInfo& device) {
+    detail::check(nxrt_io_binding_bind_output_to_device(handle_.get(), name.c_str(), device.get()));
+    return *this;
+  }
+  void clear_inputs() noexcept { nxrt_io_binding_clear_inputs(handle_.get()); }
+  void clear_outputs() noexcept { nxrt_io_binding_clear_outputs(handle_.get()); }
+  void run(const RunOptions* run_options = nullptr) {
+    detail::check(nxrt_session_run_with_binding(session_, run_options ? run_options->get() : nullptr, handle_.get()));
+  }
+  size_t output_count() const {
+    size_t count = 0;
+    detail::check(nxrt_io_binding_get_output_count(handle_.get(), &count));
+    return count;
+  }
+  // Shares the output's storage (the caller's memory for outputs bound to tensors).
+  Tensor output(size_t index) const {
+    NxrtTensor* raw = nullptr;
+    detail::check(nxrt_io_binding_get_output(handle_.get(), index, &raw));
+    return Tensor(raw);
+  }
+  bool written_in_place(size_t index) const {
+    int flag = 0;
+    detail::check(nxrt_io_binding_output_was_written_in_place(handle_.get(), index, &flag));
+    return flag != 0;
+  }
+  NxrtIoBinding* get() const noexcept { return handle_.get(); }
+
+ private:
+  const NxrtSession* session_;
+  detail::Owner<NxrtIoBinding, nxrt_release_io_binding> handle_;
 };
 
 }  // namespace cxx

@@ -5,6 +5,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "core/tensor.h"
@@ -33,6 +34,26 @@ struct NxrtSession {
 
 struct NxrtTensor {
   nxrt::Tensor tensor;
+};
+
+struct NxrtMemoryInfo {
+  nxrt::Device device;
+};
+
+struct NxrtThreadPool {
+  std::shared_ptr<nxrt::ThreadPool> pool;
+};
+
+// Bound names keep binding order; a name bound again replaces its entry in place.
+struct NxrtIoBinding {
+  const NxrtSession* session = nullptr;
+  std::vector<std::string> input_names;
+  std::vector<nxrt::Tensor> inputs;
+  std::vector<std::string> output_names;
+  std::vector<nxrt::Tensor> bound_outputs;  // invalid Tensor: the runtime allocates the output
+  std::vector<std::string> result_names;
+  std::vector<nxrt::Tensor> results;
+  std::vector<bool> written_in_place;
 };
 
 namespace nxrt::capi {

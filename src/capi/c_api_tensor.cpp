@@ -132,6 +132,12 @@ extern "C" {
 
 NxrtStatus* nxrt_create_tensor_with_data(NxrtElementType type, const int64_t* dims, size_t rank, void* data,
                                          size_t data_bytes, NxrtTensor** out) {
+  return nxrt_create_tensor_with_device_data(nullptr, type, dims, rank, data, data_bytes, out);
+}
+
+NxrtStatus* nxrt_create_tensor_with_device_data(const NxrtMemoryInfo* memory_info, NxrtElementType type,
+                                                const int64_t* dims, size_t rank, void* data, size_t data_bytes,
+                                                NxrtTensor** out) {
   NXRT_CHECK_ARG(out);
   return guard([&]() -> NxrtStatus* {
     nxrt::DataType data_type;
@@ -146,7 +152,8 @@ NxrtStatus* nxrt_create_tensor_with_data(NxrtElementType type, const int64_t* di
                                                       std::to_string(data_bytes));
     }
     if (needed > 0 && data == nullptr) return nxrt::capi::null_argument("nxrt_create_tensor_with_data", "data");
-    *out = new NxrtTensor{nxrt::Tensor::wrap(data_type, std::move(shape), data)};
+    const nxrt::Device device = memory_info ? memory_info->device : nxrt::Device{};
+    *out = new NxrtTensor{nxrt::Tensor::wrap(data_type, std::move(shape), data, device)};
     return nullptr;
   });
 }
@@ -214,6 +221,15 @@ NxrtStatus* nxrt_tensor_get_byte_size(const NxrtTensor* tensor, size_t* out) {
   NXRT_CHECK_ARG(out);
   *out = tensor->tensor.storage_bytes();
   return nullptr;
+}
+
+NxrtStatus* nxrt_tensor_get_memory_info(const NxrtTensor* tensor, NxrtMemoryInfo** out) {
+  NXRT_CHECK_ARG(tensor);
+  NXRT_CHECK_ARG(out);
+  return guard([&]() -> NxrtStatus* {
+    *out = new NxrtMemoryInfo{tensor->tensor.device()};
+    return nullptr;
+  });
 }
 
 NxrtStatus* nxrt_session_run(const NxrtSession* session, const NxrtRunOptions* run_options,

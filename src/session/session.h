@@ -48,6 +48,8 @@ struct ModelMetadata {
   std::map<std::string, std::string> custom_metadata;
 };
 
+struct BoundRunResult;  // session/io_binding.h
+
 class Session {
  public:
   static Expected<std::unique_ptr<Session>> create_from_file(const std::string& path,
@@ -73,6 +75,12 @@ class Session {
   Expected<std::vector<Value>> run_values(std::span<const std::string> input_names, std::span<const Value> inputs,
                                           std::span<const std::string> output_names,
                                           const RunOptions& run_options = {}) const;
+  // As run(), writing outputs into caller tensors where it can (IO binding); defined in io_binding.cpp, whose
+  // header states the contract. bound_outputs holds one entry per requested output.
+  Expected<BoundRunResult> run_bound(std::span<const std::string> input_names, std::span<const Tensor> inputs,
+                                            std::span<const std::string> output_names,
+                                            std::span<const Tensor> bound_outputs,
+                                            const RunOptions& run_options = {}) const;
 
   // The fast path of callable APIs: one value per graph input in declaration order, every output returned.
   Expected<std::vector<Value>> run_in_order(std::span<const Value> inputs, const RunOptions& run_options = {}) const;

@@ -1,0 +1,26 @@
+// Runs a session with outputs bound to caller tensors (IO binding).
+//
+// Contract of Session::run_bound:
+// - `bound_outputs[i]` belongs to the i-th requested output; an invalid (default) Tensor means "allocate".
+// - A node that produces a bound graph output writes straight into the bound buffer, with no copy, when the
+//   element type and shape it computes equal the bound tensor's, the buffer lies on the CPU, is aligned for
+//   its element type and does not overlap a feed.
+// - Otherwise (the output is a view of an input, a constant, a graph input passed through, the graph holds
+//   control-flow or sequence kernels, or the buffer overlaps a feed) the result is copied into the bound
+//   buffer after the run. A result whose element type or shape differs from the bound tensor is an
+//   INVALID_ARGUMENT error; the bound buffer may then hold partial results.
+// - `written_in_place[i]` reports which of the two paths output i took (false for unbound outputs).
+#pragma once
+
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace nxrt {
+
+struct BoundRunResult {
+  std::vector<Tensor> outputs;  // bound outputs are the bound tensors themselves
+  std::vector<bool> written_in_place;
+};
+
+}  // namespace nxrt
