@@ -157,6 +157,7 @@ std::span<const KernelDef> loss_kernels();
 std::span<const KernelDef> training_kernels();
 std::span<const KernelDef> resize_kernels();
 std::span<const KernelDef> image_kernels();
+std::span<const KernelDef> image_decoder_kernels();
 std::span<const KernelDef> signal_kernels();
 std::span<const KernelDef> attention_kernels();
 std::span<const KernelDef> rnn_kernels();

@@ -37,6 +37,7 @@ constexpr FamilyFn kFamilies[] = {
     training_kernels,
     resize_kernels,
     image_kernels,
+    image_decoder_kernels,
     signal_kernels,
     attention_kernels,
     rnn_kernels,
