@@ -130,8 +130,8 @@ class Frame final : public cpu::RunContext {
   }
 
   // Runs every node of `compiled` over `values` (feeds, outer-scope values and initializers already set),
-  // releasing each value after its last reader.
-  Status run_nodes(const CompiledGraph& compiled, std::vector<Value>& values) {
+  // releasing each value after its last reader. `bound`: see BoundBuffers (main graph only).
+  Status run_nodes(const CompiledGraph& compiled, std::vector<Value>& values, BoundBuffers bound = {}) {
     const graph::Graph& graph = compiled.graph();
     std::vector<const Tensor*> tensor_inputs;
     std::vector<const Value*> value_inputs;
@@ -170,7 +170,7 @@ class Frame final : public cpu::RunContext {
           }
           tensor_inputs.push_back(&value.tensor());
         }
-        TRY(run_tensor_kernel(node, kernel, tensor_inputs, descs, tensor_outputs));
+        TRY(run_tensor_kernel(node, kernel, tensor_inputs, bound, descs, tensor_outputs));
         for (size_t o = 0; o < node.outputs.size(); ++o) {
           if (node.outputs[o] != graph::kNoValue) values[node.outputs[o]] = Value(std::move(tensor_outputs[o]));
         }
@@ -187,7 +187,7 @@ class Frame final : public cpu::RunContext {
 
  private:
   Status run_tensor_kernel(const graph::Node& node, const cpu::Kernel& kernel, std::span<const Tensor* const> inputs,
-                           std::vector<cpu::OutputDesc>& descs, std::vector<Tensor>& outputs) {
+                           BoundBuffers bound, std::vector<cpu::OutputDesc>& descs, std::vector<Tensor>& outputs) {
     descs.clear();
     Status status = kernel.reshape(inputs, descs);
     if (!status.is_ok()) return node_failure(node, status);
@@ -209,6 +209,12 @@ class Frame final : public cpu::RunContext {
       return Status::ok();
     }
     for (size_t o = 0; o < node.outputs.size(); ++o) {
+      const int id = node.outputs[o];
+      const Tensor* target = bound.empty() || id == graph::kNoValue ? nullptr : bound[id];
+      if (target && target->dtype() == descs[o].dtype && target->shape() == descs[o].shape) {
+        outputs[o] = *target;
+        continue;
+      }
       auto allocated = Tensor::allocate(descs[o].dtype, std::move(descs[o].shape));
       if (!allocated) return node_failure(node, allocated.status());
       outputs[o] = std::move(allocated).value();
@@ -224,13 +230,13 @@ class Frame final : public cpu::RunContext {
 
 Expected<std::vector<Value>> run_fed(const Session::Impl& session, std::vector<Value>& values,
                                      std::span<const int> wanted, std::span<const Value> inputs,
-                                     const RunOptions& run_options);
+                                     const RunOptions& run_options, BoundBuffers bound);
 
 }  // namespace
 
 Expected<std::vector<Value>> execute(const Session::Impl& session, std::span<const std::string> input_names,
                                      std::span<const Value> inputs, std::span<const std::string> output_names,
-                                     const RunOptions& run_options) {
+                                     const RunOptions& run_options, BoundBuffers bound) {
   const graph::Graph& graph = session.graph;
   if (input_names.size() != inputs.size()) {
     return make_error(StatusCode::kInvalidArgument, "got ", input_names.size(), " input names but ", inputs.size(),
@@ -264,7 +270,7 @@ Expected<std::vector<Value>> execute(const Session::Impl& session, std::span<con
     selected.push_back(id);
   }
   return run_fed(session, values, output_names.empty() ? std::span<const int>(graph.outputs) : selected, inputs,
-                 run_options);
+                 run_options, bound);
 }
 
 Expected<std::vector<Value>> execute_in_order(const Session::Impl& session, std::span<const Value> inputs,
@@ -280,18 +286,18 @@ Expected<std::vector<Value>> execute_in_order(const Session::Impl& session, std:
     TRY(check_value_feed(graph.values[id], inputs[i]));
     values[id] = inputs[i];
   }
-  return run_fed(session, values, graph.outputs, inputs, run_options);
+  return run_fed(session, values, graph.outputs, inputs, run_options, {});
 }
 
 namespace {
 
 Expected<std::vector<Value>> run_fed(const Session::Impl& session, std::vector<Value>& values,
                                      std::span<const int> wanted, std::span<const Value> inputs,
-                                     const RunOptions& run_options) {
+                                     const RunOptions& run_options, BoundBuffers bound) {
   const graph::Graph& graph = session.graph;
   seed_initializers(session.main, values);
   Frame frame(*session.pool, run_options);
-  TRY(frame.run_nodes(session.main, values));
+  TRY(frame.run_nodes(session.main, values, bound));
 
   // Outputs that alias a feed, an initializer or a Constant (Identity, Reshape of a weight) are copied: the caller may
   // write into its results, and initializers may live in read-only mapped memory.

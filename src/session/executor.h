@@ -10,9 +10,14 @@
 
 namespace nxrt {
 
+// Caller buffers for graph values (IO binding), indexed by value id of the main graph (null: allocate). The
+// tensor kernel producing such a value writes into the buffer when the dtype and shape it computes match;
+// otherwise it allocates as usual and the caller copies. Empty: no bound buffers.
+using BoundBuffers = std::span<const Tensor* const>;
+
 Expected<std::vector<Value>> execute(const Session::Impl& session, std::span<const std::string> input_names,
                                      std::span<const Value> inputs, std::span<const std::string> output_names,
-                                     const RunOptions& run_options);
+                                     const RunOptions& run_options, BoundBuffers bound = {});
 
 // Feeds `inputs` to the graph inputs in declaration order and returns every output.
 Expected<std::vector<Value>> execute_in_order(const Session::Impl& session, std::span<const Value> inputs,

@@ -5,8 +5,8 @@
 // - A node that produces a bound graph output writes straight into the bound buffer, with no copy, when the
 //   element type and shape it computes equal the bound tensor's, the buffer lies on the CPU, is aligned for
 //   its element type and does not overlap a feed.
-// - Otherwise (the output is a view of an input, a constant, a graph input passed through, the graph holds
-//   control-flow or sequence kernels, or the buffer overlaps a feed) the result is copied into the bound
+// - Otherwise (the output is a view of an input, a constant, a graph input passed through, the output of a
+//   control-flow or sequence kernel, or the buffer overlaps a feed) the result is copied into the bound
 //   buffer after the run. A result whose element type or shape differs from the bound tensor is an
 //   INVALID_ARGUMENT error; the bound buffer may then hold partial results.
 // - `written_in_place[i]` reports which of the two paths output i took (false for unbound outputs).
