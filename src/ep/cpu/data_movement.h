@@ -57,6 +57,21 @@ inline Expected<int64_t> normalize_axis(int64_t axis, int64_t rank, const std::s
   return axis < 0 ? axis + limit : axis;
 }
 
+// A shape seen as [outer, n, inner] around one axis (outer = product of the dims before it, inner after it).
+struct AxisSplit {
+  int64_t outer = 1;
+  int64_t n = 1;
+  int64_t inner = 1;
+};
+
+inline AxisSplit split_at(const Shape& shape, size_t axis) {
+  AxisSplit split;
+  for (size_t d = 0; d < axis; ++d) split.outer *= shape[d];
+  split.n = shape[axis];
+  for (size_t d = axis + 1; d < shape.size(); ++d) split.inner *= shape[d];
+  return split;
+}
+
 // Reads an int32/int64 tensor of rank 0 or 1 (values of a shape-steering input such as axes or pads).
 inline Expected<std::vector<int64_t>> read_int_values(const Tensor& tensor, const std::string& description,
                                                       int input, const char* name) {

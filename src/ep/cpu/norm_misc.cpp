@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "ep/cpu/data_movement.h"
 #include "ep/cpu/norm_common.h"
 
 namespace nxrt::cpu::norm {
@@ -18,19 +19,6 @@ namespace {
 
 constexpr int64_t kGrain = 16384;
 
-struct AxisSplit {
-  int64_t outer = 1;
-  int64_t n = 1;
-  int64_t inner = 1;
-};
-
-AxisSplit split_at(const Shape& shape, size_t axis) {
-  AxisSplit s;
-  for (size_t d = 0; d < axis; ++d) s.outer *= shape[d];
-  s.n = shape[axis];
-  for (size_t d = axis + 1; d < shape.size(); ++d) s.inner *= shape[d];
-  return s;
-}
 
 // Base for single-input, same-shape float kernels.
 class UnaryFloatKernel : public Kernel {

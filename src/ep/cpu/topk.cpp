@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "ep/cpu/data_movement.h"
 #include "ep/cpu/kernel.h"
 
 namespace nxrt::cpu {
@@ -51,19 +52,6 @@ bool replaces(K v, K best) {
   }
 }
 
-struct AxisSplit {
-  int64_t outer = 1;
-  int64_t n = 1;
-  int64_t inner = 1;
-};
-
-AxisSplit split_at(const Shape& dims, size_t axis) {
-  AxisSplit s;
-  for (size_t i = 0; i < axis; ++i) s.outer *= dims[i];
-  s.n = dims[axis];
-  for (size_t i = axis + 1; i < dims.size(); ++i) s.inner *= dims[i];
-  return s;
-}
 
 Expected<size_t> normalise_axis(int64_t axis, size_t rank_in, const std::string& description) {
   const int64_t rank = static_cast<int64_t>(rank_in);
