@@ -260,8 +260,20 @@ bool is_pointwise(const Geometry& g) {
 
 // Many small independent (batch, group) items run one per task; few large ones run one after another with
 // the parallelism inside im2col and the GEMM.
-bool parallel_over_items(int64_t items, int64_t work_per_item, ThreadPool& pool) {
-  return items >= 2 * static_cast<int64_t>(pool.num_threads()) && work_per_item < (int64_t{1} << 22);
+// Runs run_item(item, scratch, inner_parallel) for every item: items in parallel (each worker with its own
+// scratch, inner work serial) when there are enough small items, else one by one with parallel inner work.
+template <class Acc, class RunItem>
+void for_each_item(int64_t items, int64_t work_per_item, ThreadPool& pool, RunItem&& run_item) {
+  const bool parallel = items >= 2 * static_cast<int64_t>(pool.num_threads()) && work_per_item < (int64_t{1} << 22);
+  if (parallel) {
+    pool.parallel_for(items, 1, [&](int64_t begin, int64_t end) {
+      std::vector<Acc> scratch;
+      for (int64_t item = begin; item < end; ++item) run_item(item, scratch, false);
+    });
+  } else {
+    std::vector<Acc> scratch;
+    for (int64_t item = 0; item < items; ++item) run_item(item, scratch, true);
+  }
 }
 
 }  // namespace
@@ -343,15 +355,7 @@ void conv_forward(const Acc* x, const Acc* w, const Acc* bias, Acc* y, int64_t b
     }
   };
 
-  if (parallel_over_items(items, k_dim * out_size, pool)) {
-    pool.parallel_for(items, 1, [&](int64_t begin, int64_t end) {
-      std::vector<Acc> col;
-      for (int64_t item = begin; item < end; ++item) run_item(item, col, false);
-    });
-  } else {
-    std::vector<Acc> col;
-    for (int64_t item = 0; item < items; ++item) run_item(item, col, true);
-  }
+  for_each_item<Acc>(items, k_dim * out_size, pool, run_item);
 }
 
 template <class Acc>
@@ -411,15 +415,7 @@ void conv_transpose_forward(const Acc* x, const Acc* w, const Acc* bias, Acc* y,
     }
   };
 
-  if (parallel_over_items(items, rows * source_size, pool)) {
-    pool.parallel_for(items, 1, [&](int64_t begin, int64_t end) {
-      std::vector<Acc> col;
-      for (int64_t item = begin; item < end; ++item) run_item(item, col, false);
-    });
-  } else {
-    std::vector<Acc> col;
-    for (int64_t item = 0; item < items; ++item) run_item(item, col, true);
-  }
+  for_each_item<Acc>(items, rows * source_size, pool, run_item);
 }
 
 template void conv_forward<float>(const float*, const float*, const float*, float*, int64_t, int64_t, int64_t, int64_t,
