@@ -141,7 +141,57 @@ void gemm_blocked(const GemmArgs& g, T alpha, const T* a, const T* b, T beta, T*
   });
 }
 
+template <class T>
+void apply_epilogue(const GemmArgs& g, const GemmEpilogue<T>& epilogue, T* c) {
+  if (epilogue.is_identity()) return;
+  for (int64_t i = 0; i < g.m; ++i) {
+    T* row = c + i * g.ldc;
+    if (epilogue.bias != nullptr) {
+      if (epilogue.bias_per_row) {
+        for (int64_t j = 0; j < g.n; ++j) row[j] += epilogue.bias[i];
+      } else {
+        for (int64_t j = 0; j < g.n; ++j) row[j] += epilogue.bias[j];
+      }
+    }
+    apply_activation(epilogue.activation, row, g.n);
+  }
+}
+
 }  // namespace
+
+template <class T>
+PackedB<T> PackedB<T>::pack(const GemmArgs& args, const T* b, GemmIsa isa) {
+  PackedB packed;
+  packed.k_ = args.k;
+  packed.n_ = args.n;
+  packed.isa_ = isa;
+  packed.data_.resize(static_cast<size_t>(args.k * args.n));
+  for (int64_t p = 0; p < args.k; ++p) {
+    for (int64_t j = 0; j < args.n; ++j) {
+      packed.data_[p * args.n + j] = load_b(args, b, p, j);
+    }
+  }
+  return packed;
+}
+
+template class PackedB<float>;
+template class PackedB<double>;
+
+void gemm_f32_packed(const GemmArgs& args, float alpha, const float* a, const PackedB<float>& b, float beta, float* c,
+                     ThreadPool& pool, const GemmEpilogue<float>& epilogue) {
+  GemmArgs g = args;
+  g.trans_b = false;
+  g.ldb = b.n();
+  gemm_f32(g, alpha, a, b.data(), beta, c, pool, b.isa(), epilogue);
+}
+
+void gemm_f64_packed(const GemmArgs& args, double alpha, const double* a, const PackedB<double>& b, double beta,
+                     double* c, ThreadPool& pool, const GemmEpilogue<double>& epilogue) {
+  GemmArgs g = args;
+  g.trans_b = false;
+  g.ldb = b.n();
+  gemm_f64(g, alpha, a, b.data(), beta, c, pool, b.isa(), epilogue);
+}
 
 bool cpu_has_avx2_fma() {
 #if defined(__x86_64__)
@@ -155,27 +205,31 @@ bool cpu_has_avx2_fma() {
 GemmIsa best_gemm_isa() { return cpu_has_avx2_fma() ? GemmIsa::kAvx2 : GemmIsa::kGeneric; }
 
 void gemm_f32(const GemmArgs& args, float alpha, const float* a, const float* b, float beta, float* c,
-              ThreadPool& pool, GemmIsa isa) {
+              ThreadPool& pool, GemmIsa isa, const GemmEpilogue<float>& epilogue) {
 #if defined(__x86_64__)
   if (isa == GemmIsa::kAvx2 && cpu_has_avx2_fma()) {
     gemm_blocked<float, kAvx2F32TileM, kAvx2F32TileN, f32_gemm_6x16__avx2>(args, alpha, a, b, beta, c, pool);
+    apply_epilogue(args, epilogue, c);
     return;
   }
 #endif
   gemm_blocked<float, kGemmF32TileM, kGemmF32TileN, micro_kernel_generic<float, kGemmF32TileM, kGemmF32TileN>>(
       args, alpha, a, b, beta, c, pool);
+  apply_epilogue(args, epilogue, c);
 }
 
 void gemm_f64(const GemmArgs& args, double alpha, const double* a, const double* b, double beta, double* c,
-              ThreadPool& pool, GemmIsa isa) {
+              ThreadPool& pool, GemmIsa isa, const GemmEpilogue<double>& epilogue) {
 #if defined(__x86_64__)
   if (isa == GemmIsa::kAvx2 && cpu_has_avx2_fma()) {
     gemm_blocked<double, kAvx2F64TileM, kAvx2F64TileN, f64_gemm_6x8__avx2>(args, alpha, a, b, beta, c, pool);
+    apply_epilogue(args, epilogue, c);
     return;
   }
 #endif
   gemm_blocked<double, 4, kGemmF64TileN, micro_kernel_generic<double, 4, kGemmF64TileN>>(args, alpha, a, b, beta, c,
                                                                                        pool);
+  apply_epilogue(args, epilogue, c);
 }
 
 }  // namespace nxrt::cpu

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "core/thread_pool.h"
+#include "ep/cpu/fused_activation.h"
 
 namespace nxrt::cpu {
 
@@ -24,12 +27,50 @@ enum class GemmIsa { kGeneric, kAvx2 };
 // The fastest family this CPU runs (decided once).
 GemmIsa best_gemm_isa();
 
+// Applied to every element of C after C = alpha * op(A) * op(B) + beta * C: first the bias (bias[j] per column
+// or bias[i] per row; none when null), then the activation.
+template <class T>
+struct GemmEpilogue {
+  const T* bias = nullptr;
+  bool bias_per_row = false;
+  FusedActivation activation;
+
+  bool is_identity() const { return bias == nullptr && activation.is_none(); }
+};
+
+// A constant op(B) (K x N) packed once, at kernel creation, into the layout the micro-kernels read; reused by
+// every run and by concurrent runs (immutable after packing).
+template <class T>
+class PackedB {
+ public:
+  int64_t k() const { return k_; }
+  int64_t n() const { return n_; }
+  GemmIsa isa() const { return isa_; }
+  const T* data() const { return data_.data(); }
+  size_t size() const { return data_.size(); }
+
+  // Packs op(B) as described by args.k, args.n, args.trans_b and args.ldb (args.m is ignored).
+  static PackedB pack(const GemmArgs& args, const T* b, GemmIsa isa = best_gemm_isa());
+
+ private:
+  int64_t k_ = 0;
+  int64_t n_ = 0;
+  GemmIsa isa_ = GemmIsa::kGeneric;
+  std::vector<T> data_;
+};
+
 // Register-blocked, cache-tiled GEMM, parallel over output blocks. `isa` picks the micro-kernels (tests run
 // each); a family the CPU lacks falls back to the portable one.
 void gemm_f32(const GemmArgs& args, float alpha, const float* a, const float* b, float beta, float* c,
-              ThreadPool& pool, GemmIsa isa = best_gemm_isa());
+              ThreadPool& pool, GemmIsa isa = best_gemm_isa(), const GemmEpilogue<float>& epilogue = {});
 void gemm_f64(const GemmArgs& args, double alpha, const double* a, const double* b, double beta, double* c,
-              ThreadPool& pool, GemmIsa isa = best_gemm_isa());
+              ThreadPool& pool, GemmIsa isa = best_gemm_isa(), const GemmEpilogue<double>& epilogue = {});
+
+// The same with a prepacked B; args.k / args.n must equal b.k() / b.n() (trans_b and ldb are ignored).
+void gemm_f32_packed(const GemmArgs& args, float alpha, const float* a, const PackedB<float>& b, float beta, float* c,
+                     ThreadPool& pool, const GemmEpilogue<float>& epilogue = {});
+void gemm_f64_packed(const GemmArgs& args, double alpha, const double* a, const PackedB<double>& b, double beta,
+                     double* c, ThreadPool& pool, const GemmEpilogue<double>& epilogue = {});
 
 // Portable micro-tile sizes, exposed so tests can probe tile-1 / tile / tile+1 shapes (the AVX2 tiles are in
 // kernels/gemm_microkernels.h).
