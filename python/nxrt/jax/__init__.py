@@ -10,7 +10,7 @@ UnsupportedPrimitiveError naming it, where it was used, and how to add a handler
 
 from nxrt.jax.registry import UnsupportedPrimitiveError, handler_for, register_primitive, registered_primitives
 from nxrt.jax import handlers_control, handlers_elementwise, handlers_indexing, handlers_nn  # noqa: F401
-from nxrt.jax import handlers_reduce, handlers_shape  # noqa: F401
+from nxrt.jax import handlers_random, handlers_reduce, handlers_shape  # noqa: F401
 from nxrt.jax.builder import GraphBuilder
 from nxrt.jax.export import input_specs, to_onnx
 from nxrt.jax.functions import onnx_function

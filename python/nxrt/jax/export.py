@@ -138,8 +138,7 @@ def to_onnx(fn, inputs, *, input_params=None, model_name="jax_model", opset=21, 
     out_names = list(output_names) if output_names else [f"out_{i}" for i in range(len(outs))]
     if len(out_names) != len(outs):
         raise ValueError(f"nxrt.jax.to_onnx: {len(out_names)} output names for {len(outs)} outputs")
-    for out, name in zip(outs, out_names):
-        root.op("Identity", out, outputs=[name])
+    _name_outputs(root, outs, out_names)
 
     graph = helper.make_graph(
         root.nodes, model_name,
@@ -156,6 +155,34 @@ def to_onnx(fn, inputs, *, input_params=None, model_name="jax_model", opset=21, 
     if output_path is not None:
         onnx.save(model, str(output_path))
     return model
+
+
+def _subgraph_reads(node):
+    """Names that the subgraphs of ``node`` (and theirs) mention."""
+    names = set()
+    for attr in node.attribute:
+        for graph in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+            for inner in graph.node:
+                names.update(inner.input)
+                names.update(_subgraph_reads(inner))
+    return names
+
+
+def _name_outputs(root, outs, out_names):
+    """Gives each output its name: the producing node's output is renamed where that is safe (a node output used
+    once as a graph output and not read by a subgraph), else an Identity copies it, so that runtimes write the
+    result straight into the caller's buffer."""
+    producer = {o: node for node in root.nodes for o in node.output}
+    in_subgraphs = set().union(*[_subgraph_reads(node) for node in root.nodes]) if root.nodes else set()
+    renames = {}
+    for out, name in zip(outs, out_names):
+        if out in producer and outs.count(out) == 1 and out not in in_subgraphs:
+            renames[out] = name
+        else:
+            root.op("Identity", out, outputs=[name])
+    for node in root.nodes:
+        node.output[:] = [renames.get(o, o) for o in node.output]
+        node.input[:] = [renames.get(i, i) for i in node.input]
 
 
 def _add_dim_sources(root, names, avals):

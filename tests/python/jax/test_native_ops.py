@@ -1,0 +1,132 @@
+"""Layers and jax.nn functions exported as the matching ONNX ops (Gemm, Softmax, LogSoftmax, Attention), each
+checked against JAX on nxrt and onnxruntime, and falling back to primitives where the op cannot express the call."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jax_harness import check
+from jax_harness import op_types as all_op_types
+
+
+def op_types(model):
+    """The main graph's op types without the Identity nodes that name outputs."""
+    return [op for op in all_op_types(model) if op != "Identity"]
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+def test_softmax_exports_softmax(axis):
+    model, _ = check(lambda x: jax.nn.softmax(x, axis=axis), [("B", 7)], opset=21)
+    assert op_types(model) == ["Softmax"]
+
+
+def test_log_softmax_exports_log_softmax_in_f64():
+    model, _ = check(lambda x: jax.nn.log_softmax(x), [("B", 5)], x64=True, opset=21)
+    assert op_types(model) == ["LogSoftmax"]
+
+
+def test_softmax_over_several_axes_lowers_through_primitives():
+    model, _ = check(lambda x: jax.nn.softmax(x, axis=(0, 1)), [(3, 4)], opset=21)
+    assert "Softmax" not in op_types(model)
+
+
+def test_native_ops_off_keeps_primitives():
+    model, _ = check(jax.nn.softmax, [(3, 4)], opset=21, native_ops=False)
+    assert "Softmax" not in op_types(model)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("x64", [False, True])
+def test_dot_product_attention_exports_attention(causal, x64):
+    def attend(q, k, v):
+        return jax.nn.dot_product_attention(q, k, v, is_causal=causal)
+
+    dims = [("B", 6, 2, 8), ("B", 6, 2, 8), ("B", 6, 2, 8)]
+    # JAX computes the softmax of dot_product_attention in float32 even in x64 mode: its f64 result is only
+    # float32-accurate, so f64 is compared at 1e-6.
+    model, _ = check(attend, dims, x64=x64, opset=23, tol=1e-6 if x64 else None)
+    assert "Attention" in op_types(model)
+
+
+def test_dot_product_attention_below_opset_23_lowers_through_primitives():
+    model, _ = check(lambda q, k, v: jax.nn.dot_product_attention(q, k, v), [(1, 4, 2, 8)] * 3, opset=21)
+    assert "Attention" not in op_types(model)
+
+
+def test_dot_product_attention_with_mask_lowers_through_primitives():
+    mask = np.tril(np.ones((4, 4), bool))[None, None]
+
+    def attend(q, k, v):
+        return jax.nn.dot_product_attention(q, k, v, mask=jnp.asarray(mask))
+
+    model, _ = check(attend, [(1, 4, 2, 8)] * 3, opset=23)
+    assert "Attention" not in op_types(model)
+
+
+def test_flax_linear_on_a_batch_exports_gemm():
+    from flax import nnx
+
+    layer = nnx.Linear(6, 3, rngs=nnx.Rngs(0))
+    model, _ = check(layer, [("B", 6)], opset=21)
+    assert op_types(model) == ["Gemm"]
+
+
+def test_flax_linear_on_a_sequence_keeps_matmul():
+    from flax import nnx
+
+    layer = nnx.Linear(6, 3, rngs=nnx.Rngs(0))
+    model, _ = check(layer, [(2, "T", 6)], opset=21)
+    assert "Gemm" not in op_types(model)
+    assert "MatMul" in op_types(model)
+
+
+def test_flax_linear_f64_exports_gemm():
+    from flax import nnx
+
+    with jax.enable_x64(True):
+        layer = nnx.Linear(5, 4, rngs=nnx.Rngs(1), param_dtype=jnp.float64)
+    model, _ = check(layer, [("B", 5)], x64=True, opset=21)
+    assert op_types(model) == ["Gemm"]
+
+
+def test_equinox_linear_under_vmap_exports_gemm():
+    import equinox as eqx
+
+    layer = eqx.nn.Linear(6, 3, key=jax.random.PRNGKey(0))
+    model, _ = check(jax.vmap(layer), [("B", 6)], opset=21)
+    assert op_types(model) == ["Gemm"]
+
+
+def test_equinox_linear_on_one_vector_lowers_through_primitives():
+    import equinox as eqx
+
+    layer = eqx.nn.Linear(6, 3, use_bias=False, key=jax.random.PRNGKey(0))
+    model, _ = check(layer, [(6,)], opset=21)
+    assert "Gemm" not in op_types(model)
+
+
+@pytest.mark.parametrize("opset", [21, 23])
+def test_flax_multi_head_attention(opset):
+    from flax import nnx
+
+    attention = nnx.MultiHeadAttention(num_heads=2, in_features=8, qkv_features=8, decode=False,
+                                       rngs=nnx.Rngs(0))
+    model, _ = check(lambda x: attention(x), [("B", 5, 8)], opset=opset)
+    assert ("Attention" in op_types(model)) == (opset >= 23)
+
+
+def test_flax_mlp_exports_gemm_relu_softmax():
+    from flax import nnx
+
+    class Classifier(nnx.Module):
+        def __init__(self, rngs):
+            self.hidden = nnx.Linear(8, 16, rngs=rngs)
+            self.out = nnx.Linear(16, 4, rngs=rngs)
+
+        def __call__(self, x):
+            return jax.nn.softmax(self.out(jax.nn.relu(self.hidden(x))))
+
+    model, _ = check(Classifier(nnx.Rngs(0)), [("B", 8)], opset=21)
+    assert op_types(model).count("Gemm") == 2
+    assert "Softmax" in op_types(model)
