@@ -1,5 +1,5 @@
-// Conv, ConvInteger, QLinearConv (im2col + GEMM in conv_common.cpp), and the conv family table, which also
-// lists ConvTranspose (conv_transpose.cpp), DeformConv and CausalConvWithState (conv_deform.cpp).
+// Conv, com.microsoft FusedConv, ConvInteger, QLinearConv (im2col + GEMM in conv_common.cpp), and the conv family
+// table, which also lists ConvTranspose (conv_transpose.cpp), DeformConv and CausalConvWithState (conv_deform.cpp).
 // Float types compute in float (double for double). The integer convolutions subtract the zero points and run
 // the f64 GEMM, which is exact for 8-bit products summed over any realistic reduction length.
 #include <algorithm>
@@ -14,9 +14,9 @@ namespace conv {
 
 Expected<ConvProblem> conv_problem(const WindowAttrs& attrs, const Shape& x, const Shape& w,
                                    const std::string& description) {
-  if (x.size() < 3) {
-    return make_error(StatusCode::kInvalidArgument, description, ": input X must have rank >= 3, got ",
-                      shape_to_string(x));
+  if (x.size() < 3 || x.size() > kMaxConvRank + 2) {
+    return make_error(StatusCode::kInvalidArgument, description, ": input X must have rank 3 to ", kMaxConvRank + 2,
+                      ", got ", shape_to_string(x));
   }
   if (w.size() != x.size()) {
     return make_error(StatusCode::kInvalidArgument, description, ": input W ", shape_to_string(w),
@@ -54,10 +54,11 @@ namespace {
 using conv::ConvProblem;
 using conv::WindowAttrs;
 
+// Conv (inputs X, W, B?) and com.microsoft FusedConv (X, W, B?, Z?): Y = activation(Conv(X, W) + B + Z).
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(std::string description, DataTypeMask types, WindowAttrs attrs)
-      : description_(std::move(description)), types_(types), attrs_(std::move(attrs)) {}
+  ConvKernel(std::string description, DataTypeMask types, WindowAttrs attrs, FusedActivation activation)
+      : description_(std::move(description)), types_(types), attrs_(std::move(attrs)), activation_(activation) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     TRY(require_inputs(inputs, 2, description_));
@@ -74,6 +75,13 @@ class ConvKernel final : public Kernel {
                           " must be a 1-D ", data_type_name(x.dtype()), " tensor of ", p.out_channels, " values");
       }
     }
+    if (const Tensor* z = optional_input(inputs, 3)) {
+      if (z->dtype() != x.dtype() || z->shape() != p.y_shape) {
+        return make_error(StatusCode::kInvalidArgument, description_, ": input Z ", shape_to_string(z->shape()),
+                          " must be a ", data_type_name(x.dtype()), " tensor of the output shape ",
+                          shape_to_string(p.y_shape));
+      }
+    }
     outputs.assign(1, OutputDesc{x.dtype(), p.y_shape});
     return Status::ok();
   }
@@ -82,21 +90,25 @@ class ConvKernel final : public Kernel {
     const Tensor& x = *inputs[0];
     const Tensor& w = *inputs[1];
     const Tensor* b = optional_input(inputs, 2);
+    const Tensor* z = optional_input(inputs, 3);
     TRY_ASSIGN(const ConvProblem p, conv::conv_problem(attrs_, x.shape(), w.shape(), description_));
     Tensor& y = outputs[0];
     if (y.numel() == 0) return Status::ok();
     visit_dtype<FloatTypes>(x.dtype(), [&]<class T>() {
       using Acc = conv::AccOf<T>;
       if constexpr (std::is_same_v<T, Acc>) {
-        conv::conv_forward<Acc>(x.data<T>(), w.data<T>(), b ? b->data<T>() : nullptr, y.data<T>(), p.batch,
-                                p.in_channels, p.out_channels, attrs_.group, p.geometry, pool);
+        const conv::ConvEpilogue<Acc> epilogue{b ? b->data<T>() : nullptr, z ? z->data<T>() : nullptr, activation_};
+        conv::conv_forward<Acc>(x.data<T>(), w.data<T>(), y.data<T>(), p.batch, p.in_channels, p.out_channels,
+                                attrs_.group, p.geometry, pool, epilogue);
       } else {
         const auto xs = conv::to_acc<Acc>(x.data<T>(), x.numel());
         const auto ws = conv::to_acc<Acc>(w.data<T>(), w.numel());
         const auto bs = b ? conv::to_acc<Acc>(b->data<T>(), b->numel()) : std::vector<Acc>{};
+        const auto zs = z ? conv::to_acc<Acc>(z->data<T>(), z->numel()) : std::vector<Acc>{};
         std::vector<Acc> ys(static_cast<size_t>(y.numel()));
-        conv::conv_forward<Acc>(xs.data(), ws.data(), b ? bs.data() : nullptr, ys.data(), p.batch, p.in_channels,
-                                p.out_channels, attrs_.group, p.geometry, pool);
+        const conv::ConvEpilogue<Acc> epilogue{b ? bs.data() : nullptr, z ? zs.data() : nullptr, activation_};
+        conv::conv_forward<Acc>(xs.data(), ws.data(), ys.data(), p.batch, p.in_channels, p.out_channels,
+                                attrs_.group, p.geometry, pool, epilogue);
         conv::from_acc(ys.data(), y.numel(), y.data<T>());
       }
     });
@@ -107,12 +119,25 @@ class ConvKernel final : public Kernel {
   std::string description_;
   DataTypeMask types_;
   WindowAttrs attrs_;
+  FusedActivation activation_;
 };
 
 template <DataTypeMask Types>
 Expected<std::unique_ptr<Kernel>> create_conv(const KernelInfo& info) {
   TRY_ASSIGN(WindowAttrs attrs, conv::parse_window_attrs(info.node));
-  return std::unique_ptr<Kernel>(std::make_unique<ConvKernel>(info.node.describe(), Types, std::move(attrs)));
+  return std::unique_ptr<Kernel>(
+      std::make_unique<ConvKernel>(info.node.describe(), Types, std::move(attrs), FusedActivation{}));
+}
+
+// com.microsoft FusedConv: Conv's attributes plus `activation` (string) and `activation_params` (floats).
+template <DataTypeMask Types>
+Expected<std::unique_ptr<Kernel>> create_fused_conv(const KernelInfo& info) {
+  const graph::Node& node = info.node;
+  TRY_ASSIGN(WindowAttrs attrs, conv::parse_window_attrs(node));
+  TRY_ASSIGN(const std::string name, node.attr_string("activation", ""));
+  TRY_ASSIGN(const std::vector<float> params, node.attr_floats("activation_params", {}));
+  TRY_ASSIGN(const FusedActivation activation, parse_fused_activation(name, params, node.describe()));
+  return std::unique_ptr<Kernel>(std::make_unique<ConvKernel>(node.describe(), Types, std::move(attrs), activation));
 }
 
 using Int8Types = TypeList<int8_t, uint8_t>;
@@ -215,7 +240,7 @@ class IntegerConvKernel final : public Kernel {
     std::vector<double> ws;
     centered_operands(x, optional_input(inputs, kXZero), w, w_zero, xs, ws);
     std::vector<double> acc(static_cast<size_t>(y.numel()));
-    conv::conv_forward<double>(xs.data(), ws.data(), nullptr, acc.data(), p.batch, p.in_channels, p.out_channels,
+    conv::conv_forward<double>(xs.data(), ws.data(), acc.data(), p.batch, p.in_channels, p.out_channels,
                                attrs_.group, p.geometry, pool);
     const int64_t plane = p.geometry.out_size();
     if constexpr (!Quantized) {
@@ -272,6 +297,7 @@ Expected<std::unique_ptr<Kernel>> create_integer_conv(const KernelInfo& info) {
 constexpr DataTypeMask kFloatNoBf16 = type_mask(TypeList<float, double, Float16>{});
 constexpr DataTypeMask kFloatAll = type_mask(FloatTypes{});
 constexpr DataTypeMask kCausalTypes = type_mask(TypeList<float, Float16, BFloat16>{});
+constexpr DataTypeMask kFusedTypes = type_mask(TypeList<float, double>{});
 
 const KernelDef kConvKernels[] = {
     {"Conv", graph::kOnnxDomain, 1, 21, kFloatNoBf16, 0, create_conv<kFloatNoBf16>},
@@ -283,6 +309,7 @@ const KernelDef kConvKernels[] = {
     {"DeformConv", graph::kOnnxDomain, 19, 21, kFloatNoBf16, 0, conv::create_deform_conv},
     {"DeformConv", graph::kOnnxDomain, 22, kLatestOpset, kFloatAll, 0, conv::create_deform_conv},
     {"CausalConvWithState", graph::kOnnxDomain, 27, kLatestOpset, kCausalTypes, 0, conv::create_causal_conv_with_state},
+    {"FusedConv", graph::kMsDomain, 1, kLatestOpset, kFusedTypes, 0, create_fused_conv<kFusedTypes>},
 };
 
 }  // namespace

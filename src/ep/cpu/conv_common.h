@@ -92,13 +92,32 @@ void from_acc(const Acc* data, int64_t n, T* out) {
 // C = A * B with the project GEMM (beta = 0).
 void gemm(const GemmArgs& args, const float* a, const float* b, float* c, ThreadPool& pool);
 void gemm(const GemmArgs& args, const double* a, const double* b, double* c, ThreadPool& pool);
+// C = epilogue(A * B + beta * C).
+void gemm(const GemmArgs& args, const float* a, const float* b, float beta, float* c, ThreadPool& pool,
+          const GemmEpilogue<float>& epilogue);
+void gemm(const GemmArgs& args, const double* a, const double* b, double beta, double* c, ThreadPool& pool,
+          const GemmEpilogue<double>& epilogue);
+
+// Most spatial dims a convolution accepts (conv_problem rejects more).
+inline constexpr size_t kMaxConvRank = 16;
+
+// What conv_forward adds to the convolution: y = activation(conv(x, w) + bias + z). bias (may be null) is
+// [out_channels]; z (may be null) has y's shape and is either y itself (in place) or does not overlap it.
+template <class Acc>
+struct ConvEpilogue {
+  const Acc* bias = nullptr;
+  const Acc* z = nullptr;
+  FusedActivation activation;
+};
 
 // Grouped convolution on contiguous NC[spatial] data: x is [batch, in_channels, g.in...], w is
-// [out_channels, in_channels / group, g.kernel...], bias (may be null) is [out_channels], y is
-// [batch, out_channels, g.out...]. Padding reads as 0.
+// [out_channels, in_channels / group, g.kernel...], y is [batch, out_channels, g.out...]; padding reads as 0.
+// The output is cut into tiles of (batch, group, run of output positions); each tile's im2col matrix stays in
+// cache for its GEMM (1x1 stride-1 unpadded kernels read x directly), and the epilogue runs inside the GEMM.
+// Tiles run in parallel when there are enough of them, else one by one with the GEMM parallel inside.
 template <class Acc>
-void conv_forward(const Acc* x, const Acc* w, const Acc* bias, Acc* y, int64_t batch, int64_t in_channels,
-                  int64_t out_channels, int64_t group, const Geometry& g, ThreadPool& pool);
+void conv_forward(const Acc* x, const Acc* w, Acc* y, int64_t batch, int64_t in_channels, int64_t out_channels,
+                  int64_t group, const Geometry& g, ThreadPool& pool, const ConvEpilogue<Acc>& epilogue = {});
 
 // Transposed convolution: x is [batch, in_channels, g.out...] (the "output" side of the forward window),
 // w is [in_channels, out_channels / group, g.kernel...], y is [batch, out_channels, g.in...]. The geometry's

@@ -54,9 +54,11 @@ TapRange tap_range(const Geometry& g, size_t d, int64_t o) {
 }
 
 // A non-NaN value replaces a NaN maximum, so NaN survives only when every value is NaN.
+// Written as "v is a number and not <= best" (the same as v > best || (best is NaN && v is a number)), which
+// vectorises to one unordered compare and one ordered compare.
 template <class W>
 bool take_max(W v, W best) {
-  return v > best || (best != best && v == v);
+  return v == v && !(v <= best);
 }
 
 template <class T>
@@ -219,6 +221,19 @@ W max_start() {
   }
 }
 
+// acc[ow] = max or sum of acc[ow] and src[ow * Stride] for ow in [begin, end).
+template <PoolKind Kind, int Stride, class T, class Work>
+void tap_run(const T* src, int64_t begin, int64_t end, Work* __restrict acc) {
+  for (int64_t ow = begin; ow < end; ++ow) {
+    const auto v = static_cast<Work>(src[ow * Stride]);
+    if constexpr (Kind == PoolKind::kMax) {
+      acc[ow] = take_max(v, acc[ow]) ? v : acc[ow];
+    } else {
+      acc[ow] += v;
+    }
+  }
+}
+
 // One output row at a time: every tap of the window updates the contiguous run of outputs it is valid for.
 template <PoolKind Kind, bool TrackIndex, class T>
 void pool_plane3(const T* x, T* y, int64_t* indices, int64_t plane_index, const Plan3& plan, const PoolOptions& opt) {
@@ -249,17 +264,15 @@ void pool_plane3(const T* x, T* y, int64_t* indices, int64_t plane_index, const 
             const int64_t stride = dw.stride;
             Work* acc_data = acc.data();
             if constexpr (Kind != PoolKind::kLp && !TrackIndex) {
-              if (stride == 1) {  // contiguous run: lets the compiler vectorise
-                const T* src = row + shift;
-                const int64_t end = dw.out_end[static_cast<size_t>(c)];
-                for (int64_t ow = dw.out_begin[static_cast<size_t>(c)]; ow < end; ++ow) {
-                  const auto v = static_cast<Work>(src[ow]);
-                  if constexpr (Kind == PoolKind::kMax) {
-                    acc_data[ow] = take_max(v, acc_data[ow]) ? v : acc_data[ow];
-                  } else {
-                    acc_data[ow] += v;
-                  }
-                }
+              // Compile-time strides 1 and 2 let the compiler vectorise the run (2: even/odd lane loads).
+              if (stride == 1) {
+                tap_run<Kind, 1>(row + shift, dw.out_begin[static_cast<size_t>(c)],
+                                 dw.out_end[static_cast<size_t>(c)], acc_data);
+                continue;
+              }
+              if (stride == 2) {
+                tap_run<Kind, 2>(row + shift, dw.out_begin[static_cast<size_t>(c)],
+                                 dw.out_end[static_cast<size_t>(c)], acc_data);
                 continue;
               }
             }
@@ -307,6 +320,70 @@ void pool_plane3(const T* x, T* y, int64_t* indices, int64_t plane_index, const 
       }
     }
   }
+}
+
+// MaxPool without Indices over a K x K window with stride S and no dilation on 2-D planes. Outputs whose window
+// lies inside the input take a loop with the taps unrolled (vectorised over outputs); border outputs fold their
+// valid taps one by one. Taps are visited in row-major window order in both, as in pool_plane3, so ties and NaN
+// resolve identically.
+template <int K, int S, class T>
+void max_pool_plane_unrolled(const T* x, T* y, const Plan3& plan) {
+  using Work = PoolWork<T>;
+  const Dim3& dh = plan.dims[1];
+  const Dim3& dw = plan.dims[2];
+  const int64_t in_w = dw.in;
+  const auto out_h = static_cast<int64_t>(dh.taps.size());
+  const auto out_w = static_cast<int64_t>(dw.taps.size());
+  int64_t ow_lo = 0;
+  while (ow_lo < out_w && !(dw.taps[ow_lo].lo == 0 && dw.taps[ow_lo].hi == K)) ++ow_lo;
+  int64_t ow_hi = ow_lo;
+  while (ow_hi < out_w && dw.taps[ow_hi].lo == 0 && dw.taps[ow_hi].hi == K) ++ow_hi;
+  const int64_t pad_w = dw.pad_begin;
+  for (int64_t oh = 0; oh < out_h; ++oh) {
+    const TapRange& rh = dh.taps[static_cast<size_t>(oh)];
+    const int64_t top = dh.start[static_cast<size_t>(oh)] * in_w;  // offset of the window's first row
+    T* out = y + oh * out_w;
+    auto border = [&](int64_t ow) {
+      const TapRange& rw = dw.taps[static_cast<size_t>(ow)];
+      Work acc = max_start<Work>();
+      for (int64_t a = rh.lo; a < rh.hi; ++a) {
+        const int64_t row = top + a * in_w + dw.start[static_cast<size_t>(ow)];
+        for (int64_t b = rw.lo; b < rw.hi; ++b) {
+          const auto v = static_cast<Work>(x[row + b]);
+          acc = take_max(v, acc) ? v : acc;
+        }
+      }
+      out[ow] = rh.lo >= rh.hi || rw.lo >= rw.hi ? T{} : static_cast<T>(acc);
+    };
+    const bool full_rows = rh.lo == 0 && rh.hi == K;
+    const int64_t lo = full_rows ? ow_lo : out_w;
+    const int64_t hi = full_rows ? ow_hi : out_w;
+    for (int64_t ow = 0; ow < lo; ++ow) border(ow);
+    const int64_t window = top - pad_w;  // the window of an interior ow starts at x[window + ow * S]
+    for (int64_t ow = lo; ow < hi; ++ow) {
+      Work acc = max_start<Work>();
+      for (int a = 0; a < K; ++a) {
+        for (int b = 0; b < K; ++b) {
+          const auto v = static_cast<Work>(x[window + a * in_w + ow * S + b]);
+          acc = take_max(v, acc) ? v : acc;
+        }
+      }
+      out[ow] = static_cast<T>(acc);
+    }
+    for (int64_t ow = std::max(lo, hi); ow < out_w; ++ow) border(ow);
+  }
+}
+
+// The unrolled MaxPool for this geometry, or null when none fits (any rank but 2, dilations, other windows).
+template <class T>
+auto pick_unrolled_max_pool(const Geometry& g) -> void (*)(const T*, T*, const Plan3&) {
+  if (g.rank() != 2 || g.dilation[0] != 1 || g.dilation[1] != 1 || g.kernel[0] != g.kernel[1]) return nullptr;
+  const int64_t k = g.kernel[1];
+  const int64_t s = g.stride[1];
+  if (k == 3 && s == 2) return max_pool_plane_unrolled<3, 2, T>;
+  if (k == 3 && s == 1) return max_pool_plane_unrolled<3, 1, T>;
+  if (k == 2 && s == 2) return max_pool_plane_unrolled<2, 2, T>;
+  return nullptr;
 }
 
 // Whole-plane reduction for the Global* ops.
@@ -371,6 +448,9 @@ class PoolKernel final : public Kernel {
     visit_dtype<PoolTypes>(x.dtype(), [&]<class T>() {
       const T* xd = x.data<T>();
       T* yd = y.data<T>();
+      const auto unrolled_max = planned && opt_.kind == PoolKind::kMax && indices == nullptr
+                                    ? pick_unrolled_max_pool<T>(g)
+                                    : nullptr;
       pool.parallel_for(planes, grain, [&](int64_t begin, int64_t end) {
         for (int64_t plane = begin; plane < end; ++plane) {
           const T* src = xd + plane * in_size;
@@ -380,6 +460,8 @@ class PoolKernel final : public Kernel {
             yd[plane] = global_plane(src, in_size, opt_);
           } else if (!planned) {
             pool_plane(src, dst, idx, plane, g, opt_);
+          } else if (unrolled_max != nullptr) {
+            unrolled_max(src, dst, plan);
           } else if (opt_.kind == PoolKind::kMax && idx != nullptr) {
             pool_plane3<PoolKind::kMax, true>(src, dst, idx, plane, plan, opt_);
           } else if (opt_.kind == PoolKind::kMax) {

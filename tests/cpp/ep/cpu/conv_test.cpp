@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -229,6 +230,131 @@ TEST(Conv, RejectsBadShapesAndAttributes) {
       run_kernel(NodeBuilder("Conv", 11).node(),
                  {x, make_tensor<float>({1, 4, 1, 1}, std::vector<float>(4, 1)), make_tensor<float>({2}, {1, 2})})
           .has_value());
+}
+
+// Column tiles split output rows (2-3 tiles per image depending on dtype and threads): every tile boundary
+// falls inside an output row, and the pointwise case tiles x directly.
+TEST(Conv, TilesSplittingOutputRowsMatchReference) {
+  for (const ConvCase& c : {ConvCase{{1, 8, 40, 41}, {16, 8, 3, 3}, 1, {{1, 1}, {1, 1, 1, 1}, {1, 1}}, true},
+                            ConvCase{{1, 4, 50, 50}, {8, 4, 1, 1}, 1, {{1, 1}, {0, 0, 0, 0}, {1, 1}}, true},
+                            ConvCase{{1, 3, 61, 64}, {5, 3, 7, 7}, 1, {{2, 2}, {3, 3, 3, 3}, {1, 1}}, false}}) {
+    const auto x = random_doubles(static_cast<size_t>(shape_numel(c.x)), 41);
+    const auto w = random_doubles(static_cast<size_t>(shape_numel(c.w)), 42);
+    const auto b = c.bias ? random_doubles(static_cast<size_t>(c.w[0]), 43) : std::vector<double>{};
+    Shape ys;
+    const auto expected = reference_conv(x, c.x, w, c.w, b, c.group, c.window, ys);
+    for (int threads : {1, 2, 3}) {
+      std::vector<Tensor> inputs = {make_tensor(c.x, x), make_tensor(c.w, w)};
+      std::vector<Tensor> finputs = {make_tensor(c.x, to_floats(x)), make_tensor(c.w, to_floats(w))};
+      if (c.bias) {
+        inputs.push_back(make_tensor<double>({c.w[0]}, b));
+        finputs.push_back(make_tensor<float>({c.w[0]}, to_floats(b)));
+      }
+      const auto got = to_vector<double>(run_one(conv_node(c).node(), inputs, threads));
+      const auto fgot = to_vector<float>(run_one(conv_node(c).node(), finputs, threads));
+      ASSERT_EQ(got.size(), expected.size());
+      ASSERT_EQ(fgot.size(), expected.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_NEAR(got[i], expected[i], 1e-11) << "threads " << threads << " at " << i;
+        ASSERT_NEAR(fgot[i], expected[i], 1e-4) << "threads " << threads << " at " << i;
+      }
+    }
+  }
+}
+
+struct FusedCase {
+  ConvCase conv;
+  bool z;
+  const char* activation;
+  std::vector<float> params;
+};
+
+double reference_activation(const std::string& name, const std::vector<float>& p, double v) {
+  if (name == "Relu") return std::max(v, 0.0);
+  if (name == "LeakyRelu") return v >= 0 ? v : static_cast<double>(p[0]) * v;
+  if (name == "Clip") return std::clamp(v, static_cast<double>(p[0]), static_cast<double>(p[1]));
+  if (name == "Sigmoid") return 1.0 / (1.0 + std::exp(-v));
+  if (name == "Tanh") return std::tanh(v);
+  if (name == "HardSigmoid") return std::clamp(static_cast<double>(p[0]) * v + static_cast<double>(p[1]), 0.0, 1.0);
+  return v;
+}
+
+NodeBuilder fused_node(const FusedCase& f) {
+  NodeBuilder b("FusedConv", 1);
+  b.attr_int("group", f.conv.group).attr_ints("strides", f.conv.window.strides);
+  b.attr_ints("pads", f.conv.window.pads).attr_ints("dilations", f.conv.window.dilations);
+  b.attr_string("activation", f.activation);
+  if (!f.params.empty()) b.attr_floats("activation_params", f.params);
+  return b;
+}
+
+class FusedConvMatchesConvAddActivation : public ::testing::TestWithParam<std::tuple<FusedCase, int>> {};
+
+TEST_P(FusedConvMatchesConvAddActivation, DoubleAndFloat) {
+  const auto& [f, threads] = GetParam();
+  const ConvCase& c = f.conv;
+  const auto x = random_doubles(static_cast<size_t>(shape_numel(c.x)), 51);
+  const auto w = random_doubles(static_cast<size_t>(shape_numel(c.w)), 52);
+  const auto b = c.bias ? random_doubles(static_cast<size_t>(c.w[0]), 53) : std::vector<double>{};
+  Shape ys;
+  auto expected = reference_conv(x, c.x, w, c.w, b, c.group, c.window, ys);
+  const auto z = f.z ? random_doubles(expected.size(), 54) : std::vector<double>{};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    expected[i] = reference_activation(f.activation, f.params, expected[i] + (f.z ? z[i] : 0.0));
+  }
+  graph::Node node = fused_node(f).node();
+  node.domain = graph::kMsDomain;
+  std::vector<Tensor> inputs = {make_tensor(c.x, x), make_tensor(c.w, w)};
+  std::vector<Tensor> finputs = {make_tensor(c.x, to_floats(x)), make_tensor(c.w, to_floats(w))};
+  if (c.bias || f.z) {
+    inputs.push_back(c.bias ? make_tensor<double>({c.w[0]}, b) : Tensor());
+    finputs.push_back(c.bias ? make_tensor<float>({c.w[0]}, to_floats(b)) : Tensor());
+  }
+  if (f.z) {
+    inputs.push_back(make_tensor(ys, z));
+    finputs.push_back(make_tensor(ys, to_floats(z)));
+  }
+  Tensor y = run_one(node, inputs, threads);
+  ASSERT_EQ(y.shape(), ys);
+  const auto got = to_vector<double>(y);
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], expected[i], 1e-12) << "at " << i;
+  const auto fgot = to_vector<float>(run_one(node, finputs, threads));
+  ASSERT_EQ(fgot.size(), expected.size());
+  for (size_t i = 0; i < fgot.size(); ++i) ASSERT_NEAR(fgot[i], expected[i], 1e-4) << "at " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, FusedConvMatchesConvAddActivation,
+    ::testing::Combine(
+        ::testing::Values(
+            FusedCase{{{2, 4, 9, 8}, {6, 4, 3, 3}, 1, {{1, 1}, {1, 1, 1, 1}, {1, 1}}, true}, true, "Relu", {}},
+            FusedCase{{{2, 4, 9, 8}, {6, 4, 3, 3}, 1, {{1, 1}, {1, 1, 1, 1}, {1, 1}}, false}, true, "Relu", {}},
+            FusedCase{{{1, 4, 9, 8}, {6, 4, 3, 3}, 1, {{1, 1}, {1, 1, 1, 1}, {1, 1}}, true}, false, "Relu", {}},
+            FusedCase{{{1, 4, 9, 8}, {6, 4, 3, 3}, 1, {{1, 1}, {1, 1, 1, 1}, {1, 1}}, false}, false, "", {}},
+            FusedCase{{{1, 4, 7, 6}, {6, 2, 3, 2}, 2, {{1, 2}, {1, 0, 2, 1}, {2, 1}}, true}, true, "LeakyRelu", {0.2f}},
+            FusedCase{{{2, 8, 5, 5}, {8, 1, 3, 3}, 8, {{1, 1}, {1, 1, 1, 1}, {1, 1}}, true}, true, "Clip",
+                      {-0.5f, 0.7f}},
+            FusedCase{{{1, 5, 6, 6}, {7, 5, 1, 1}, 1, {{1, 1}, {0, 0, 0, 0}, {1, 1}}, true}, true, "Sigmoid", {}},
+            FusedCase{{{1, 6, 11, 11}, {4, 6, 1, 1}, 1, {{2, 2}, {0, 0, 0, 0}, {1, 1}}, false}, true, "Tanh", {}},
+            FusedCase{{{3, 6, 17, 19}, {12, 3, 3, 3}, 2, {{2, 1}, {1, 1, 1, 1}, {1, 1}}, true}, true, "HardSigmoid",
+                      {0.3f, 0.4f}},
+            FusedCase{{{1, 8, 40, 41}, {16, 8, 3, 3}, 1, {{1, 1}, {1, 1, 1, 1}, {1, 1}}, true}, true, "Relu", {}},
+            FusedCase{{{2, 3, 9}, {4, 3, 3}, 1, {{2}, {1, 2}, {1}}, true}, true, "Relu", {}}),
+        ::testing::Values(1, 2)));
+
+TEST(FusedConv, RejectsUnknownActivationAndBadZ) {
+  graph::Node node = NodeBuilder("FusedConv", 1).name("fc").attr_string("activation", "Swish").node();
+  node.domain = graph::kMsDomain;
+  const Tensor x = make_tensor<float>({1, 2, 3, 3}, std::vector<float>(18, 1));
+  const Tensor w = make_tensor<float>({1, 2, 1, 1}, std::vector<float>(2, 1));
+  auto bad = run_kernel(node, {x, w});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("fc"), std::string::npos) << bad.status().message();
+  graph::Node relu = NodeBuilder("FusedConv", 1).attr_string("activation", "Relu").node();
+  relu.domain = graph::kMsDomain;
+  EXPECT_FALSE(run_kernel(relu, {x, w, Tensor(), make_tensor<float>({1, 1, 3, 2}, std::vector<float>(6, 1))})
+                   .has_value());
 }
 
 // ConvTranspose equals the adjoint of Conv: <conv(x), y> == <x, conv_transpose(y)> with the same weights.

@@ -104,6 +104,12 @@ TEST_P(PoolMatchesReference, AllKindsInDouble) {
   ASSERT_EQ((*max_out)[0].shape(), ys);
   EXPECT_EQ(to_vector<double>((*max_out)[0]), max_expected);
   EXPECT_EQ(to_vector<int64_t>((*max_out)[1]), argmax);
+  // Without Indices MaxPool takes the vectorised runs (compile-time strides 1 and 2).
+  EXPECT_EQ(to_vector<double>(run_one(pool_node("MaxPool", c, 12).node(), {make_tensor(c.x, x)}, threads)),
+            max_expected);
+  const auto max_float = to_vector<float>(
+      run_one(pool_node("MaxPool", c, 12).node(), {make_tensor(c.x, std::vector<float>(x.begin(), x.end()))}, threads));
+  EXPECT_EQ(max_float, std::vector<float>(max_expected.begin(), max_expected.end()));
 
   for (Kind kind : {Kind::kAverage, Kind::kAverageIncludePad, Kind::kLp}) {
     NodeBuilder b = pool_node(kind == Kind::kLp ? "LpPool" : "AveragePool", c, 19);
@@ -123,7 +129,10 @@ INSTANTIATE_TEST_SUITE_P(
                                          PoolCase{{2, 3, 7, 6}, {3, 2}, {2, 1}, {1, 0, 2, 1}, {1, 1}, false},
                                          PoolCase{{1, 2, 9, 8}, {3, 3}, {2, 3}, {1, 1, 1, 1}, {2, 2}, true},
                                          PoolCase{{1, 1, 4, 4}, {3, 3}, {3, 3}, {1, 1, 1, 1}, {1, 1}, true},
-                                         PoolCase{{3, 4, 12, 10}, {2, 3}, {1, 2}, {0, 1, 1, 0}, {3, 1}, false}),
+                                         PoolCase{{3, 4, 12, 10}, {2, 3}, {1, 2}, {0, 1, 1, 0}, {3, 1}, false},
+                                         PoolCase{{1, 3, 13, 17}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false},
+                                         PoolCase{{1, 2, 16, 16}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true},
+                                         PoolCase{{1, 2, 9, 33}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false}),
                        ::testing::Values(1, 3)));
 
 TEST(MaxPool, ColumnMajorIndicesAndIntegerTypes) {
@@ -229,6 +238,45 @@ TEST(MaxPool, NanIsSkippedUnlessTheWholeWindowIsNan) {
   EXPECT_EQ(
       to_vector<float>(run_one(NodeBuilder("GlobalMaxPool", 1).node(), {make_tensor<float>({1, 1, 2}, {nan, 3})})),
       (std::vector<float>{3}));
+}
+
+// The vectorised 3x3/2 runs keep the scalar rules: NaN is skipped unless the whole window is NaN, and of equal
+// maxima (-0 and +0) the first in window order wins; the Indices path (scalar) gives the same values.
+TEST(MaxPool, StrideTwoRunsKeepNanAndSignedZeroRules) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x(2 * 11 * 14);
+  std::mt19937 rng(7);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const uint32_t r = rng() % 5;
+    x[i] = r == 0 ? nan : r == 1 ? -0.0f : r == 2 ? 0.0f : static_cast<float>(static_cast<int>(rng() % 7) - 6);
+  }
+  for (size_t i = 0; i < 14 * 4; ++i) x[i] = nan;  // all-NaN windows along the top rows of the first plane
+  NodeBuilder b("MaxPool", 12);
+  b.attr_ints("kernel_shape", {3, 3}).attr_ints("strides", {2, 2}).attr_ints("pads", {1, 1, 1, 1});
+  graph::Node with_indices = b.node();
+  with_indices.outputs = {100, 101};
+  auto scalar = run_kernel(with_indices, {make_tensor<float>({1, 2, 11, 14}, x)});
+  ASSERT_TRUE(scalar.has_value());
+  const auto expected = to_vector<float>((*scalar)[0]);
+  const auto got = to_vector<float>(run_one(b.node(), {make_tensor<float>({1, 2, 11, 14}, x)}, 2));
+  ASSERT_EQ(got.size(), expected.size());
+  int nans = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    nans += std::isnan(expected[i]) ? 1 : 0;
+    ASSERT_EQ(std::isnan(got[i]), std::isnan(expected[i])) << i;
+    if (!std::isnan(got[i])) {
+      ASSERT_EQ(got[i], expected[i]) << i;
+      ASSERT_EQ(std::signbit(got[i]), std::signbit(expected[i])) << i;
+    }
+  }
+  EXPECT_GT(nans, 0);
+
+  std::vector<uint8_t> bytes(x.size());
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(rng() % 256);
+  auto byte_scalar = run_kernel(with_indices, {make_tensor<uint8_t>({1, 2, 11, 14}, bytes)});
+  ASSERT_TRUE(byte_scalar.has_value());
+  EXPECT_EQ(to_vector<uint8_t>(run_one(b.node(), {make_tensor<uint8_t>({1, 2, 11, 14}, bytes)})),
+            to_vector<uint8_t>((*byte_scalar)[0]));
 }
 
 TEST(GlobalPool, ReducesEverySpatialDim) {
