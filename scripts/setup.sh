@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 apt_packages=(cmake ninja-build g++ ccache libgtest-dev python3-venv clang gfortran openmpi-bin libopenmpi-dev valgrind pkgconf
-              libpng-dev libjpeg62-turbo-dev libtiff-dev libwebp-dev libopenjp2-7-dev)
+              libpng-dev libjpeg62-turbo-dev libtiff-dev libwebp-dev libopenjp2-7-dev libopenblas-dev)
 missing=()
 for package in "${apt_packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

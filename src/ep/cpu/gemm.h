@@ -22,8 +22,9 @@ struct GemmArgs {
   int64_t ldc = 0;
 };
 
-// Micro-kernel families: portable C++ (f32 4x16, f64 4x8 tiles) or AVX2+FMA (6x16 / 6x8).
-enum class GemmIsa { kGeneric, kAvx2 };
+// Micro-kernel families: portable C++ (f32 4x16, f64 4x8 tiles), AVX2+FMA (6x16 / 6x8) or AVX-512
+// (14x32 / 14x16).
+enum class GemmIsa { kGeneric, kAvx2, kAvx512 };
 // The fastest family this CPU runs (decided once).
 GemmIsa best_gemm_isa();
 
@@ -38,8 +39,9 @@ struct GemmEpilogue {
   bool is_identity() const { return bias == nullptr && activation.is_none(); }
 };
 
-// A constant op(B) (K x N) packed once, at kernel creation, into the layout the micro-kernels read; reused by
-// every run and by concurrent runs (immutable after packing).
+// A constant op(B) (K x N) packed once, at kernel creation, into the layout the micro-kernels of `isa` read
+// (K cut into the family's depth blocks; each block holds NR-column strips, k-major, zero-padded to NR);
+// reused by every run and by concurrent runs (immutable after packing).
 template <class T>
 class PackedB {
  public:
@@ -49,7 +51,8 @@ class PackedB {
   const T* data() const { return data_.data(); }
   size_t size() const { return data_.size(); }
 
-  // Packs op(B) as described by args.k, args.n, args.trans_b and args.ldb (args.m is ignored).
+  // Packs op(B) as described by args.k, args.n, args.trans_b and args.ldb (args.m is ignored). A family the
+  // CPU lacks falls back to the portable one.
   static PackedB pack(const GemmArgs& args, const T* b, GemmIsa isa = best_gemm_isa());
 
  private:
@@ -59,8 +62,11 @@ class PackedB {
   std::vector<T> data_;
 };
 
-// Register-blocked, cache-tiled GEMM, parallel over output blocks. `isa` picks the micro-kernels (tests run
-// each); a family the CPU lacks falls back to the portable one.
+// Register-blocked, cache-tiled GEMM (BLIS-style: op(B) packed once per call and shared by all threads, op(A)
+// packed per M block), parallel over M blocks x N chunks; with AVX-512, m <= kGemmDirectMaxRows and a B that
+// is prepacked or not transposed, neither operand is packed (B read once, parallel over N). The epilogue is
+// applied per tile while it is in cache.
+// `isa` picks the micro-kernels (tests run each); a family the CPU lacks falls back to the portable one.
 void gemm_f32(const GemmArgs& args, float alpha, const float* a, const float* b, float beta, float* c,
               ThreadPool& pool, GemmIsa isa = best_gemm_isa(), const GemmEpilogue<float>& epilogue = {});
 void gemm_f64(const GemmArgs& args, double alpha, const double* a, const double* b, double beta, double* c,
@@ -72,14 +78,16 @@ void gemm_f32_packed(const GemmArgs& args, float alpha, const float* a, const Pa
 void gemm_f64_packed(const GemmArgs& args, double alpha, const double* a, const PackedB<double>& b, double beta,
                      double* c, ThreadPool& pool, const GemmEpilogue<double>& epilogue = {});
 
-// Portable micro-tile sizes, exposed so tests can probe tile-1 / tile / tile+1 shapes (the AVX2 tiles are in
-// kernels/gemm_microkernels.h).
+// Portable micro-tile sizes and the depth block of the portable and AVX2 families, exposed so tests can probe
+// tile-1 / tile / tile+1 shapes (the AVX2 and AVX-512 tiles are in kernels/gemm_microkernels.h; AVX-512 uses
+// depth blocks of 384 (f32) and 128 (f64)).
 inline constexpr int64_t kGemmF32TileM = 4;
 inline constexpr int64_t kGemmF32TileN = 16;
+inline constexpr int64_t kGemmF64TileM = 4;
 inline constexpr int64_t kGemmF64TileN = 8;
 inline constexpr int64_t kGemmBlockK = 256;
-inline constexpr int64_t kGemmBlockM = 64;
-inline constexpr int64_t kGemmBlockN = 256;
+// Largest m that the AVX-512 path runs without packing (GEMV-like shapes).
+inline constexpr int64_t kGemmDirectMaxRows = 8;
 
 // Plain triple loop, the reference the optimised kernels are tested against. Accumulates in T.
 template <class T>
