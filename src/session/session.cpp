@@ -6,6 +6,7 @@
 #include "graph/shape_inference.h"
 #include "import/importer.h"
 #include "onnx/model_proto.h"
+#include "optimizer/optimizer.h"
 #include "session/executor.h"
 #include "session/session_impl.h"
 
@@ -113,6 +114,7 @@ Expected<std::unique_ptr<Session::Impl>> SessionImplBuilder::build(std::shared_p
   graph::Graph& graph = impl->graph;
   apply_free_dimension_overrides(graph, options.free_dimension_overrides);
   TRY(graph::infer_shapes(graph));
+  TRY(optimizer::optimize(graph, options.graph_optimization_level));
   impl->inputs = describe_values(graph, graph.inputs);
   impl->outputs = describe_values(graph, graph.outputs);
   TRY(compile(graph, impl->main));

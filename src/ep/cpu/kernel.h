@@ -168,6 +168,7 @@ std::span<const KernelDef> string_kernels();
 std::span<const KernelDef> ml_kernels();
 std::span<const KernelDef> control_flow_kernels();
 std::span<const KernelDef> sequence_kernels();
+std::span<const KernelDef> fused_elementwise_kernels();
 
 // Every registered row, in family order.
 std::vector<const KernelDef*> all_kernels();

@@ -48,6 +48,7 @@ constexpr FamilyFn kFamilies[] = {
     ml_kernels,
     control_flow_kernels,
     sequence_kernels,
+    fused_elementwise_kernels,
 };
 
 struct KernelIndex {

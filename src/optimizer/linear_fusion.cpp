@@ -1,0 +1,233 @@
+// Fusions of a linear op with what follows it into the fused kernels of the CPU EP:
+//   MatMul(A, W const 2-D) [+ Add(bias const along the last axis)] [+ act] -> com.nxrt:FusedMatMul
+//   Gemm + act                                                           -> com.microsoft:FusedGemm
+//   Conv [+ Add(Z with Y's shape)] + act                                 -> com.microsoft:FusedConv
+#include <limits>
+#include <string>
+
+#include "ep/cpu/kernel.h"
+#include "optimizer/passes.h"
+#include "optimizer/rewriter.h"
+
+namespace nxrt::optimizer {
+
+namespace {
+
+using graph::kNoValue;
+
+struct Activation {
+  int node = -1;
+  std::string name;           // fused_activation.h spelling
+  std::vector<float> params;  // LeakyRelu {alpha}, Clip {min, max}, HardSigmoid {alpha, beta}
+};
+
+// The activation reading `value` as its only consumer, when it has a fused-activation equivalent.
+std::optional<Activation> match_activation(Rewriter& rw, int value) {
+  const int n = rw.sole_consumer(value);
+  if (n < 0) return std::nullopt;
+  const graph::Node& node = rw.node(n);
+  if (node.inputs.empty() || node.inputs[0] != value || node.outputs.size() != 1) return std::nullopt;
+  if (!rw.value(node.outputs[0]).type.is_tensor() ||
+      rw.value(node.outputs[0]).type.elem_type != rw.value(value).type.elem_type) {
+    return std::nullopt;
+  }
+  Activation act{n, node.op_type, {}};
+  if (!node.domain.empty()) return std::nullopt;
+  if (node.op_type == "Relu" || node.op_type == "Sigmoid" || node.op_type == "Tanh") return act;
+  if (node.op_type == "LeakyRelu") {
+    auto alpha = node.attr_float("alpha", 0.01f);
+    if (!alpha) return std::nullopt;
+    act.params = {*alpha};
+    return act;
+  }
+  if (node.op_type == "HardSigmoid") {
+    auto alpha = node.attr_float("alpha", 0.2f);
+    auto beta = node.attr_float("beta", 0.5f);
+    if (!alpha || !beta) return std::nullopt;
+    act.params = {*alpha, *beta};
+    return act;
+  }
+  if (node.op_type == "Clip") {
+    float low = -std::numeric_limits<float>::infinity();
+    float high = std::numeric_limits<float>::infinity();
+    if (node.opset < 11) {
+      auto min = node.attr_float("min", low);
+      auto max = node.attr_float("max", high);
+      if (!min || !max) return std::nullopt;
+      low = *min;
+      high = *max;
+    } else {
+      for (size_t i = 1; i < node.inputs.size() && i < 3; ++i) {
+        if (node.inputs[i] == kNoValue) continue;
+        const auto bound = rw.scalar_constant(node.inputs[i]);
+        if (!bound) return std::nullopt;
+        (i == 1 ? low : high) = static_cast<float>(*bound);
+      }
+    }
+    act.params = {low, high};
+    return act;
+  }
+  if (node.op_type == "Gelu") {
+    auto approximate = node.attr_string("approximate", "none");
+    if (!approximate) return std::nullopt;
+    if (*approximate == "none") act.name = "Gelu";
+    else if (*approximate == "tanh") act.name = "GeluTanh";
+    else return std::nullopt;
+    return act;
+  }
+  return std::nullopt;
+}
+
+bool has_kernel(const char* domain, const char* op_type, DataType dtype) {
+  const cpu::KernelDef* def = cpu::find_kernel(domain, op_type, 1);
+  return def && (def->types & (cpu::DataTypeMask{1} << static_cast<int>(dtype)));
+}
+
+std::string joined_name(Rewriter& rw, std::initializer_list<int> nodes) {
+  std::string name;
+  for (int n : nodes) {
+    if (n < 0) continue;
+    if (!name.empty()) name += "+";
+    name += rw.node(n).name.empty() ? rw.node(n).op_type : rw.node(n).name;
+  }
+  return name;
+}
+
+// Replaces the chain `nodes` (first .. last, each the sole reader of the previous) by `fused`, which takes over
+// the last node's output.
+Status replace_chain(Rewriter& rw, graph::Node fused, std::initializer_list<int> nodes, int last_output) {
+  fused.outputs = {last_output};
+  for (int n : nodes) {
+    if (n >= 0) rw.remove(n);
+  }
+  rw.add(std::move(fused));
+  return Status::ok();
+}
+
+graph::Node fused_node(std::string op_type, const char* domain, std::string name) {
+  graph::Node node;
+  node.op_type = std::move(op_type);
+  node.domain = domain;
+  node.opset = 1;
+  node.name = std::move(name);
+  return node;
+}
+
+// Bias constant of `value` broadcasting along the last axis of an output of rank `out_rank` with `columns`
+// columns, reshaped 1-D; nullopt otherwise.
+std::optional<Tensor> last_axis_bias(Rewriter& rw, int value, size_t out_rank, int64_t columns, DataType dtype) {
+  const Tensor* bias = rw.constant(value);
+  if (!bias || bias->dtype() != dtype || bias->numel() != columns || bias->rank() > out_rank || bias->rank() == 0) {
+    return std::nullopt;
+  }
+  for (size_t i = 0; i + 1 < bias->rank(); ++i) {
+    if (bias->shape()[i] != 1) return std::nullopt;
+  }
+  return bias->reshaped(Shape{columns});
+}
+
+Status fuse_matmul(Rewriter& rw, int n) {
+  const graph::Node& matmul = rw.node(n);
+  if (matmul.inputs.size() != 2 || matmul.outputs.size() != 1) return Status::ok();
+  const Tensor* weight = rw.constant(matmul.inputs[1]);
+  const auto& out_type = rw.value(matmul.outputs[0]).type;
+  if (!weight || weight->rank() != 2 || !out_type.is_tensor() || !out_type.shape || out_type.shape->empty()) {
+    return Status::ok();
+  }
+  const DataType dtype = out_type.elem_type;
+  if (weight->dtype() != dtype || !has_kernel(kNxrtDomain, "FusedMatMul", dtype)) return Status::ok();
+  int value = matmul.outputs[0];
+  int add = -1;
+  std::optional<Tensor> bias;
+  if (const int next = rw.sole_consumer(value); next >= 0) {
+    const graph::Node& node = rw.node(next);
+    if (node.domain.empty() && node.op_type == "Add" && node.inputs.size() == 2 && node.outputs.size() == 1) {
+      const int other = node.inputs[0] == value ? node.inputs[1] : node.inputs[0];
+      bias = last_axis_bias(rw, other, out_type.shape->size(), weight->shape()[1], dtype);
+      if (bias) {
+        add = next;
+        value = node.outputs[0];
+      }
+    }
+  }
+  const auto act = match_activation(rw, value);
+  if (add < 0 && !act) return Status::ok();
+  graph::Node fused = fused_node("FusedMatMul", kNxrtDomain, joined_name(rw, {n, add, act ? act->node : -1}));
+  fused.inputs = {matmul.inputs[0], matmul.inputs[1]};
+  if (bias) fused.inputs.push_back(rw.new_initializer(fused.name + "_bias", std::move(*bias)));
+  fused.attributes = {make_string_attribute("activation", act ? act->name : ""),
+                      make_floats_attribute("activation_params", act ? act->params : std::vector<float>{})};
+  const int last = act ? rw.node(act->node).outputs[0] : value;
+  return replace_chain(rw, std::move(fused), {n, add, act ? act->node : -1}, last);
+}
+
+Status fuse_gemm(Rewriter& rw, int n) {
+  const graph::Node& gemm = rw.node(n);
+  if (gemm.outputs.size() != 1 || !rw.value(gemm.outputs[0]).type.is_tensor()) return Status::ok();
+  const DataType dtype = rw.value(gemm.outputs[0]).type.elem_type;
+  if (!has_kernel(graph::kMsDomain, "FusedGemm", dtype)) return Status::ok();
+  const auto act = match_activation(rw, gemm.outputs[0]);
+  if (!act) return Status::ok();
+  graph::Node fused = fused_node("FusedGemm", graph::kMsDomain, joined_name(rw, {n, act->node}));
+  fused.inputs = gemm.inputs;
+  fused.attributes = gemm.attributes;
+  fused.attributes.push_back(make_string_attribute("activation", act->name));
+  const char* names[] = {"activation_alpha", "activation_beta"};
+  for (size_t i = 0; i < act->params.size() && i < 2; ++i) {
+    fused.attributes.push_back(make_float_attribute(names[i], act->params[i]));
+  }
+  return replace_chain(rw, std::move(fused), {n, act->node}, rw.node(act->node).outputs[0]);
+}
+
+Status fuse_conv(Rewriter& rw, int n) {
+  const graph::Node& conv = rw.node(n);
+  if (conv.outputs.size() != 1 || !rw.value(conv.outputs[0]).type.is_tensor()) return Status::ok();
+  const graph::TypeInfo& out_type = rw.value(conv.outputs[0]).type;
+  if (!has_kernel(graph::kMsDomain, "FusedConv", out_type.elem_type)) return Status::ok();
+  int value = conv.outputs[0];
+  int add = -1;
+  int z = kNoValue;
+  if (const int next = rw.sole_consumer(value); next >= 0) {
+    const graph::Node& node = rw.node(next);
+    if (node.domain.empty() && node.op_type == "Add" && node.inputs.size() == 2 && node.outputs.size() == 1) {
+      const int other = node.inputs[0] == value ? node.inputs[1] : node.inputs[0];
+      const auto& other_type = rw.value(other).type;
+      if (other != value && other_type.elem_type == out_type.elem_type &&
+          same_static_or_symbolic_shape(other_type, out_type) &&
+          same_static_or_symbolic_shape(rw.value(node.outputs[0]).type, out_type)) {
+        add = next;
+        z = other;
+        value = node.outputs[0];
+      }
+    }
+  }
+  const auto act = match_activation(rw, value);
+  if (!act) return Status::ok();
+  graph::Node fused = fused_node("FusedConv", graph::kMsDomain, joined_name(rw, {n, add, act->node}));
+  fused.inputs = conv.inputs;
+  fused.inputs.resize(3, kNoValue);
+  if (z != kNoValue) fused.inputs.push_back(z);
+  while (!fused.inputs.empty() && fused.inputs.back() == kNoValue) fused.inputs.pop_back();
+  fused.attributes = conv.attributes;
+  fused.attributes.push_back(make_string_attribute("activation", act->name));
+  fused.attributes.push_back(make_floats_attribute("activation_params", act->params));
+  return replace_chain(rw, std::move(fused), {n, add, act->node}, rw.node(act->node).outputs[0]);
+}
+
+}  // namespace
+
+Expected<bool> fuse_linear_activations(graph::Graph& graph) {
+  Rewriter rw(graph);
+  const int original_count = rw.node_count();
+  for (int n = 0; n < original_count; ++n) {
+    if (rw.is_removed(n) || !rw.node(n).domain.empty()) continue;
+    const std::string& op = rw.node(n).op_type;
+    if (op == "MatMul") TRY(fuse_matmul(rw, n));
+    else if (op == "Gemm") TRY(fuse_gemm(rw, n));
+    else if (op == "Conv") TRY(fuse_conv(rw, n));
+  }
+  TRY(rw.finish());
+  return rw.changed();
+}
+
+}  // namespace nxrt::optimizer

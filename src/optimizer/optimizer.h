@@ -1,0 +1,28 @@
+// Graph optimizer: named passes over graph::Graph, run in order and repeated until none changes the graph.
+// Levels follow ONNX Runtime: 0 disables everything, 1 (basic) runs semantics-preserving clean-ups (constant
+// folding, redundant-node removal, Conv folding), 2 (extended) and above add fusions into fused kernels
+// (Gelu, LayerNormalization, FusedMatMul/FusedGemm/FusedConv, FusedElementwise). A fusion is applied only when
+// the CPU kernel registry has a kernel for the fused op.
+// Contract: the graph arrives topologically sorted with inferred types; it leaves sorted, with links rebuilt,
+// graph inputs/outputs unchanged (same value names and types), and values read by subgraphs untouched.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "graph/graph.h"
+
+namespace nxrt::optimizer {
+
+inline constexpr int kLevelDisabled = 0;
+inline constexpr int kLevelBasic = 1;
+inline constexpr int kLevelExtended = 2;
+
+// Optimizes `graph` and, first, every subgraph held in its nodes' attributes.
+Status optimize(graph::Graph& graph, int level);
+
+// Names of the passes `level` runs, in order (for docs and tests).
+std::vector<std::string> pass_names(int level);
+
+}  // namespace nxrt::optimizer

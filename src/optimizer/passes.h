@@ -1,0 +1,34 @@
+// The optimizer passes. Each takes a topologically sorted graph with inferred types, rewrites it, leaves it
+// sorted with links rebuilt, and returns whether it changed anything.
+#pragma once
+
+#include "core/status.h"
+#include "graph/graph.h"
+
+namespace nxrt::optimizer {
+
+// Level 1 (basic).
+// Fills in tensor types shape inference left unknown (elementwise ops, Slice with constant bounds) so that later
+// passes can compare shapes. Never reports a change.
+Expected<bool> complete_types(graph::Graph& graph);
+// Evaluates deterministic nodes whose inputs are all constants with their CPU kernel; their outputs become
+// initializers. Shape/Size of statically shaped values fold too.
+Expected<bool> fold_constants(graph::Graph& graph);
+// Bypasses Identity, inference Dropout, same-type Cast, Reshape of Reshape, Transpose of Transpose,
+// Squeeze/Unsqueeze pairs and same-shape Expand; removes nodes whose outputs nothing reads.
+Expected<bool> remove_redundant_nodes(graph::Graph& graph);
+// Folds BatchNormalization, per-channel Mul and per-channel Add following a Conv into its W and B.
+Expected<bool> fold_conv_affine(graph::Graph& graph);
+
+// Level 2 (extended).
+// Erf and Tanh forms of Gelu -> Gelu (opset 20) or com.microsoft Gelu / FastGelu when registered.
+Expected<bool> fuse_gelu(graph::Graph& graph);
+// ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add over the last axis -> LayerNormalization.
+Expected<bool> fuse_layer_norm(graph::Graph& graph);
+// MatMul + bias [+ act] -> com.nxrt:FusedMatMul, Gemm + act -> com.microsoft:FusedGemm,
+// Conv [+ Add] + act -> com.microsoft:FusedConv.
+Expected<bool> fuse_linear_activations(graph::Graph& graph);
+// Connected groups of same-shape float/double elementwise ops -> com.nxrt:FusedElementwise.
+Expected<bool> fuse_elementwise(graph::Graph& graph);
+
+}  // namespace nxrt::optimizer

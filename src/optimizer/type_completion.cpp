@@ -1,0 +1,156 @@
+// Type completion for the optimizer: fills in the tensor types that shape inference leaves unknown for ops the
+// fusions look at (elementwise math, Slice with constant bounds, shape-preserving ops), so fusion checks that need
+// shapes can run. Only types that are unknown or shapeless are written; known types are never changed.
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <set>
+
+#include "optimizer/passes.h"
+#include "optimizer/rewriter.h"
+
+namespace nxrt::optimizer {
+
+namespace {
+
+using graph::Dim;
+using graph::kNoValue;
+using graph::SymbolicShape;
+using graph::TypeInfo;
+
+bool needs_type(const TypeInfo& type) { return !type.is_tensor() || !type.shape; }
+
+bool has_shape(const TypeInfo& type) { return type.is_tensor() && type.shape.has_value(); }
+
+// Ops whose output 0 has input 0's type.
+bool preserves_input_type(const std::string& op) {
+  static const std::set<std::string> ops = {
+      "Neg", "Abs", "Sqrt", "Exp", "Log", "Erf", "Reciprocal", "Relu", "Sigmoid", "Tanh", "Softplus", "Softsign",
+      "Ceil", "Floor", "Round", "Sin", "Cos", "LeakyRelu", "Gelu", "HardSigmoid", "HardSwish", "Clip", "Elu",
+      "Selu", "Celu", "Mish", "Dropout", "Softmax", "LogSoftmax", "LayerNormalization", "Sign", "Identity"};
+  return ops.count(op) > 0;
+}
+
+std::optional<SymbolicShape> broadcast(const SymbolicShape& a, const SymbolicShape& b) {
+  SymbolicShape out(std::max(a.size(), b.size()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const Dim x = i < out.size() - a.size() ? Dim::known(1) : a[i - (out.size() - a.size())];
+    const Dim y = i < out.size() - b.size() ? Dim::known(1) : b[i - (out.size() - b.size())];
+    if (x == y) {
+      out[i] = x;
+    } else if (x.is_known() && x.value == 1) {
+      out[i] = y;
+    } else if (y.is_known() && y.value == 1) {
+      out[i] = x;
+    } else if (x.is_known() && y.is_known()) {
+      return std::nullopt;  // incompatible: leave it to the kernel's error
+    } else {
+      out[i] = Dim::unknown();
+    }
+  }
+  return out;
+}
+
+std::optional<std::vector<int64_t>> constant_ints(Rewriter& rw, const graph::Node& node, size_t slot) {
+  if (slot >= node.inputs.size() || node.inputs[slot] == kNoValue) return std::nullopt;
+  const Tensor* t = rw.constant(node.inputs[slot]);
+  if (!t || t->rank() > 1) return std::nullopt;
+  std::vector<int64_t> values(t->numel());
+  for (int64_t i = 0; i < t->numel(); ++i) {
+    if (t->dtype() == DataType::kInt64) {
+      values[i] = t->data<int64_t>()[i];
+    } else if (t->dtype() == DataType::kInt32) {
+      values[i] = t->data<int32_t>()[i];
+    } else {
+      return std::nullopt;
+    }
+  }
+  return values;
+}
+
+// Slice (opset >= 10) with constant starts, ends, axes and steps.
+std::optional<SymbolicShape> slice_shape(Rewriter& rw, const graph::Node& node, const SymbolicShape& in) {
+  if (node.opset < 10) return std::nullopt;
+  const auto starts = constant_ints(rw, node, 1);
+  const auto ends = constant_ints(rw, node, 2);
+  if (!starts || !ends || starts->size() != ends->size()) return std::nullopt;
+  std::vector<int64_t> axes(starts->size());
+  std::iota(axes.begin(), axes.end(), 0);
+  std::vector<int64_t> steps(starts->size(), 1);
+  if (node.inputs.size() > 3 && node.inputs[3] != kNoValue) {
+    const auto given = constant_ints(rw, node, 3);
+    if (!given || given->size() != starts->size()) return std::nullopt;
+    axes = *given;
+  }
+  if (node.inputs.size() > 4 && node.inputs[4] != kNoValue) {
+    const auto given = constant_ints(rw, node, 4);
+    if (!given || given->size() != starts->size()) return std::nullopt;
+    steps = *given;
+  }
+  SymbolicShape out = in;
+  const int64_t rank = static_cast<int64_t>(in.size());
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (axis < 0 || axis >= rank || steps[i] == 0) return std::nullopt;
+    const Dim& dim = in[axis];
+    if (!dim.is_known()) {
+      const bool whole = steps[i] == 1 && (*starts)[i] == 0 && (*ends)[i] >= std::numeric_limits<int32_t>::max();
+      out[axis] = whole ? dim : Dim::unknown();
+      continue;
+    }
+    const int64_t n = dim.value;
+    const int64_t step = steps[i];
+    const auto clamp_index = [&](int64_t v, bool is_end) {
+      if (v < 0) v += n;
+      if (step > 0) return std::clamp<int64_t>(v, 0, n);
+      return std::clamp<int64_t>(v, is_end ? -1 : 0, n - 1);
+    };
+    const int64_t start = clamp_index((*starts)[i], false);
+    const int64_t end = clamp_index((*ends)[i], true);
+    const int64_t length = step > 0 ? (end - start + step - 1) / step : (start - end + (-step) - 1) / (-step);
+    out[axis] = Dim::known(std::max<int64_t>(length, 0));
+  }
+  return out;
+}
+
+std::optional<TypeInfo> completed_type(Rewriter& rw, const graph::Node& node) {
+  if (!node.domain.empty() || node.inputs.empty() || node.inputs[0] == kNoValue) return std::nullopt;
+  const TypeInfo& first = rw.value(node.inputs[0]).type;
+  if (!has_shape(first)) return std::nullopt;
+  const std::string& op = node.op_type;
+  if (preserves_input_type(op)) return first;
+  if (op == "Slice") {
+    auto shape = slice_shape(rw, node, *first.shape);
+    if (!shape) return std::nullopt;
+    return TypeInfo::tensor(first.elem_type, std::move(shape));
+  }
+  static const std::set<std::string> kBroadcasting = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
+  if (kBroadcasting.count(op) && node.inputs.size() == 2 && node.inputs[1] != kNoValue) {
+    const TypeInfo& second = rw.value(node.inputs[1]).type;
+    if (!has_shape(second)) return std::nullopt;
+    auto shape = broadcast(*first.shape, *second.shape);
+    if (!shape) return std::nullopt;
+    return TypeInfo::tensor(first.elem_type, std::move(shape));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Expected<bool> complete_types(graph::Graph& graph) {
+  Rewriter rw(graph);
+  for (int n = 0; n < rw.node_count(); ++n) {
+    const graph::Node& node = rw.node(n);
+    if (node.outputs.empty() || node.outputs[0] == kNoValue || !needs_type(rw.value(node.outputs[0]).type)) continue;
+    auto type = completed_type(rw, node);
+    if (!type) continue;
+    const TypeInfo& declared = rw.value(node.outputs[0]).type;
+    if (declared.is_tensor() && declared.elem_type != DataType::kUndefined && declared.elem_type != type->elem_type) {
+      continue;
+    }
+    rw.value(node.outputs[0]).type = std::move(*type);
+  }
+  return false;
+}
+
+}  // namespace nxrt::optimizer
