@@ -113,12 +113,111 @@ std::optional<SymbolicShape> slice_shape(Rewriter& rw, const graph::Node& node, 
   return out;
 }
 
+std::vector<int64_t> ints_attribute(const graph::Node& node, const char* name, std::vector<int64_t> fallback) {
+  auto value = node.attr_ints(name, std::move(fallback));
+  return value ? std::move(value).value() : std::vector<int64_t>{};
+}
+
+// Conv / MaxPool / AveragePool / LpPool: [N, channels, spatial...] with ONNX's output-size rules. `kernel` holds
+// the window per spatial axis; nullopt when an attribute is malformed or a spatial input dim is unknown.
+std::optional<SymbolicShape> window_shape(const graph::Node& node, const SymbolicShape& in, Dim channels,
+                                          const std::vector<int64_t>& kernel, bool ceil_mode) {
+  const size_t spatial = kernel.size();
+  if (in.size() != spatial + 2) return std::nullopt;
+  const auto strides = ints_attribute(node, "strides", std::vector<int64_t>(spatial, 1));
+  const auto dilations = ints_attribute(node, "dilations", std::vector<int64_t>(spatial, 1));
+  const auto pads = ints_attribute(node, "pads", std::vector<int64_t>(2 * spatial, 0));
+  auto auto_pad = node.attr_string("auto_pad", "NOTSET");
+  if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial || !auto_pad) {
+    return std::nullopt;
+  }
+  SymbolicShape out{in[0], channels};
+  for (size_t i = 0; i < spatial; ++i) {
+    if (!in[i + 2].is_known() || strides[i] <= 0 || dilations[i] <= 0) return std::nullopt;
+    const int64_t n = in[i + 2].value;
+    const int64_t window = dilations[i] * (kernel[i] - 1) + 1;
+    int64_t size = 0;
+    if (*auto_pad == "SAME_UPPER" || *auto_pad == "SAME_LOWER") {
+      size = (n + strides[i] - 1) / strides[i];
+    } else if (*auto_pad == "VALID") {
+      size = (n - window + strides[i]) / strides[i];
+    } else if (*auto_pad == "NOTSET") {
+      const int64_t span = n + pads[i] + pads[i + spatial] - window;
+      size = (ceil_mode ? span + strides[i] - 1 : span) / strides[i] + 1;
+      // With ceil_mode, a last window that would start inside the end padding is dropped.
+      if (ceil_mode && (size - 1) * strides[i] >= n + pads[i]) --size;
+    } else {
+      return std::nullopt;
+    }
+    if (size < 0) return std::nullopt;
+    out.push_back(Dim::known(size));
+  }
+  return out;
+}
+
+std::optional<SymbolicShape> matmul_shape(const SymbolicShape& a, const SymbolicShape& b) {
+  if (a.empty() || b.empty()) return std::nullopt;
+  const SymbolicShape a_batch(a.begin(), a.end() - std::min<size_t>(a.size(), 2));
+  const SymbolicShape b_batch(b.begin(), b.end() - std::min<size_t>(b.size(), 2));
+  auto out = broadcast(a_batch, b_batch);
+  if (!out) return std::nullopt;
+  if (a.size() >= 2) out->push_back(a[a.size() - 2]);
+  if (b.size() >= 2) out->push_back(b.back());
+  return out;
+}
+
+// Shapes of the windowed and linear-algebra ops the fusions follow (Conv, pools, MatMul, Gemm).
+std::optional<SymbolicShape> layer_shape(Rewriter& rw, const graph::Node& node, const SymbolicShape& in) {
+  const std::string& op = node.op_type;
+  const auto second_shape = [&]() -> const SymbolicShape* {
+    if (node.inputs.size() < 2 || node.inputs[1] == kNoValue) return nullptr;
+    const TypeInfo& type = rw.value(node.inputs[1]).type;
+    return has_shape(type) ? &*type.shape : nullptr;
+  };
+  if (op == "Conv") {
+    const SymbolicShape* w = second_shape();
+    if (!w || w->size() != in.size() || w->size() < 3) return std::nullopt;
+    std::vector<int64_t> kernel;
+    for (size_t i = 2; i < w->size(); ++i) {
+      if (!(*w)[i].is_known()) return std::nullopt;
+      kernel.push_back((*w)[i].value);
+    }
+    return window_shape(node, in, (*w)[0], kernel, false);
+  }
+  if (op == "MaxPool" || op == "AveragePool") {
+    if (node.outputs.size() > 1 || in.size() < 3) return std::nullopt;
+    const auto kernel = ints_attribute(node, "kernel_shape", {});
+    auto ceil_mode = node.attr_int("ceil_mode", 0);
+    if (kernel.size() + 2 != in.size() || !ceil_mode) return std::nullopt;
+    return window_shape(node, in, in[1], kernel, *ceil_mode != 0);
+  }
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+    if (in.size() < 3) return std::nullopt;
+    SymbolicShape out{in[0], in[1]};
+    out.resize(in.size(), Dim::known(1));
+    return out;
+  }
+  if (op == "MatMul") {
+    const SymbolicShape* b = second_shape();
+    return b ? matmul_shape(in, *b) : std::nullopt;
+  }
+  if (op == "Gemm") {
+    const SymbolicShape* b = second_shape();
+    auto trans_a = node.attr_int("transA", 0);
+    auto trans_b = node.attr_int("transB", 0);
+    if (!b || in.size() != 2 || b->size() != 2 || !trans_a || !trans_b) return std::nullopt;
+    return SymbolicShape{in[*trans_a ? 1 : 0], (*b)[*trans_b ? 0 : 1]};
+  }
+  return std::nullopt;
+}
+
 std::optional<TypeInfo> completed_type(Rewriter& rw, const graph::Node& node) {
   if (!node.domain.empty() || node.inputs.empty() || node.inputs[0] == kNoValue) return std::nullopt;
   const TypeInfo& first = rw.value(node.inputs[0]).type;
   if (!has_shape(first)) return std::nullopt;
   const std::string& op = node.op_type;
   if (preserves_input_type(op)) return first;
+  if (auto shape = layer_shape(rw, node, *first.shape)) return TypeInfo::tensor(first.elem_type, std::move(shape));
   if (op == "Slice") {
     auto shape = slice_shape(rw, node, *first.shape);
     if (!shape) return std::nullopt;
