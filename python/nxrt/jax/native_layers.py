@@ -100,13 +100,14 @@ def _flax_patches():
     def linear(original):
         def call(self, x, *args, **kwargs):
             import jax
+            import jax.numpy as jnp
 
             kernel = self.kernel[...]
             if args or kwargs or self.dtype not in (None, x.dtype) or kernel.dtype != x.dtype \
                     or self.dot_general is not jax.lax.dot_general or self.preferred_element_type is not None \
                     or getattr(x, "ndim", 0) < 1:
                 return original(self, x, *args, **kwargs)
-            bias = _value(self.bias if self.bias is not None else None, x, 0.0)
+            bias = _value(self.bias, x, 0.0) if self.bias is not None else jnp.zeros((kernel.shape[-1],), x.dtype)
             precision = self.precision
 
             def body(v, w, b):
