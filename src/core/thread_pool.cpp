@@ -1,8 +1,46 @@
 #include "core/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace nxrt {
+
+namespace {
+
+// How long a thread spins for the next job (or for the workers to finish) before it sleeps: long enough to bridge
+// the gap between two small kernels of a run, short enough that a run's serial stretches do not burn a core.
+// The spin never yields: on an oversubscribed machine sched_yield hands the core away for a whole time slice
+// (milliseconds), which made 2-thread runs several times slower than sleeping at once.
+constexpr int64_t kMaxSpinNs = 30'000;
+constexpr int64_t kMinSpinNs = 2'000;
+// After spinning stopped paying off, every kProbeEvery-th wait spins once more to see whether it pays again.
+constexpr int kProbeEvery = 32;
+
+// Spin budget of one waiting thread. Spins that time out halve it down to zero (e.g. when the thread that would
+// end the wait shares this core, spinning only delays it); a spin that succeeds restores the full budget.
+class SpinBudget {
+ public:
+  int64_t take() {
+    if (ns_ == 0 && ++waits_since_probe_ >= kProbeEvery) {
+      waits_since_probe_ = 0;
+      return kMaxSpinNs;
+    }
+    return ns_;
+  }
+  void record(bool succeeded) {
+    if (succeeded) {
+      ns_ = kMaxSpinNs;
+    } else {
+      ns_ = ns_ / 2 < kMinSpinNs ? 0 : ns_ / 2;
+    }
+  }
+
+ private:
+  int64_t ns_ = kMaxSpinNs;
+  int waits_since_probe_ = 0;
+};
+
+}  // namespace
 
 ThreadPool::ThreadPool(int num_threads) {
   if (num_threads <= 0) num_threads = std::max(1u, std::thread::hardware_concurrency());
@@ -12,10 +50,32 @@ ThreadPool::ThreadPool(int num_threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard lock(state_mutex_);
-    stopping_ = true;
+    stopping_.store(true);
   }
   wake_.notify_all();
   for (auto& worker : workers_) worker.join();
+}
+
+template <class Done, class Budget>
+bool ThreadPool::spin_until(const Done& done, Budget& budget) const {
+  if (active_runs_.load(std::memory_order_relaxed) == 0) return done();
+  const int64_t spin_ns = budget.take();
+  if (spin_ns == 0) return done();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(spin_ns);
+  for (int i = 1;; ++i) {
+    if (done()) {
+      budget.record(true);
+      return true;
+    }
+    if (i % 64 == 0) {
+      if (active_runs_.load(std::memory_order_relaxed) == 0) return done();
+      if (std::chrono::steady_clock::now() > deadline) {
+        const bool succeeded = done();
+        budget.record(succeeded);
+        return succeeded;
+      }
+    }
+  }
 }
 
 void ThreadPool::run_chunks() {
@@ -29,17 +89,21 @@ void ThreadPool::run_chunks() {
 
 void ThreadPool::worker_loop() {
   uint64_t seen = 0;
+  SpinBudget budget;
+  const auto has_news = [&] {
+    return stopping_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen;
+  };
   for (;;) {
-    {
+    if (!spin_until(has_news, budget)) {
       std::unique_lock lock(state_mutex_);
-      wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-      if (stopping_) return;
-      seen = generation_;
+      wake_.wait(lock, has_news);
     }
+    if (stopping_.load(std::memory_order_acquire)) return;
+    seen = generation_.load(std::memory_order_acquire);
     run_chunks();
-    {
+    if (active_workers_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       std::lock_guard lock(state_mutex_);
-      if (--active_workers_ == 0) done_.notify_all();
+      done_.notify_all();
     }
   }
 }
@@ -48,25 +112,34 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   const int64_t max_chunks = (n + grain - 1) / grain;
+  if (workers_.empty() || max_chunks <= 1) {
+    fn(0, n);
+    return;
+  }
   std::unique_lock dispatch(dispatch_mutex_, std::try_to_lock);
-  if (workers_.empty() || max_chunks <= 1 || !dispatch.owns_lock()) {
+  if (!dispatch.owns_lock()) {
     fn(0, n);
     return;
   }
   const int64_t chunks = std::min<int64_t>(max_chunks, static_cast<int64_t>(num_threads()) * 4);
+  job_ = &fn;
+  job_size_ = n;
+  job_chunk_ = (n + chunks - 1) / chunks;
+  next_chunk_.store(0, std::memory_order_relaxed);
+  active_workers_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
   {
+    // Publishing under the lock pairs with the predicate check of a worker about to sleep.
     std::lock_guard lock(state_mutex_);
-    job_ = &fn;
-    job_size_ = n;
-    job_chunk_ = (n + chunks - 1) / chunks;
-    next_chunk_.store(0, std::memory_order_relaxed);
-    active_workers_ = static_cast<int>(workers_.size());
-    ++generation_;
+    generation_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();
   run_chunks();
-  std::unique_lock lock(state_mutex_);
-  done_.wait(lock, [&] { return active_workers_ == 0; });
+  const auto finished = [&] { return active_workers_.load(std::memory_order_acquire) == 0; };
+  thread_local SpinBudget budget;
+  if (!spin_until(finished, budget)) {
+    std::unique_lock lock(state_mutex_);
+    done_.wait(lock, finished);
+  }
   job_ = nullptr;
 }
 

@@ -1,6 +1,8 @@
 // Fixed-size pool; the calling thread always takes part, so a pool of N threads starts N-1 workers.
 // parallel_for may be called from several threads at once: a call that finds the workers busy runs inline.
-// Workers sleep on a condition variable between calls (no spinning while idle).
+// While a run is active (between begin_run and end_run, see RunScope) workers and the dispatching thread spin
+// for a bounded time before sleeping, so back-to-back parallel_for calls skip the futex wake; with no run
+// active they sleep on a condition variable at once (no spinning while idle).
 #pragma once
 
 #include <atomic>
@@ -27,18 +29,35 @@ class ThreadPool {
   // (except the last). Returns once every range is done.
   void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
+  // Marks a run active for its lifetime (runs may overlap; spinning lasts while any is active).
+  class RunScope {
+   public:
+    explicit RunScope(ThreadPool& pool) : pool_(pool) { pool_.active_runs_.fetch_add(1, std::memory_order_relaxed); }
+    ~RunScope() { pool_.active_runs_.fetch_sub(1, std::memory_order_relaxed); }
+    RunScope(const RunScope&) = delete;
+    RunScope& operator=(const RunScope&) = delete;
+
+   private:
+    ThreadPool& pool_;
+  };
+
  private:
   void worker_loop();
   void run_chunks();
+  // Spins while `done()` is false, a run is active and the thread's spin budget lasts (see thread_pool.cpp);
+  // true when `done()` became true.
+  template <class Done, class Budget>
+  bool spin_until(const Done& done, Budget& budget) const;
 
   std::vector<std::thread> workers_;
   std::mutex dispatch_mutex_;  // held by the caller whose job the workers run
-  std::mutex state_mutex_;
+  std::mutex state_mutex_;     // guards sleeping on wake_/done_ against missed notifications
   std::condition_variable wake_;
   std::condition_variable done_;
-  uint64_t generation_ = 0;
-  bool stopping_ = false;
-  int active_workers_ = 0;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> active_workers_{0};
+  std::atomic<int> active_runs_{0};
 
   const std::function<void(int64_t, int64_t)>* job_ = nullptr;
   int64_t job_size_ = 0;

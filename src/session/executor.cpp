@@ -1,9 +1,106 @@
 #include "session/executor.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 namespace nxrt {
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NXRT_EXECUTOR_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(NXRT_EXECUTOR_ASAN)
+constexpr bool kReuseBlocks = false;
+#else
+constexpr bool kReuseBlocks = true;
+#endif
+
+class TensorArena {
+ public:
+  TensorArena() = default;
+  TensorArena(const TensorArena&) = delete;
+  TensorArena& operator=(const TensorArena&) = delete;
+  ~TensorArena() {
+    for (const auto& entry : cached_) std::free(entry.second);
+  }
+
+  // A 64-byte aligned block of at least `bytes`; its usable size is written to `size`. Null when out of memory.
+  void* take(size_t bytes, size_t& size) {
+    size = std::max<size_t>((bytes + 63) / 64 * 64, 64);
+    if (kReuseBlocks) {
+      std::lock_guard lock(mutex_);
+      auto it = cached_.lower_bound(size);
+      if (it != cached_.end() && it->first <= size + size / 8) {
+        void* block = it->second;
+        size = it->first;
+        in_use_ += size;
+        cached_bytes_ -= size;
+        cached_.erase(it);
+        return block;
+      }
+      in_use_ += size;
+      peak_in_use_ = std::max(peak_in_use_, in_use_);
+      while (!cached_.empty() && in_use_ + cached_bytes_ > peak_in_use_) {
+        auto largest = std::prev(cached_.end());
+        cached_bytes_ -= largest->first;
+        std::free(largest->second);
+        cached_.erase(largest);
+      }
+    }
+    void* block = std::aligned_alloc(64, size);
+    if (block == nullptr && kReuseBlocks) {
+      std::lock_guard lock(mutex_);
+      in_use_ -= size;
+    }
+    return block;
+  }
+
+  void give_back(void* block, size_t size) {
+    if (!kReuseBlocks) {
+      std::free(block);
+      return;
+    }
+    std::lock_guard lock(mutex_);
+    in_use_ -= size;
+    cached_bytes_ += size;
+    cached_.emplace(size, block);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::multimap<size_t, void*> cached_;  // usable size -> block
+  size_t cached_bytes_ = 0;
+  size_t in_use_ = 0;
+  size_t peak_in_use_ = 0;
+};
+
+std::shared_ptr<TensorArena> make_tensor_arena() { return std::make_shared<TensorArena>(); }
+
+Expected<Tensor> allocate_from_arena(const std::shared_ptr<TensorArena>& arena, DataType dtype, Shape shape) {
+  if (dtype == DataType::kString) return Tensor::allocate(dtype, std::move(shape));
+  const auto count = checked_numel(shape);
+  if (!count) return make_error(StatusCode::kInvalidArgument, "invalid tensor shape ", shape_to_string(shape));
+  const int bits = data_type_bits(dtype);
+  if (bits == 0) return make_error(StatusCode::kInvalidArgument, "cannot allocate a tensor of undefined type");
+  size_t bits_total = 0;
+  if (__builtin_mul_overflow(static_cast<size_t>(*count), static_cast<size_t>(bits), &bits_total) ||
+      bits_total > (size_t{1} << 62)) {
+    return make_error(StatusCode::kInvalidArgument, "tensor of shape ", shape_to_string(shape), " is too large");
+  }
+  size_t size = 0;
+  void* block = arena->take((bits_total + 7) / 8, size);
+  if (block == nullptr) {
+    return make_error(StatusCode::kRuntimeException, "failed to allocate ", (bits_total + 7) / 8,
+                      " bytes for a tensor of shape ", shape_to_string(shape));
+  }
+  std::shared_ptr<void> owner(block, [arena, size](void* pointer) { arena->give_back(pointer, size); });
+  return Tensor::wrap(dtype, std::move(shape), block, Device{}, std::move(owner));
+}
 
 namespace {
 
@@ -96,7 +193,8 @@ void seed_initializers(const CompiledGraph& compiled, std::vector<Value>& values
 // One run's state: the pool and options, and subgraph execution for control-flow kernels.
 class Frame final : public cpu::RunContext {
  public:
-  Frame(ThreadPool& pool, const RunOptions& options) : pool_(pool), options_(options) {}
+  Frame(ThreadPool& pool, const RunOptions& options, const std::shared_ptr<TensorArena>& arena)
+      : pool_(pool), options_(options), arena_(arena) {}
 
   ThreadPool& pool() override { return pool_; }
 
@@ -130,9 +228,12 @@ class Frame final : public cpu::RunContext {
   }
 
   // Runs every node of `compiled` over `values` (feeds, outer-scope values and initializers already set),
-  // releasing each value after its last reader. `bound`: see BoundBuffers (main graph only).
-  Status run_nodes(const CompiledGraph& compiled, std::vector<Value>& values, BoundBuffers bound = {}) {
+  // releasing each value after its last reader. `bound`: see BoundBuffers (main graph only). `node_ms`: when
+  // not empty, receives each node's wall time (one entry per node).
+  Status run_nodes(const CompiledGraph& compiled, std::vector<Value>& values, BoundBuffers bound = {},
+                   std::span<double> node_ms = {}) {
     const graph::Graph& graph = compiled.graph();
+    std::chrono::steady_clock::time_point node_start;
     std::vector<const Tensor*> tensor_inputs;
     std::vector<const Value*> value_inputs;
     std::vector<cpu::OutputDesc> descs;
@@ -144,6 +245,7 @@ class Frame final : public cpu::RunContext {
       }
       const graph::Node& node = graph.nodes[n];
       const cpu::Kernel& kernel = *compiled.kernels[n];
+      if (!node_ms.empty()) node_start = std::chrono::steady_clock::now();
       if (kernel.takes_values()) {
         value_inputs.clear();
         for (int input : node.inputs) value_inputs.push_back(input == graph::kNoValue ? nullptr : &values[input]);
@@ -181,6 +283,10 @@ class Frame final : public cpu::RunContext {
       for (int input : node.implicit_inputs) {
         if (compiled.last_use[input] == static_cast<int>(n)) values[input].reset();
       }
+      if (!node_ms.empty()) {
+        node_ms[n] =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - node_start).count();
+      }
     }
     return Status::ok();
   }
@@ -215,7 +321,7 @@ class Frame final : public cpu::RunContext {
         outputs[o] = *target;
         continue;
       }
-      auto allocated = Tensor::allocate(descs[o].dtype, std::move(descs[o].shape));
+      auto allocated = allocate_from_arena(arena_, descs[o].dtype, std::move(descs[o].shape));
       if (!allocated) return node_failure(node, allocated.status());
       outputs[o] = std::move(allocated).value();
     }
@@ -226,6 +332,7 @@ class Frame final : public cpu::RunContext {
 
   ThreadPool& pool_;
   const RunOptions& options_;
+  const std::shared_ptr<TensorArena>& arena_;
 };
 
 Expected<std::vector<Value>> run_fed(const Session::Impl& session, std::vector<Value>& values,
@@ -233,6 +340,32 @@ Expected<std::vector<Value>> run_fed(const Session::Impl& session, std::vector<V
                                      const RunOptions& run_options, BoundBuffers bound);
 
 }  // namespace
+
+void NodeProfile::add_run(const graph::Graph& graph, std::span<const double> node_ms) {
+  std::lock_guard lock(mutex_);
+  if (nodes_.size() != graph.nodes.size()) {
+    nodes_.assign(graph.nodes.size(), NodeTiming());
+    for (size_t n = 0; n < graph.nodes.size(); ++n) {
+      nodes_[n].name = graph.nodes[n].name;
+      nodes_[n].op_type = graph.nodes[n].op_type;
+    }
+  }
+  for (size_t n = 0; n < node_ms.size() && n < nodes_.size(); ++n) {
+    ++nodes_[n].calls;
+    nodes_[n].total_ms += node_ms[n];
+  }
+  ++runs_;
+}
+
+std::vector<NodeTiming> NodeProfile::nodes() const {
+  std::lock_guard lock(mutex_);
+  return nodes_;
+}
+
+int64_t NodeProfile::runs() const {
+  std::lock_guard lock(mutex_);
+  return runs_;
+}
 
 Expected<std::vector<Value>> execute(const Session::Impl& session, std::span<const std::string> input_names,
                                      std::span<const Value> inputs, std::span<const std::string> output_names,
@@ -296,8 +429,11 @@ Expected<std::vector<Value>> run_fed(const Session::Impl& session, std::vector<V
                                      const RunOptions& run_options, BoundBuffers bound) {
   const graph::Graph& graph = session.graph;
   seed_initializers(session.main, values);
-  Frame frame(*session.pool, run_options);
-  TRY(frame.run_nodes(session.main, values, bound));
+  ThreadPool::RunScope run_scope(*session.pool);
+  Frame frame(*session.pool, run_options, session.arena);
+  std::vector<double> node_ms(session.profile ? graph.nodes.size() : 0);
+  TRY(frame.run_nodes(session.main, values, bound, node_ms));
+  if (session.profile) session.profile->add_run(graph, node_ms);
 
   // Outputs that alias a feed, an initializer or a Constant (Identity, Reshape of a weight) are copied: the caller may
   // write into its results, and initializers may live in read-only mapped memory.

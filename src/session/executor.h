@@ -1,5 +1,5 @@
 // Runs a created session once: validates feeds against the model, executes nodes in topological order,
-// allocating each output when its node runs and releasing every value after its last reader.
+// allocating each output from the session arena when its node runs and releasing every value after its last reader.
 #pragma once
 
 #include <span>

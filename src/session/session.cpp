@@ -120,6 +120,7 @@ Expected<std::unique_ptr<Session::Impl>> SessionImplBuilder::build(std::shared_p
   TRY(compile(graph, impl->main));
   impl->pool = options.shared_thread_pool ? options.shared_thread_pool
                                           : std::make_shared<ThreadPool>(options.intra_op_num_threads);
+  if (options.enable_profiling) impl->profile = options.profile ? options.profile : std::make_shared<NodeProfile>();
   return impl;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,11 +20,36 @@
 
 namespace nxrt {
 
+// Per-node wall time of a session's runs (main graph nodes; a control-flow node's time includes its subgraphs).
+struct NodeTiming {
+  std::string name;
+  std::string op_type;
+  int64_t calls = 0;
+  double total_ms = 0;
+};
+
+// Collects NodeTiming across runs; thread-safe (concurrent runs add under a lock).
+class NodeProfile {
+ public:
+  // Adds one run: node_ms[i] is the wall time of graph.nodes[i].
+  void add_run(const graph::Graph& graph, std::span<const double> node_ms);
+  std::vector<NodeTiming> nodes() const;  // in graph order
+  int64_t runs() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<NodeTiming> nodes_;
+  int64_t runs_ = 0;
+};
+
 struct SessionOptions {
   int intra_op_num_threads = 0;  // 0: one per hardware core; 1: no worker threads
   int graph_optimization_level = 99;  // 0 disable, 1 basic, 2 extended, 99 all (ONNX Runtime's values)
   std::map<std::string, int64_t> free_dimension_overrides;  // symbolic dim name -> size
   std::shared_ptr<ThreadPool> shared_thread_pool;  // used instead of a per-session pool when set
+  // Times every node of every run into `profile` (created by the session when null; pass one to read it).
+  bool enable_profiling = false;
+  std::shared_ptr<NodeProfile> profile;
 };
 
 struct RunOptions {

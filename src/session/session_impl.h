@@ -10,6 +10,19 @@
 
 namespace nxrt {
 
+// The tensors a session's runs produce (intermediates and outputs): freed blocks are kept and handed out again to
+// requests of about the same size (a block at most 1/8 larger), so repeated runs neither call the system
+// allocator nor page-fault fresh memory. Blocks held (in use + cached) never exceed the most bytes ever in use at
+// once (one run's peak plus the outputs the caller still holds): a request that misses frees cached blocks
+// (largest first) until the total fits. A block returns to the cache only when its last user (a value of the
+// run, or the caller holding an output) lets go. Thread-safe (concurrent runs). Tensors keep the arena alive, so
+// a caller may hold outputs past the session. ASan builds free every block at once so that use-after-free stays
+// detectable.
+class TensorArena;
+std::shared_ptr<TensorArena> make_tensor_arena();
+// Uninitialised storage from `arena` (string tensors come from cpu_allocator()).
+Expected<Tensor> allocate_from_arena(const std::shared_ptr<TensorArena>& arena, DataType dtype, Shape shape);
+
 // A graph with one kernel per node and its liveness: the main graph of a session, or a subgraph that a
 // control-flow kernel runs. The graph itself is owned elsewhere (the session, or the node attribute holding it).
 struct CompiledGraph final : cpu::CompiledSubgraph {
@@ -31,6 +44,8 @@ struct Session::Impl {
   std::vector<ValueDesc> outputs;
   CompiledGraph main;  // declared after `graph`, which its kernels reference
   std::shared_ptr<ThreadPool> pool;
+  std::shared_ptr<TensorArena> arena = make_tensor_arena();  // every tensor a run allocates
+  std::shared_ptr<NodeProfile> profile;  // set when SessionOptions::enable_profiling
 };
 
 class SessionImplBuilder {

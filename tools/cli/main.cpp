@@ -25,6 +25,7 @@ commands:
       --output-dir DIR          write each output to DIR/NAME.npy (or NAME.pb with --output-format pb)
       --output-format npy|pb   file format of --output-dir (default npy)
       --quiet                   print nothing but errors
+      --profile                 time every node; print time per op type and the slowest nodes
   export-builtin NAME PATH      write a builtin model to an .onnx file
 
 MODEL is a path to an .onnx file or builtin:NAME with NAME one of: )";

@@ -32,6 +32,7 @@ struct RunArgs {
   std::string output_dir;
   std::string output_format = "npy";
   bool quiet = false;
+  bool profile = false;
 };
 
 Status split_assignment(const std::string& flag, const std::string& text, std::string* key, std::string* value) {
@@ -53,8 +54,8 @@ Expected<RunArgs> parse_run_args(const std::vector<std::string>& args) {
       parsed.model = arg;
       continue;
     }
-    if (arg == "--quiet") {
-      parsed.quiet = true;
+    if (arg == "--quiet" || arg == "--profile") {
+      (arg == "--quiet" ? parsed.quiet : parsed.profile) = true;
       continue;
     }
     if (i + 1 >= args.size()) return make_error(StatusCode::kInvalidArgument, arg, " needs a value");
@@ -176,6 +177,51 @@ Expected<std::vector<Value>> run_and_print(const Session& session, const std::ve
   return outputs;
 }
 
+// Per op type: calls, total and share of the node time; then the slowest nodes. Times are sums over all runs.
+void print_profile(const NodeProfile& profile) {
+  const std::vector<NodeTiming> nodes = profile.nodes();
+  struct OpTotal {
+    std::string op_type;
+    int64_t calls = 0;
+    double ms = 0;
+  };
+  std::vector<OpTotal> ops;
+  double total_ms = 0;
+  for (const NodeTiming& node : nodes) {
+    auto it = std::find_if(ops.begin(), ops.end(), [&](const OpTotal& op) { return op.op_type == node.op_type; });
+    if (it == ops.end()) it = ops.insert(ops.end(), OpTotal{node.op_type});
+    it->calls += node.calls;
+    it->ms += node.total_ms;
+    total_ms += node.total_ms;
+  }
+  const auto by_time = [](const auto& a, const auto& b) { return a.total_ms > b.total_ms; };
+  std::sort(ops.begin(), ops.end(), [](const OpTotal& a, const OpTotal& b) { return a.ms > b.ms; });
+  const int64_t runs = std::max<int64_t>(profile.runs(), 1);
+  const auto share = [&](double ms) { return total_ms > 0 ? 100.0 * ms / total_ms : 0.0; };
+  std::cout << std::fixed << "profile: " << runs << " runs, node time " << std::setprecision(4) << total_ms / runs
+            << " ms per run\n"
+            << std::left << std::setw(28) << "op type" << std::right << std::setw(8) << "calls" << std::setw(14)
+            << "ms per run" << std::setw(9) << "%" << "\n";
+  for (const OpTotal& op : ops) {
+    std::cout << std::left << std::setw(28) << op.op_type << std::right << std::setw(8) << op.calls / runs
+              << std::setw(14) << std::setprecision(4) << op.ms / runs << std::setw(8) << std::setprecision(1)
+              << share(op.ms) << "%\n";
+  }
+  std::vector<NodeTiming> slowest = nodes;
+  for (size_t n = 0; n < slowest.size(); ++n) {
+    if (slowest[n].name.empty()) slowest[n].name = "(node " + std::to_string(n) + ")";
+  }
+  std::sort(slowest.begin(), slowest.end(), by_time);
+  slowest.resize(std::min<size_t>(slowest.size(), 10));
+  std::cout << "slowest nodes:\n";
+  for (const NodeTiming& node : slowest) {
+    std::cout << "  " << std::left << std::setw(40) << node.name << std::setw(20)
+              << node.op_type << std::right << std::setw(12) << std::setprecision(4) << node.total_ms / runs
+              << " ms" << std::setw(8) << std::setprecision(1) << share(node.total_ms) << "%\n";
+  }
+  std::cout.unsetf(std::ios::floatfield);
+}
+
 // A .pb file holds one serialized TensorProto, SequenceProto or OptionalProto (as in ONNX test data sets),
 // chosen by the input's declared type; anything else is read as .npy.
 Expected<Value> read_input_file(const std::string& path, const graph::TypeInfo& type) {
@@ -216,11 +262,14 @@ std::string file_name_for(const std::string& output_name, const std::string& for
 int run_model(const RunArgs& args) {
   SessionOptions options;
   options.intra_op_num_threads = args.threads;
+  options.enable_profiling = args.profile;
+  if (args.profile) options.profile = std::make_shared<NodeProfile>();
   Expected<std::unique_ptr<Session>> session = open_session(args.model, options);
   if (!session) return report_error(session.status());
   const Session& s = **session;
 
-  for (const auto& [name, path] : args.input_files) {
+  for (const auto& input_file : args.input_files) {
+    const std::string& name = input_file.first;
     const bool known =
         std::any_of(s.inputs().begin(), s.inputs().end(), [&](const ValueDesc& v) { return v.name == name; });
     if (!known) return report_error(make_error(StatusCode::kInvalidArgument, "--input names '", name,
@@ -250,6 +299,7 @@ int run_model(const RunArgs& args) {
   if (!args.quiet) std::cout << header.str();
   Expected<std::vector<Value>> outputs = run_and_print(s, names, feeds, args.repeat, args.quiet);
   if (!outputs) return report_error(outputs.status());
+  if (args.profile) print_profile(*options.profile);
   if (!args.output_dir.empty()) {
     std::error_code error;
     std::filesystem::create_directories(args.output_dir, error);

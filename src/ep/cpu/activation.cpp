@@ -119,6 +119,13 @@ struct GeluOp {
     }
     return C{0.5} * x * (C{1} + std::erf(x * static_cast<C>(0.7071067811865476)));
   }
+  void apply_f32(const float* in, float* out, int64_t count) const {
+    if (tanh_approximation) {
+      vector_gelu_tanh(in, out, count);
+    } else {
+      vector_gelu_erf(in, out, count);
+    }
+  }
 };
 
 struct SwishOp {

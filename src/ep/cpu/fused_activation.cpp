@@ -4,6 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
+
+#include "ep/cpu/vector_math.h"
 
 namespace nxrt::cpu {
 
@@ -25,6 +28,15 @@ template <class T>
 void apply_typed(const FusedActivation& act, T* data, int64_t count) {
   const T alpha = static_cast<T>(act.alpha);
   const T beta = static_cast<T>(act.beta);
+  if constexpr (std::is_same_v<T, float>) {
+    switch (act.kind) {
+      case ActivationKind::kSigmoid: vector_sigmoid(data, data, count); return;
+      case ActivationKind::kTanh: vector_tanh(data, data, count); return;
+      case ActivationKind::kGelu: vector_gelu_erf(data, data, count); return;
+      case ActivationKind::kGeluTanh: vector_gelu_tanh(data, data, count); return;
+      default: break;
+    }
+  }
   switch (act.kind) {
     case ActivationKind::kNone: return;
     case ActivationKind::kRelu:

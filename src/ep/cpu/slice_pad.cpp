@@ -129,12 +129,59 @@ class SliceKernel final : public Kernel {
   }
 
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
+    SliceBox box;
+    TRY_ASSIGN(const GatherPlan shape_only, make_plan(inputs, false, &box));
+    const Tensor& x = *inputs[0];
+    const bool unit_steps = std::all_of(box.step.begin(), box.step.end(), [](int64_t step) { return step == 1; });
+    if (unit_steps && x.rank() > 0 && shape_only.out_shape.back() >= kMinContiguousRun &&
+        x.dtype() != DataType::kString && data_type_bits(x.dtype()) % 8 == 0) {
+      copy_box(x, outputs[0], box, pool);
+      return Status::ok();
+    }
     TRY_ASSIGN(const GatherPlan plan, make_plan(inputs, true));
-    return run_gather(description_, *inputs[0], outputs[0], plan, nullptr, pool);
+    return run_gather(description_, x, outputs[0], plan, nullptr, pool);
   }
 
  private:
-  Expected<GatherPlan> make_plan(KernelInputs inputs, bool with_maps) const {
+  // Innermost runs at least this long are copied directly when every step is 1 (no index maps).
+  static constexpr int64_t kMinContiguousRun = 16;
+
+  // First index and step per input axis of the sliced region.
+  struct SliceBox {
+    std::vector<int64_t> start;
+    std::vector<int64_t> step;
+  };
+
+  // Copies the unit-step box of `x` into `out`: row-major rows of the output, each a contiguous run of the input,
+  // split into parallel chunks of the flat output (so a single long row also spreads over the threads).
+  static void copy_box(const Tensor& x, Tensor& out, const SliceBox& box, ThreadPool& pool) {
+    const int64_t numel = out.numel();
+    if (numel == 0) return;
+    const size_t rank = x.rank();
+    const auto element = static_cast<int64_t>(data_type_bits(x.dtype()) / 8);
+    const std::vector<int64_t> in_strides = row_major_strides(x.shape());
+    const Shape& out_shape = out.shape();
+    const int64_t inner = out_shape[rank - 1];
+    const auto* src = static_cast<const char*>(x.raw_data());
+    auto* dst = static_cast<char*>(out.raw_data());
+    pool.parallel_for(numel, kMoveGrain, [&](int64_t begin, int64_t end) {
+      int64_t position = begin;
+      while (position < end) {
+        int64_t row = position / inner;
+        const int64_t column = position % inner;
+        const int64_t length = std::min(inner - column, end - position);
+        int64_t offset = box.start[rank - 1] + column;
+        for (size_t d = rank - 1; d-- > 0;) {
+          offset += (box.start[d] + row % out_shape[d]) * in_strides[d];
+          row /= out_shape[d];
+        }
+        std::memcpy(dst + position * element, src + offset * element, static_cast<size_t>(length * element));
+        position += length;
+      }
+    });
+  }
+
+  Expected<GatherPlan> make_plan(KernelInputs inputs, bool with_maps, SliceBox* box = nullptr) const {
     const auto input = [&](size_t i) { return optional_input(inputs, i); };
     if (input(0) == nullptr) return make_error(StatusCode::kInvalidArgument, description_, ": missing input 0");
     const Tensor& x = *inputs[0];
@@ -203,6 +250,11 @@ class SliceKernel final : public Kernel {
       plan.out_shape[static_cast<size_t>(axis)] = static_cast<int64_t>(length);
       start_of[static_cast<size_t>(axis)] = start;
       step_of[static_cast<size_t>(axis)] = step;
+    }
+    if (box != nullptr) {
+      box->start = std::move(start_of);
+      box->step = std::move(step_of);
+      return plan;
     }
     for (int64_t d = 0; with_maps && d < rank; ++d) {
       std::vector<int64_t>& map = plan.maps[static_cast<size_t>(d)];

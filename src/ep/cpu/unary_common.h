@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "ep/cpu/kernel.h"
+#include "ep/cpu/vector_math.h"
 
 namespace nxrt::cpu {
 
@@ -60,11 +61,22 @@ using unary_result_t = std::invoke_result_t<const Fn&, unary_compute_t<T>>;
 template <class Fn, class T>
 using unary_output_t = std::conditional_t<std::is_same_v<unary_result_t<Fn, T>, bool>, bool, T>;
 
+// An op may also provide `void apply_f32(const float* in, float* out, int64_t count) const`, a vectorised form
+// for float spans (vector_math.h) that unary_span uses instead of the element functor.
+template <class Op>
+concept HasApplyF32 = requires(const Op& op, const float* in, float* out, int64_t count) {
+  op.apply_f32(in, out, count);
+};
+
 // out[i] = op(in[i]) for i in [0, count). The fixed-length inner block lets the compiler vectorise even under
 // -O2's very cheap cost model (which refuses loops that would need a scalar epilogue or alias checks).
 template <class T, class Out, class Fn>
 inline void unary_span(const T* __restrict in, Out* __restrict out, int64_t count, const Fn op) {
   using C = unary_compute_t<T>;
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<Out, float> && HasApplyF32<Fn>) {
+    op.apply_f32(in, out, count);
+    return;
+  }
   constexpr int64_t kBlock = 16;
   int64_t i = 0;
   for (; i + kBlock <= count; i += kBlock) {
@@ -73,15 +85,20 @@ inline void unary_span(const T* __restrict in, Out* __restrict out, int64_t coun
   for (; i < count; ++i) out[i] = unary_store<Out>(op(static_cast<C>(in[i])));
 }
 
-// y[i] = fn(x[i]) for i in [0, n), in parallel chunks of at least kUnaryGrain elements.
+// Float spans of ops with apply_f32 cost ~1 ns per element: below this many, waking a worker costs more.
+inline constexpr int64_t kVectorisedUnaryGrain = 65536;
+
+// y[i] = fn(x[i]) for i in [0, n), in parallel chunks of at least kUnaryGrain (kVectorisedUnaryGrain) elements.
 template <class T, class Out, class Fn>
 void unary_map(const T* x, Out* y, int64_t n, ThreadPool& pool, const Fn& fn) {
   if (n <= 0) return;
-  if (n <= kUnaryGrain) {
+  constexpr bool kVectorised = std::is_same_v<T, float> && std::is_same_v<Out, float> && HasApplyF32<Fn>;
+  const int64_t grain = kVectorised ? kVectorisedUnaryGrain : kUnaryGrain;
+  if (n <= grain) {
     unary_span(x, y, n, fn);
     return;
   }
-  pool.parallel_for(n, kUnaryGrain, [x, y, &fn](int64_t begin, int64_t end) {
+  pool.parallel_for(n, grain, [x, y, &fn](int64_t begin, int64_t end) {
     unary_span(x + begin, y + begin, end - begin, fn);
   });
 }

@@ -59,7 +59,13 @@ struct SignOp {
     }                                      \
   };
 
-NXRT_FLOAT_UNARY(ExpOp, std::exp(x))
+struct ExpOp {
+  template <class C>
+  C operator()(C x) const {
+    return std::exp(x);
+  }
+  void apply_f32(const float* in, float* out, int64_t count) const { vector_exp(in, out, count); }
+};
 NXRT_FLOAT_UNARY(LogOp, std::log(x))
 NXRT_FLOAT_UNARY(SqrtOp, std::sqrt(x))
 NXRT_FLOAT_UNARY(ReciprocalOp, C{1} / x)
@@ -98,6 +104,7 @@ struct ErfOp {
       return std::erf(x);
     }
   }
+  void apply_f32(const float* in, float* out, int64_t count) const { vector_erf(in, out, count); }
 };
 
 struct IsNaNOp {

@@ -126,6 +126,16 @@ TEST(Cli, RunRandomInputsWithDimAndRepeat) {
             again.output.substr(at_again, again.output.find("latency") - at_again));
 }
 
+TEST(Cli, ProfilePrintsOpTypesAndSlowestNodes) {
+  CliResult run = run_cli("run builtin:mlp --dim B=5 --repeat 4 --threads 1 --profile");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(has(run, "profile: 4 runs, node time")) << run.output;
+  EXPECT_TRUE(has(run, "op type")) << run.output;
+  EXPECT_TRUE(has(run, "slowest nodes:")) << run.output;
+  CliResult plain = run_cli("run builtin:mlp --dim B=5 --threads 1");
+  EXPECT_FALSE(has(plain, "profile:")) << plain.output;
+}
+
 TEST(Cli, RunWithNpyInputsWritesNpyOutputs) {
   const std::string x = nxrt::capi_test::write_file("cli_x.npy", npy_float32({1, 2, 3, 4}, "(4,)"));
   const std::string y = nxrt::capi_test::write_file("cli_y.npy", npy_float32({10, 20, 30, 40}, "(4,)"));

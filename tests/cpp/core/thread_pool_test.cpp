@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -60,6 +62,52 @@ TEST(ThreadPool, ConcurrentCallersAllComplete) {
   }
   for (auto& caller : callers) caller.join();
   EXPECT_EQ(total.load(), 4 * 100 * 1000);
+}
+
+TEST(ThreadPool, BackToBackCallsInsideARunCoverEveryIndex) {
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    ThreadPool::RunScope run(pool);
+    for (int repeat = 0; repeat < 50; ++repeat) {
+      for (int64_t n : {2, 3, 17, 1000}) expect_covers_exactly_once(pool, n, 1);
+    }
+  }
+}
+
+TEST(ThreadPool, OverlappingRunsFromSeveralThreads) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> total{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 3; ++c) {
+    callers.emplace_back([&] {
+      ThreadPool::RunScope run(pool);
+      for (int i = 0; i < 300; ++i) {
+        pool.parallel_for(64, 1, [&](int64_t begin, int64_t end) { total.fetch_add(end - begin); });
+      }
+    });
+  }
+  for (auto& caller : callers) caller.join();
+  EXPECT_EQ(total.load(), 3 * 300 * 64);
+}
+
+double process_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+}
+
+// Workers spin only while a run is active: once it ends, an idle pool burns (almost) no CPU.
+TEST(ThreadPool, IdlePoolDoesNotSpin) {
+  ThreadPool pool(3);
+  {
+    ThreadPool::RunScope run(pool);
+    for (int i = 0; i < 100; ++i) pool.parallel_for(8, 1, [](int64_t, int64_t) {});
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // lets the last spin budget run out
+  const double before = process_cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_LT(process_cpu_seconds() - before, 0.03);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "ep/cpu/kernel_test_util.h"
+#include "ep/cpu/vector_math.h"
 
 namespace nxrt::cpu::testing {
 namespace {
@@ -86,6 +87,51 @@ INSTANTIATE_TEST_SUITE_P(
                                          BroadcastCase{{2, 0, 3}, {3}, {2, 0, 3}},
                                          BroadcastCase{{5, 1, 1}, {1, 1, 1}, {5, 1, 1}}),
                        ::testing::Values(1, 3)));
+
+// The per-ISA array loops (vector_math.h) against the naive reference, exactly, for f32 and f64 on every
+// broadcast shape the fast path distinguishes (both arrays, either side scalar, row vector, column vector),
+// lengths around the vector widths, for every ISA copy the CPU can run.
+template <class T>
+void check_binary_fast_paths(const char* isa) {
+  if (!vector_math_force_isa(isa)) return;  // the CPU lacks it; "generic" always runs
+  const std::vector<BroadcastCase> cases = {
+      {{15}, {15}, {15}},         {{16}, {16}, {16}},           {{17}, {17}, {17}},         {{1}, {33}, {33}},
+      {{33}, {1}, {33}},          {{5, 31}, {31}, {5, 31}},     {{5, 31}, {5, 1}, {5, 31}}, {{}, {65}, {65}},
+      {{3, 1, 65}, {1, 4, 65}, {3, 4, 65}}, {{40001}, {40001}, {40001}}, {{0}, {1}, {0}}};
+  const char* ops[] = {"Add", "Sub", "Mul", "Div"};
+  for (const BroadcastCase& c : cases) {
+    std::mt19937 rng(static_cast<uint32_t>(shape_numel(c.out)));
+    std::uniform_real_distribution<double> dist(-3.0, 3.0);
+    std::vector<T> a(static_cast<size_t>(shape_numel(c.a))), b(static_cast<size_t>(shape_numel(c.b)));
+    for (T& x : a) x = static_cast<T>(dist(rng));
+    for (T& x : b) x = static_cast<T>(dist(rng));
+    for (int threads : {1, 2}) {
+      for (int op = 0; op < 4; ++op) {
+        Tensor out = run_one(NodeBuilder(ops[op], 14).node(), {make_tensor(c.a, a), make_tensor(c.b, b)}, threads);
+        const auto expected = broadcast_reference<T>(c.a, a, c.b, b, c.out, [op](T x, T y) {
+          switch (op) {
+            case 0: return static_cast<T>(x + y);
+            case 1: return static_cast<T>(x - y);
+            case 2: return static_cast<T>(x * y);
+            default: return static_cast<T>(x / y);
+          }
+        });
+        const auto got = to_vector<T>(out);
+        ASSERT_EQ(got, expected) << ops[op] << " " << shape_to_string(c.a) << " " << shape_to_string(c.b) << " "
+                                 << isa;
+      }
+    }
+  }
+  vector_math_force_isa("");
+}
+
+TEST(ElementwiseTest, FloatFastPathsMatchReferenceExactly) {
+  for (const char* isa : {"generic", "avx2", "avx512"}) check_binary_fast_paths<float>(isa);
+}
+
+TEST(ElementwiseTest, DoubleFastPathsMatchReferenceExactly) {
+  for (const char* isa : {"generic", "avx2", "avx512"}) check_binary_fast_paths<double>(isa);
+}
 
 template <class T>
 class IntegerBinaryTest : public ::testing::Test {};

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -39,6 +40,63 @@ TEST(SliceTest, StepsClampingAndExtremes) {
   EXPECT_EQ(to_vector<int32_t>(v1), (std::vector<int32_t>{4, 5, 6, 7}));
   Tensor i32 = run_one(NodeBuilder("Slice", 10).node(), {x, make_tensor<int32_t>({1}, {-2}), make_tensor<int32_t>({1}, {100})});
   EXPECT_EQ(to_vector<int32_t>(i32), (std::vector<int32_t>{4, 5, 6, 7, 8, 9, 10, 11}));
+}
+
+// Unit-step slices with inner runs of 16+ elements take the direct-copy path (shorter ones the index maps):
+// checked against a naive reference for 1..4-D boxes, negative starts, an empty box, one long row split across
+// threads, and f64 / int8 elements.
+template <class T>
+void check_unit_step_slices(int threads) {
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> starts, ends, axes;
+  };
+  const std::vector<Case> cases = {
+      {{100003}, {2}, {-1}, {0}},
+      {{17}, {1}, {17}, {0}},
+      {{5, 40}, {1, 3}, {4, 36}, {0, 1}},
+      {{3, 4, 33}, {-2, 0}, {kMax, 33}, {0, 2}},
+      {{2, 3, 5, 64}, {1, 1, 2}, {3, 4, 50}, {1, 2, 3}},
+      {{4, 20}, {0}, {0}, {1}},
+  };
+  for (const Case& c : cases) {
+    const int64_t numel = shape_numel(c.shape);
+    std::vector<T> values(static_cast<size_t>(numel));
+    for (int64_t i = 0; i < numel; ++i) values[i] = static_cast<T>(i % 113 - 50);
+    const Tensor x = make_tensor<T>(c.shape, values);
+    Tensor y = run_one(NodeBuilder("Slice", 13).node(), {x, ints(c.starts), ints(c.ends), ints(c.axes)}, threads);
+    // Reference: walk the output and read the input directly.
+    const size_t rank = c.shape.size();
+    std::vector<int64_t> start(rank, 0);
+    Shape out = c.shape;
+    for (size_t i = 0; i < c.axes.size(); ++i) {
+      const auto axis = static_cast<size_t>(c.axes[i]);
+      const int64_t dim = c.shape[axis];
+      const int64_t s = std::clamp<int64_t>(c.starts[i] < 0 ? c.starts[i] + dim : c.starts[i], 0, dim);
+      const int64_t e = std::clamp<int64_t>(c.ends[i] < 0 ? c.ends[i] + dim : c.ends[i], 0, dim);
+      start[axis] = s;
+      out[axis] = std::max<int64_t>(0, e - s);
+    }
+    ASSERT_EQ(y.shape(), out);
+    std::vector<T> expected;
+    for (int64_t flat = 0; flat < shape_numel(out); ++flat) {
+      int64_t rest = flat, offset = 0, stride = 1;
+      for (size_t d = rank; d-- > 0;) {
+        offset += (start[d] + rest % out[d]) * stride;
+        rest /= out[d];
+        stride *= c.shape[d];
+      }
+      expected.push_back(values[static_cast<size_t>(offset)]);
+    }
+    EXPECT_EQ(to_vector<T>(y), expected) << shape_to_string(c.shape) << " threads " << threads;
+  }
+}
+
+TEST(SliceTest, UnitStepBoxesMatchReference) {
+  for (int threads : {1, 2}) {
+    check_unit_step_slices<double>(threads);
+    check_unit_step_slices<int8_t>(threads);
+  }
 }
 
 TEST(SliceTest, RejectsBadParameters) {

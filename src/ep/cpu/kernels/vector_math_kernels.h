@@ -1,0 +1,35 @@
+// Vectorised float math over contiguous arrays, one copy per ISA built from the same source
+// (vector_math_loops.h): generic (baseline x86-64 / any target), AVX2+FMA and AVX-512. vector_math.cpp picks one
+// at start by CPU features. Every function writes out[i] = f(in[i]) for i < n; `out` may equal `in`.
+#pragma once
+
+#include <cstdint>
+
+namespace nxrt::cpu {
+
+// Elementwise binary arithmetic, indexed [op][shape]: op 0 add, 1 sub, 2 mul, 3 div; shape 0: out[i] = a[i] op
+// b[i], 1: a[0] op b[i] (a scalar), 2: a[i] op b[0] (b scalar). `out` may equal `a` or `b`.
+inline constexpr int kBinaryOps = 4;
+inline constexpr int kBinaryShapes = 3;
+template <class T>
+using BinaryArrayFn = void (*)(const T* a, const T* b, T* out, int64_t n);
+
+struct VectorMathKernels {
+  void (*exp)(const float* in, float* out, int64_t n);
+  void (*tanh)(const float* in, float* out, int64_t n);
+  void (*sigmoid)(const float* in, float* out, int64_t n);
+  void (*erf)(const float* in, float* out, int64_t n);
+  void (*gelu_erf)(const float* in, float* out, int64_t n);
+  void (*gelu_tanh)(const float* in, float* out, int64_t n);
+  // out[i] = exp(in[i] - shift); returns the sum of out.
+  float (*exp_shifted_sum)(const float* in, float* out, int64_t n, float shift);
+  BinaryArrayFn<float> binary_f32[kBinaryOps][kBinaryShapes];
+  BinaryArrayFn<double> binary_f64[kBinaryOps][kBinaryShapes];
+};
+
+VectorMathKernels vector_math_kernels_generic();
+// Defined only on x86-64; call only when the CPU has the ISA.
+VectorMathKernels vector_math_kernels_avx2();
+VectorMathKernels vector_math_kernels_avx512();
+
+}  // namespace nxrt::cpu

@@ -1,0 +1,87 @@
+#include "ep/cpu/vector_math.h"
+
+#define NXRT_VECTOR_MATH_ISA generic
+#include "ep/cpu/kernels/vector_math_loops.h"
+
+namespace nxrt::cpu {
+
+VectorMathKernels vector_math_kernels_generic() { return generic::make_kernels(); }
+
+namespace {
+
+enum class VectorIsa { kGeneric, kAvx2, kAvx512 };
+
+VectorIsa best_isa() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
+    return VectorIsa::kAvx512;
+  }
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return VectorIsa::kAvx2;
+#endif
+  return VectorIsa::kGeneric;
+}
+
+VectorMathKernels kernels_for(VectorIsa isa) {
+#if defined(__x86_64__)
+  if (isa == VectorIsa::kAvx512) return vector_math_kernels_avx512();
+  if (isa == VectorIsa::kAvx2) return vector_math_kernels_avx2();
+#endif
+  return vector_math_kernels_generic();
+}
+
+struct Selected {
+  VectorIsa isa = best_isa();
+  VectorMathKernels kernels = kernels_for(isa);
+};
+
+Selected& selected() {
+  static Selected chosen;
+  return chosen;
+}
+
+}  // namespace
+
+void vector_exp(const float* in, float* out, int64_t n) { selected().kernels.exp(in, out, n); }
+void vector_tanh(const float* in, float* out, int64_t n) { selected().kernels.tanh(in, out, n); }
+void vector_sigmoid(const float* in, float* out, int64_t n) { selected().kernels.sigmoid(in, out, n); }
+void vector_erf(const float* in, float* out, int64_t n) { selected().kernels.erf(in, out, n); }
+void vector_gelu_erf(const float* in, float* out, int64_t n) { selected().kernels.gelu_erf(in, out, n); }
+void vector_gelu_tanh(const float* in, float* out, int64_t n) { selected().kernels.gelu_tanh(in, out, n); }
+float vector_exp_shifted_sum(const float* in, float* out, int64_t n, float shift) {
+  return selected().kernels.exp_shifted_sum(in, out, n, shift);
+}
+
+BinaryArrayFn<float> binary_array_f32(int op, int shape) { return selected().kernels.binary_f32[op][shape]; }
+BinaryArrayFn<double> binary_array_f64(int op, int shape) { return selected().kernels.binary_f64[op][shape]; }
+
+const char* vector_math_isa() {
+  switch (selected().isa) {
+    case VectorIsa::kAvx512: return "avx512";
+    case VectorIsa::kAvx2: return "avx2";
+    case VectorIsa::kGeneric: break;
+  }
+  return "generic";
+}
+
+bool vector_math_force_isa(std::string_view isa) {
+  const VectorIsa best = best_isa();
+  VectorIsa wanted = best;
+  if (isa == "generic") {
+    wanted = VectorIsa::kGeneric;
+  } else if (isa == "avx2") {
+    wanted = VectorIsa::kAvx2;
+  } else if (isa == "avx512") {
+    wanted = VectorIsa::kAvx512;
+  } else if (!isa.empty()) {
+    return false;
+  }
+  // The ISAs are ordered: a CPU with AVX-512 (F, DQ, BW, VL) also has AVX2 and FMA.
+  if (static_cast<int>(wanted) > static_cast<int>(best)) return false;
+  Selected& chosen = selected();
+  chosen.isa = wanted;
+  chosen.kernels = kernels_for(wanted);
+  return true;
+}
+
+}  // namespace nxrt::cpu
