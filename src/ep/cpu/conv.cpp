@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "ep/cpu/conv_direct.h"
 #include "ep/cpu/conv_kernels.h"
 
 namespace nxrt::cpu {
@@ -57,8 +58,15 @@ using conv::WindowAttrs;
 // Conv (inputs X, W, B?) and com.microsoft FusedConv (X, W, B?, Z?): Y = activation(Conv(X, W) + B + Z).
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(std::string description, DataTypeMask types, WindowAttrs attrs, FusedActivation activation)
-      : description_(std::move(description)), types_(types), attrs_(std::move(attrs)), activation_(activation) {}
+  ConvKernel(std::string description, DataTypeMask types, WindowAttrs attrs, FusedActivation activation,
+             const Tensor* constant_w)
+      : description_(std::move(description)), types_(types), attrs_(std::move(attrs)), activation_(activation) {
+    if (constant_w != nullptr && constant_w->dtype() == DataType::kFloat32 && constant_w->rank() == 4 &&
+        attrs_.group == 1) {
+      const Shape& s = constant_w->shape();
+      direct_weights_ = conv::DirectConvWeights::pack(constant_w->data<float>(), s[0], s[1], s[2], s[3]);
+    }
+  }
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     TRY(require_inputs(inputs, 2, description_));
@@ -98,6 +106,12 @@ class ConvKernel final : public Kernel {
       using Acc = conv::AccOf<T>;
       if constexpr (std::is_same_v<T, Acc>) {
         const conv::ConvEpilogue<Acc> epilogue{b ? b->data<T>() : nullptr, z ? z->data<T>() : nullptr, activation_};
+        if constexpr (std::is_same_v<T, float>) {
+          if (conv::direct_conv_applies(attrs_.group, p.geometry)) {
+            run_direct(x.data<float>(), w, y.data<float>(), p, pool, epilogue);
+            return;
+          }
+        }
         conv::conv_forward<Acc>(x.data<T>(), w.data<T>(), y.data<T>(), p.batch, p.in_channels, p.out_channels,
                                 attrs_.group, p.geometry, pool, epilogue);
       } else {
@@ -107,8 +121,14 @@ class ConvKernel final : public Kernel {
         const auto zs = z ? conv::to_acc<Acc>(z->data<T>(), z->numel()) : std::vector<Acc>{};
         std::vector<Acc> ys(static_cast<size_t>(y.numel()));
         const conv::ConvEpilogue<Acc> epilogue{b ? bs.data() : nullptr, z ? zs.data() : nullptr, activation_};
-        conv::conv_forward<Acc>(xs.data(), ws.data(), ys.data(), p.batch, p.in_channels, p.out_channels,
-                                attrs_.group, p.geometry, pool, epilogue);
+        if (conv::direct_conv_applies(attrs_.group, p.geometry)) {  // Acc is float here
+          const auto packed = conv::DirectConvWeights::pack(ws.data(), p.out_channels, p.in_channels,
+                                                            p.geometry.kernel[0], p.geometry.kernel[1]);
+          conv::conv_direct_f32(xs.data(), packed, ys.data(), p.batch, p.geometry, pool, epilogue);
+        } else {
+          conv::conv_forward<Acc>(xs.data(), ws.data(), ys.data(), p.batch, p.in_channels, p.out_channels,
+                                  attrs_.group, p.geometry, pool, epilogue);
+        }
         conv::from_acc(ys.data(), y.numel(), y.data<T>());
       }
     });
@@ -116,17 +136,36 @@ class ConvKernel final : public Kernel {
   }
 
  private:
+  // Direct kernel with the weights packed at create when W was constant and has this shape, else packed now.
+  void run_direct(const float* x, const Tensor& w, float* y, const ConvProblem& p, ThreadPool& pool,
+                  const conv::ConvEpilogue<float>& epilogue) const {
+    const Shape& s = w.shape();
+    if (!direct_weights_.empty() && direct_weights_.out_channels() == s[0] && direct_weights_.in_channels() == s[1] &&
+        direct_weights_.kernel_h() == s[2] && direct_weights_.kernel_w() == s[3]) {
+      conv::conv_direct_f32(x, direct_weights_, y, p.batch, p.geometry, pool, epilogue);
+      return;
+    }
+    const auto packed = conv::DirectConvWeights::pack(w.data<float>(), s[0], s[1], s[2], s[3]);
+    conv::conv_direct_f32(x, packed, y, p.batch, p.geometry, pool, epilogue);
+  }
+
   std::string description_;
   DataTypeMask types_;
   WindowAttrs attrs_;
   FusedActivation activation_;
+  conv::DirectConvWeights direct_weights_;  // empty unless W is a constant f32 4-D tensor and group is 1
 };
+
+const Tensor* constant_w(const KernelInfo& info) {
+  return info.constant_inputs.size() > 1 ? info.constant_inputs[1] : nullptr;
+}
 
 template <DataTypeMask Types>
 Expected<std::unique_ptr<Kernel>> create_conv(const KernelInfo& info) {
   TRY_ASSIGN(WindowAttrs attrs, conv::parse_window_attrs(info.node));
   return std::unique_ptr<Kernel>(
-      std::make_unique<ConvKernel>(info.node.describe(), Types, std::move(attrs), FusedActivation{}));
+      std::make_unique<ConvKernel>(info.node.describe(), Types, std::move(attrs), FusedActivation{},
+                                   constant_w(info)));
 }
 
 // com.microsoft FusedConv: Conv's attributes plus `activation` (string) and `activation_params` (floats).
@@ -137,7 +176,8 @@ Expected<std::unique_ptr<Kernel>> create_fused_conv(const KernelInfo& info) {
   TRY_ASSIGN(const std::string name, node.attr_string("activation", ""));
   TRY_ASSIGN(const std::vector<float> params, node.attr_floats("activation_params", {}));
   TRY_ASSIGN(const FusedActivation activation, parse_fused_activation(name, params, node.describe()));
-  return std::unique_ptr<Kernel>(std::make_unique<ConvKernel>(node.describe(), Types, std::move(attrs), activation));
+  return std::unique_ptr<Kernel>(
+      std::make_unique<ConvKernel>(node.describe(), Types, std::move(attrs), activation, constant_w(info)));
 }
 
 using Int8Types = TypeList<int8_t, uint8_t>;

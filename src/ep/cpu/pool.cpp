@@ -11,6 +11,7 @@
 #include <limits>
 #include <string>
 
+#include "ep/cpu/conv_direct.h"
 #include "ep/cpu/pool_kernels.h"
 
 namespace nxrt::cpu {
@@ -360,6 +361,15 @@ void max_pool_plane_unrolled(const T* x, T* y, const Plan3& plan) {
     const int64_t hi = full_rows ? ow_hi : out_w;
     for (int64_t ow = 0; ow < lo; ++ow) border(ow);
     const int64_t window = top - pad_w;  // the window of an interior ow starts at x[window + ow * S]
+#if defined(__x86_64__)
+    if constexpr (K == 3 && S == 2 && std::is_same_v<T, float>) {
+      if (hi > lo && conv::cpu_has_avx512f()) {
+        pool::f32_max_pool_3x3s2_row__avx512(x + window + lo * S, in_w, hi - lo, out + lo);
+        for (int64_t ow = std::max(lo, hi); ow < out_w; ++ow) border(ow);
+        continue;
+      }
+    }
+#endif
     for (int64_t ow = lo; ow < hi; ++ow) {
       Work acc = max_start<Work>();
       for (int a = 0; a < K; ++a) {

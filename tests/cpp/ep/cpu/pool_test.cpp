@@ -279,6 +279,47 @@ TEST(MaxPool, StrideTwoRunsKeepNanAndSignedZeroRules) {
             to_vector<uint8_t>((*byte_scalar)[0]));
 }
 
+// The vectorised 3x3/2 rows (16 outputs per vector, masked tails) against the Indices path, which never takes
+// them: widths around one and two vectors, with and without pads, ceil_mode, NaN / signed zero / infinity taps.
+TEST(MaxPool, VectorisedThreeByThreeStrideTwoMatchesIndicesPath) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  std::mt19937 rng(11);
+  struct Window {
+    std::vector<int64_t> pads;
+    int64_t ceil_mode;
+  };
+  for (const int64_t in_w : {31, 33, 34, 35, 36, 65, 67, 70}) {
+    for (const Window& win : {Window{{1, 1, 1, 1}, 0}, Window{{0, 0, 0, 0}, 0}, Window{{0, 1, 1, 0}, 1}}) {
+      const int64_t in_h = 9;
+      std::vector<float> x(static_cast<size_t>(3 * in_h * in_w));
+      for (float& v : x) {
+        const uint32_t r = rng() % 16;
+        v = r == 0 ? nan : r == 1 ? -0.0f : r == 2 ? 0.0f : r == 3 ? -inf : std::uniform_real_distribution<float>(-4, 4)(rng);
+      }
+      NodeBuilder b("MaxPool", 12);
+      b.attr_ints("kernel_shape", {3, 3}).attr_ints("strides", {2, 2}).attr_ints("pads", win.pads);
+      b.attr_int("ceil_mode", win.ceil_mode);
+      graph::Node with_indices = b.node();
+      with_indices.outputs = {100, 101};
+      const Tensor input = make_tensor<float>({1, 3, in_h, in_w}, x);
+      auto scalar = run_kernel(with_indices, {input});
+      ASSERT_TRUE(scalar.has_value());
+      const auto expected = to_vector<float>((*scalar)[0]);
+      for (const int threads : {1, 2}) {
+        const auto got = to_vector<float>(run_one(b.node(), {input}, threads));
+        ASSERT_EQ(got.size(), expected.size());
+        for (size_t i = 0; i < got.size(); ++i) {
+          ASSERT_EQ(std::isnan(got[i]), std::isnan(expected[i])) << "in_w " << in_w << " at " << i;
+          if (std::isnan(got[i])) continue;
+          ASSERT_EQ(got[i], expected[i]) << "in_w " << in_w << " at " << i;
+          ASSERT_EQ(std::signbit(got[i]), std::signbit(expected[i])) << "in_w " << in_w << " at " << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(GlobalPool, ReducesEverySpatialDim) {
   const Tensor x = make_tensor<double>({1, 2, 2, 2}, {1, 2, 3, 4, -1, -2, -3, 6});
   EXPECT_EQ(to_vector<double>(run_one(NodeBuilder("GlobalAveragePool", 1).node(), {x})), (std::vector<double>{2.5, 0}));
