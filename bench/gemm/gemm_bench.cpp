@@ -2,7 +2,8 @@
 // against OpenBLAS (when built with it) at 1 and 2 threads, as GFLOP/s and as a fraction of the measured
 // single-core FMA peak (an AVX-512 FMA loop with independent accumulators, the best run seen so far, re-measured
 // around every row; times the thread count).
-// Usage: nxrt_gemm_bench [min_seconds_per_measurement] [--cpu-time]
+// Usage: nxrt_gemm_bench [min_seconds_per_measurement] [--cpu-time] [--filter=SUBSTRING]
+// --filter runs only the rows whose "<shape label> <type>" contains SUBSTRING (e.g. "1024 x 1024 x 1024 f64").
 // --cpu-time measures process CPU time instead of wall time: on a loaded machine the single-thread numbers
 // then show what the code does per core-second (with 2 threads it sums both threads, spinning included).
 #include <algorithm>
@@ -30,6 +31,8 @@ extern "C" void openblas_set_num_threads(int num_threads);
 namespace {
 
 bool g_cpu_time = false;
+// Rows whose "<label> <type>" does not contain this substring are skipped (empty: run all).
+std::string g_filter;
 
 double now_seconds() {
   timespec t{};
@@ -116,6 +119,9 @@ void bench_shape(const Shape& s, int threads, double& peak_f32, double min_secon
   const auto packed = nxrt::cpu::PackedB<T>::pack(g, b.data());
   const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
   const bool is_f32 = std::is_same_v<T, float>;
+  if (!g_filter.empty() && (std::string(s.label) + (is_f32 ? " f32" : " f64")).find(g_filter) == std::string::npos) {
+    return;
+  }
   peak_f32 = std::max(peak_f32, measure_f32_fma_peak());
   auto run_nxrt = [&] {
     if constexpr (std::is_same_v<T, float>) {
@@ -177,6 +183,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--cpu-time") == 0) {
       g_cpu_time = true;
+    } else if (std::strncmp(argv[i], "--filter=", 9) == 0) {
+      g_filter = argv[i] + 9;
     } else {
       min_seconds = std::atof(argv[i]);
     }
@@ -191,6 +199,7 @@ int main(int argc, char** argv) {
   const Shape shapes[] = {{1024, 1024, 1024, "1024 x 1024 x 1024"},
                           {1, 1024, 1024, "1 x 1024 x 1024 (GEMV)"},
                           {197, 768, 192, "197 x 192 x 768"},
+                          {197, 192, 768, "197 x 768 x 192"},
                           {128, 2304, 768, "128 x 768 x 2304"}};
   for (const Shape& s : shapes) {
     for (int threads : {1, 2}) bench_shape<float>(s, threads, peak, min_seconds);

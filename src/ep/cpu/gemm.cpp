@@ -1,10 +1,11 @@
-// Blocked GEMM engine (BLIS-style). op(B) is packed once per call (or once per kernel, PackedB) into depth
-// blocks of kc rows, each a row of NR-column strips stored k-major; all threads share it. The output is cut
-// into tasks of mc rows x an N chunk; a task walks the depth blocks and packs its A rows into MR-row strips
-// (k-major, zero-padded) in a thread-local buffer; then, panel by panel of nc columns (kept in L2), each A strip
-// (kept in L1) meets every B strip of the panel in the tile kernel. The last depth block applies the epilogue
-// inside the tile kernel (bias, Relu/LeakyRelu/Clip) or right after it on the tile's rows (other activations),
-// while the tile is in cache.
+// Blocked GEMM engine (BLIS-style). k is cut into equal depth blocks (depth_block); op(B) is packed into
+// NR-column strips stored k-major, per depth block: once per kernel (PackedB), or per call, either panel by
+// panel inside the tasks (one M block: each B element meets one task) or up front in bounded chunks shared by
+// all threads (several M blocks). The output is cut into tasks of whole MR-row strips x an N chunk; a task
+// walks the depth blocks and packs its A rows into MR-row strips (k-major, zero-padded) in a thread-local
+// buffer; then, panel by panel of nc columns (kept in L2), each A strip meets every B strip of the panel in the
+// tile kernel. The last depth block applies the epilogue inside the tile kernel (bias, Relu/LeakyRelu/Clip) or
+// right after it on the tile's rows (other activations), while the tile is in cache.
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
@@ -21,9 +22,11 @@ template <class T>
 using TileFn = void (*)(const GemmTile<T>& tile);
 
 // One micro-kernel family with its blocking: depth blocks of kc, A blocks of mc rows, B panels of nc columns
-// (kc x nc meant to stay in L2 while an mr x kc A strip stays in L1; the AVX-512 values were tuned on the dev
-// machine's AMD EPYC, L1 48 KiB, L2 1 MiB, full-width AVX-512; the others follow the same budget, untuned). `direct` tile kernels accept any A / B strides (unpacked operands); the others need packed A
-// (a_row_stride 1, a_k_stride mr) and packed B (b_k_stride nr).
+// (a kc x nc panel of B, 1 MiB for AVX-512, meant to stay in L2). The AVX-512 values were tuned on the dev
+// machine's AMD EPYC (L1 48 KiB, L2 1 MiB per core, full-width AVX-512): one depth block up to k = 1024 beat
+// the L1-sized 384 (f32) / 128 (f64) by 4-6%, as C is then read and written once; mc and nc hardly mattered.
+// The other families are untuned. `direct` tile kernels accept any A / B strides (unpacked operands); the
+// others need packed A (a_row_stride 1, a_k_stride mr) and packed B (b_k_stride nr).
 template <class T>
 struct KernelSet {
   GemmIsa isa = GemmIsa::kGeneric;
@@ -91,7 +94,7 @@ void packed_tile(const GemmTile<T>& t) {
 KernelSet<float> f32_kernels(GemmIsa isa) {
 #if defined(__x86_64__)
   if (isa == GemmIsa::kAvx512 && cpu_has_avx512()) {
-    return {GemmIsa::kAvx512, kAvx512F32TileM, kAvx512F32TileN, 384, 20 * kAvx512F32TileM, 512,
+    return {GemmIsa::kAvx512, kAvx512F32TileM, kAvx512F32TileN, 1024, 20 * kAvx512F32TileM, 256,
             f32_gemm_14x32__avx512, true, f32_pack_a_14__avx512};
   }
   if ((isa == GemmIsa::kAvx2 || isa == GemmIsa::kAvx512) && cpu_has_avx2_fma()) {
@@ -108,8 +111,8 @@ KernelSet<float> f32_kernels(GemmIsa isa) {
 KernelSet<double> f64_kernels(GemmIsa isa) {
 #if defined(__x86_64__)
   if (isa == GemmIsa::kAvx512 && cpu_has_avx512()) {
-    return {GemmIsa::kAvx512, kAvx512F64TileM, kAvx512F64TileN, 128, 20 * kAvx512F64TileM, 256,
-            f64_gemm_14x16__avx512, true};
+    return {GemmIsa::kAvx512, kAvx512F64TileM, kAvx512F64TileN, 1024, 20 * kAvx512F64TileM, 128,
+            f64_gemm_14x16__avx512, true, f64_pack_a_14__avx512};
   }
   if ((isa == GemmIsa::kAvx2 || isa == GemmIsa::kAvx512) && cpu_has_avx2_fma()) {
     return {GemmIsa::kAvx2, kAvx2F64TileM, kAvx2F64TileN, kGemmBlockK, 16 * kAvx2F64TileM, 256,
@@ -124,20 +127,30 @@ KernelSet<double> f64_kernels(GemmIsa isa) {
 
 template <class T>
 KernelSet<T> kernels_for(GemmIsa isa) {
-  KernelSet<T> ks;
   if constexpr (std::is_same_v<T, float>) {
-    ks = f32_kernels(isa);
+    return f32_kernels(isa);
   } else {
-    ks = f64_kernels(isa);
+    return f64_kernels(isa);
   }
-  return ks;
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-// op(B) packed: depth block p0 (a multiple of kc) starts at p0 * n_padded; strip s of a block whose depth is
-// kc_block starts s * kc_block * nr further.
+// Depth of the blocks that op(B) (packed) and op(A) are cut into: k in as few blocks of at most ks.kc as
+// possible, of equal depth but the last (shorter by less than the block count), so no block is a short tail.
+// PackedB's layout depends on it, so it is a function of (family, k) only.
+template <class T>
+int64_t depth_block(const KernelSet<T>& ks, int64_t k) {
+  return k <= ks.kc ? std::max<int64_t>(k, 1) : ceil_div(k, ceil_div(k, ks.kc));
+}
+
+// Upper bound, in bytes, of the per-call B packing buffer (one per calling thread): op(B) is packed one
+// depth block x column chunk at a time.
+constexpr int64_t kPackBufferBytes = int64_t{4} << 20;
+
+// op(B) packed: depth block p0 (a multiple of depth_block(ks, k)) starts at p0 * n_padded; strip s of a block
+// whose depth is kc starts s * kc * nr further.
 template <class T>
 struct BOperand {
   const T* packed = nullptr;
@@ -147,46 +160,60 @@ struct BOperand {
   int64_t ldb = 0;
 };
 
-// Packs strips [s0, s1) of every depth block of op(B) into `dst` (the layout BOperand describes). B is read in
-// row blocks of kPackRows (sequential along B's rows, writes within a few lines of each strip); B^T column by
-// column of op(B) (sequential along B^T's rows).
+// Copies `cols` (<= nr) elements to `dst` and zero-fills it to nr; full strips use fixed-size copies.
 template <class T>
-void pack_b_strips(const KernelSet<T>& ks, const GemmArgs& g, const T* b, int64_t s0, int64_t s1, T* dst) {
+void copy_strip_row(const T* src, int64_t cols, int64_t nr, T* dst) {
+  constexpr int64_t kLine = 64 / sizeof(T);
+  if (cols == nr && nr % kLine == 0) {
+    for (int64_t c = 0; c < nr; c += kLine) std::memcpy(dst + c, src + c, 64);
+    return;
+  }
+  std::memcpy(dst, src, static_cast<size_t>(cols) * sizeof(T));
+  for (int64_t c = cols; c < nr; ++c) dst[c] = T{0};
+}
+
+// Packs depth [p0, p0 + kc) x strips [s0, s1) of op(B) into NR-column strips, k-major, zero-padded: strip s
+// at dst + (s - s0) * kc * nr. B is read in row blocks of kPackRows (sequential along B's rows, writes within
+// a few lines of each strip); B^T column by column of op(B) (sequential along B^T's rows).
+template <class T>
+void pack_b_block(const KernelSet<T>& ks, const GemmArgs& g, const T* b, int64_t p0, int64_t kc, int64_t s0,
+                  int64_t s1, T* dst) {
   constexpr int64_t kPackRows = 8;
   const int64_t nr = ks.nr;
-  const int64_t n_padded = round_up(g.n, nr);
-  for (int64_t p0 = 0; p0 < g.k; p0 += ks.kc) {
-    const int64_t kc = std::min(ks.kc, g.k - p0);
-    T* block = dst + p0 * n_padded;
-    if (g.trans_b) {
-      for (int64_t s = s0; s < s1; ++s) {
-        const int64_t j0 = s * nr;
-        const int64_t cols = std::min(nr, g.n - j0);
-        T* out = block + s * kc * nr;
-        for (int64_t c = 0; c < cols; ++c) {
-          const T* col = b + (j0 + c) * g.ldb + p0;
-          for (int64_t p = 0; p < kc; ++p) out[p * nr + c] = col[p];
-        }
-        for (int64_t p = 0; p < kc; ++p) {
-          for (int64_t c = cols; c < nr; ++c) out[p * nr + c] = T{0};
-        }
+  if (g.trans_b) {
+    for (int64_t s = s0; s < s1; ++s) {
+      const int64_t j0 = s * nr;
+      const int64_t cols = std::min(nr, g.n - j0);
+      T* out = dst + (s - s0) * kc * nr;
+      for (int64_t c = 0; c < cols; ++c) {
+        const T* col = b + (j0 + c) * g.ldb + p0;
+        for (int64_t p = 0; p < kc; ++p) out[p * nr + c] = col[p];
       }
-      continue;
-    }
-    for (int64_t pb = 0; pb < kc; pb += kPackRows) {
-      const int64_t depth = std::min(kPackRows, kc - pb);
-      for (int64_t s = s0; s < s1; ++s) {
-        const int64_t j0 = s * nr;
-        const int64_t cols = std::min(nr, g.n - j0);
-        T* out = block + s * kc * nr + pb * nr;
-        for (int64_t p = 0; p < depth; ++p) {
-          const T* row = b + (p0 + pb + p) * g.ldb + j0;
-          T* o = out + p * nr;
-          std::memcpy(o, row, static_cast<size_t>(cols) * sizeof(T));
-          for (int64_t c = cols; c < nr; ++c) o[c] = T{0};
-        }
+      for (int64_t p = 0; p < kc; ++p) {
+        for (int64_t c = cols; c < nr; ++c) out[p * nr + c] = T{0};
       }
     }
+    return;
+  }
+  for (int64_t pb = 0; pb < kc; pb += kPackRows) {
+    const int64_t depth = std::min(kPackRows, kc - pb);
+    for (int64_t s = s0; s < s1; ++s) {
+      const int64_t j0 = s * nr;
+      const int64_t cols = std::min(nr, g.n - j0);
+      T* out = dst + (s - s0) * kc * nr + pb * nr;
+      for (int64_t p = 0; p < depth; ++p) copy_strip_row(b + (p0 + pb + p) * g.ldb + j0, cols, nr, out + p * nr);
+    }
+  }
+}
+
+// Packs strips [s0, s1) of every depth block of op(B) into `dst` (the layout BOperand describes).
+template <class T>
+void pack_b_strips(const KernelSet<T>& ks, const GemmArgs& g, const T* b, int64_t s0, int64_t s1, T* dst) {
+  const int64_t n_padded = round_up(g.n, ks.nr);
+  const int64_t kc_block = depth_block(ks, g.k);
+  for (int64_t p0 = 0; p0 < g.k; p0 += kc_block) {
+    const int64_t kc = std::min(kc_block, g.k - p0);
+    pack_b_block(ks, g, b, p0, kc, s0, s1, dst + p0 * n_padded + s0 * kc * ks.nr);
   }
 }
 
@@ -303,7 +330,7 @@ void gemm_direct(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a,
                  T* c, ThreadPool& pool, const EpiloguePlan<T>& plan, bool serial) {
   constexpr int64_t kRawDepth = 16;
   const int64_t strips = ceil_div(g.n, ks.nr);
-  const int64_t depth = b.packed != nullptr ? ks.kc : kRawDepth;
+  const int64_t depth = b.packed != nullptr ? depth_block(ks, g.k) : kRawDepth;
   pool.parallel_for(strips, serial ? strips : 1, [&](int64_t begin, int64_t end) {
     GemmTile<T> t;
     t.rows = g.m;
@@ -328,29 +355,59 @@ void gemm_direct(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a,
   });
 }
 
+// How gemm_blocked cuts C into tasks: m_blocks blocks of whole MR-row strips (block b: strips
+// [b * m_strips / m_blocks, next block's), at most ks.mc rows, sizes differing by at most one strip) times
+// n_chunks ranges of `chunk` NR-column strips.
+struct TaskGrid {
+  int64_t m_strips = 0, m_blocks = 0;
+  int64_t chunk = 0, n_chunks = 0;
+};
+
+template <class T>
+TaskGrid plan_tasks(const KernelSet<T>& ks, const GemmArgs& g, int threads) {
+  TaskGrid grid;
+  const int64_t strips = ceil_div(g.n, ks.nr);
+  grid.m_strips = ceil_div(g.m, ks.mr);
+  grid.m_blocks = ceil_div(grid.m_strips, std::max<int64_t>(1, ks.mc / ks.mr));
+  grid.chunk = strips;
+  grid.n_chunks = 1;
+  // Enough tasks for every thread. Each N chunk packs its A rows again and each M block reads all of B again,
+  // so the dimension whose split repeats less work goes first: M when op(B) is the larger operand (m < n).
+  while (threads > 1 && g.m >= g.n && grid.m_blocks < 2 * threads && grid.m_blocks < grid.m_strips) {
+    ++grid.m_blocks;
+  }
+  while (threads > 1 && grid.m_blocks * grid.n_chunks < 2 * threads && grid.chunk > 1) {
+    grid.chunk = ceil_div(grid.chunk, 2);
+    grid.n_chunks = ceil_div(strips, grid.chunk);
+  }
+  while (grid.m_blocks * grid.n_chunks < threads && grid.m_blocks < grid.m_strips) ++grid.m_blocks;
+  // Equal shares: with M blocks only, a multiple of the thread count (tasks are taken in order, one at a time).
+  if (threads > 1 && grid.n_chunks == 1) grid.m_blocks = std::min(grid.m_strips, round_up(grid.m_blocks, threads));
+  return grid;
+}
+
+// b.packed null: only for grids with one M block (each B element used by one task); each task then packs the
+// kc x nc panel of B it is about to use into a thread-local buffer (kept in L2 for the whole panel).
 template <class T>
 void gemm_blocked(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a, const BOperand<T>& b, T beta,
-                  T* c, ThreadPool& pool, const EpiloguePlan<T>& plan, int threads) {
+                  T* c, ThreadPool& pool, const EpiloguePlan<T>& plan, int threads, const TaskGrid& grid) {
   const int64_t strips = ceil_div(g.n, ks.nr);
-  int64_t mc = round_up(ceil_div(g.m, ceil_div(g.m, ks.mc)), ks.mr);
-  int64_t m_blocks = ceil_div(g.m, mc);
-  int64_t chunk = strips;
-  int64_t n_chunks = 1;
-  // Enough tasks for every thread: split N first (no extra packing of B), then M.
-  while (threads > 1 && m_blocks * n_chunks < 2 * threads && chunk > 1) {
-    chunk = ceil_div(chunk, 2);
-    n_chunks = ceil_div(strips, chunk);
-  }
-  while (m_blocks * n_chunks < threads && mc > ks.mr) {
-    mc = round_up(ceil_div(mc, 2), ks.mr);
-    m_blocks = ceil_div(g.m, mc);
-  }
+  const int64_t m_strips = grid.m_strips;
+  const int64_t m_blocks = grid.m_blocks;
+  const int64_t chunk = grid.chunk;
+  const int64_t n_chunks = grid.n_chunks;
   const int64_t panel_strips = std::max<int64_t>(1, ks.nc / ks.nr);
   const int64_t tasks = m_blocks * n_chunks;
+  const int64_t kc_block = depth_block(ks, g.k);
   pool.parallel_for(tasks, threads == 1 ? tasks : 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<T> a_pack;
-    const size_t need = static_cast<size_t>(round_up(mc, ks.mr) * ks.kc);
+    const size_t need = static_cast<size_t>(ceil_div(m_strips, m_blocks) * ks.mr * kc_block);
     if (a_pack.size() < need) a_pack.resize(need);
+    thread_local std::vector<T> b_panel;
+    if (b.packed == nullptr) {
+      const size_t panel_need = static_cast<size_t>(panel_strips * ks.nr * kc_block);
+      if (b_panel.size() < panel_need) b_panel.resize(panel_need);
+    }
     GemmTile<T> t;
     t.a_row_stride = 1;
     t.a_k_stride = ks.mr;
@@ -358,12 +415,13 @@ void gemm_blocked(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a
     t.ldc = g.ldc;
     t.alpha = alpha;
     for (int64_t task = begin; task < end; ++task) {
-      const int64_t i0 = (task / n_chunks) * mc;
-      const int64_t rows = std::min(mc, g.m - i0);
+      const int64_t m_block = task / n_chunks;
+      const int64_t i0 = m_block * m_strips / m_blocks * ks.mr;
+      const int64_t rows = std::min(g.m, (m_block + 1) * m_strips / m_blocks * ks.mr) - i0;
       const int64_t s0 = (task % n_chunks) * chunk;
       const int64_t s1 = std::min(strips, s0 + chunk);
-      for (int64_t p0 = 0; p0 < g.k; p0 += ks.kc) {
-        const int64_t kc = std::min(ks.kc, g.k - p0);
+      for (int64_t p0 = 0; p0 < g.k; p0 += kc_block) {
+        const int64_t kc = std::min(kc_block, g.k - p0);
         const bool last = p0 + kc >= g.k;
         pack_a_block(ks, g, a, i0, rows, p0, kc, a_pack.data());
         t.kc = kc;
@@ -371,13 +429,19 @@ void gemm_blocked(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a
         // An A strip stays in L1 while it meets every B strip of a panel that stays in L2.
         for (int64_t panel = s0; panel < s1; panel += panel_strips) {
           const int64_t panel_end = std::min(s1, panel + panel_strips);
+          const T* panel_b = b_panel.data();
+          if (b.packed != nullptr) {
+            panel_b = b.packed + p0 * b.n_padded + panel * kc * ks.nr;
+          } else {
+            pack_b_block(ks, g, b.raw, p0, kc, panel, panel_end, b_panel.data());
+          }
           for (int64_t ir = 0; ir < rows; ir += ks.mr) {
             t.rows = std::min(ks.mr, rows - ir);
             t.a = a_pack.data() + ir * kc;
             for (int64_t s = panel; s < panel_end; ++s) {
               const int64_t j0 = s * ks.nr;
               t.cols = std::min(ks.nr, g.n - j0);
-              t.b = b.packed + p0 * b.n_padded + s * kc * ks.nr;
+              t.b = panel_b + (s - panel) * kc * ks.nr;
               t.c = c + (i0 + ir) * g.ldc + j0;
               run_tile(ks, t, last, plan, i0 + ir, j0);
             }
@@ -403,20 +467,48 @@ void gemm_engine(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a,
     gemm_direct(ks, g, alpha, a, b, beta, c, pool, plan, serial);
     return;
   }
-  if (b.packed == nullptr) {
-    // Shared by this call's tasks only; the calling thread is blocked in parallel_for until they finish.
-    thread_local std::vector<T> b_pack;
-    const int64_t strips = ceil_div(g.n, ks.nr);
-    b.n_padded = strips * ks.nr;
-    const size_t need = static_cast<size_t>(b.n_padded * g.k);
-    if (b_pack.size() < need) b_pack.resize(need);
-    T* dst = b_pack.data();
-    pool.parallel_for(strips, threads == 1 ? strips : 1, [&](int64_t s0, int64_t s1) {
-      pack_b_strips(ks, g, b.raw, s0, s1, dst);
-    });
-    b.packed = dst;
+  if (b.packed != nullptr) {
+    gemm_blocked(ks, g, alpha, a, b, beta, c, pool, plan, threads, plan_tasks(ks, g, threads));
+    return;
   }
-  gemm_blocked(ks, g, alpha, a, b, beta, c, pool, plan, threads);
+  const TaskGrid grid = plan_tasks(ks, g, threads);
+  if (grid.m_blocks == 1) {
+    gemm_blocked(ks, g, alpha, a, b, beta, c, pool, plan, threads, grid);
+    return;
+  }
+  // op(B) is packed one block (one depth block x a column chunk that fits kPackBufferBytes) at a time, all
+  // threads packing it, then every thread uses it: a sub-GEMM per block, accumulating into C after the first
+  // depth block; the epilogue comes with the last depth block of each chunk.
+  const int64_t kc_block = depth_block(ks, g.k);
+  const int64_t chunk_cols =
+      std::max(ks.nr, kPackBufferBytes / static_cast<int64_t>(sizeof(T)) / kc_block / ks.nr * ks.nr);
+  // Shared by this call's tasks only; the calling thread is blocked in parallel_for until they finish.
+  thread_local std::vector<T> b_pack;
+  const size_t need = static_cast<size_t>(round_up(std::min(chunk_cols, g.n), ks.nr) * kc_block);
+  if (b_pack.size() < need) b_pack.resize(need);
+  T* dst = b_pack.data();
+  for (int64_t j0 = 0; j0 < g.n; j0 += chunk_cols) {
+    for (int64_t p0 = 0; p0 < g.k; p0 += kc_block) {
+      GemmArgs sub = g;
+      sub.n = std::min(chunk_cols, g.n - j0);
+      sub.k = std::min(kc_block, g.k - p0);
+      const T* b_block = b.raw + (g.trans_b ? j0 * g.ldb + p0 : p0 * g.ldb + j0);
+      const int64_t strips = ceil_div(sub.n, ks.nr);
+      pool.parallel_for(strips, threads == 1 ? strips : 1, [&](int64_t s0, int64_t s1) {
+        pack_b_strips(ks, sub, b_block, s0, s1, dst);
+      });
+      BOperand<T> block;
+      block.packed = dst;
+      block.n_padded = strips * ks.nr;
+      EpiloguePlan<T> block_plan;
+      if (p0 + sub.k >= g.k) {
+        block_plan = plan;
+        if (block_plan.bias != nullptr && !block_plan.bias_per_row) block_plan.bias += j0;
+      }
+      gemm_blocked(ks, sub, alpha, a + (g.trans_a ? p0 * g.lda : p0), block, p0 == 0 ? beta : T{1}, c + j0, pool,
+                   block_plan, threads, plan_tasks(ks, sub, threads));
+    }
+  }
 }
 
 template <class T>

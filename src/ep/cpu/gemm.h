@@ -62,10 +62,10 @@ class PackedB {
   std::vector<T> data_;
 };
 
-// Register-blocked, cache-tiled GEMM (BLIS-style: op(B) packed once per call and shared by all threads, op(A)
-// packed per M block), parallel over M blocks x N chunks; with AVX-512, m <= kGemmDirectMaxRows and a B that
-// is prepacked or not transposed, neither operand is packed (B read once, parallel over N). The epilogue is
-// applied per tile while it is in cache.
+// Register-blocked, cache-tiled GEMM (BLIS-style: op(B) packed per call in panels or in bounded chunks, at
+// most a few MiB of buffer per calling thread; op(A) packed per M block), parallel over M blocks x N chunks;
+// with AVX-512, m <= kGemmDirectMaxRows and a B that is prepacked or not transposed, neither operand is packed
+// (B read once, parallel over N). The epilogue is applied per tile while it is in cache.
 // `isa` picks the micro-kernels (tests run each); a family the CPU lacks falls back to the portable one.
 void gemm_f32(const GemmArgs& args, float alpha, const float* a, const float* b, float beta, float* c,
               ThreadPool& pool, GemmIsa isa = best_gemm_isa(), const GemmEpilogue<float>& epilogue = {});
@@ -80,7 +80,7 @@ void gemm_f64_packed(const GemmArgs& args, double alpha, const double* a, const 
 
 // Portable micro-tile sizes and the depth block of the portable and AVX2 families, exposed so tests can probe
 // tile-1 / tile / tile+1 shapes (the AVX2 and AVX-512 tiles are in kernels/gemm_microkernels.h; AVX-512 uses
-// depth blocks of 384 (f32) and 128 (f64)).
+// depth blocks of at most 1024). Every family cuts k into equal depth blocks of at most its limit.
 inline constexpr int64_t kGemmF32TileM = 4;
 inline constexpr int64_t kGemmF32TileN = 16;
 inline constexpr int64_t kGemmF64TileM = 4;

@@ -64,5 +64,6 @@ void f64_gemm_14x16__avx512(const GemmTile<double>& tile);
 // Packs rows (<= 14) x kc of a row-major A (row stride lda) into one 14-row strip, k-major
 // (dst[p * 14 + r]), rows >= `rows` zero.
 void f32_pack_a_14__avx512(const float* a, int64_t lda, int64_t rows, int64_t kc, float* dst);
+void f64_pack_a_14__avx512(const double* a, int64_t lda, int64_t rows, int64_t kc, double* dst);
 
 }  // namespace nxrt::cpu

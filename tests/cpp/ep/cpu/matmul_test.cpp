@@ -175,6 +175,24 @@ TEST_P(GemmIsaTest, EpilogueAndPackedB) {
   }
 }
 
+// A per-call B deep enough for several depth blocks (AVX-512: at most 1024 deep), packed either once per call
+// in bounded chunks (several M blocks; f64 AVX-512 here also needs two column chunks) or panel by panel inside
+// the tasks (one M block); the epilogue only comes with the last depth block.
+TEST_P(GemmIsaTest, PerCallPackingInDepthAndColumnBlocks) {
+  ThreadPool pool(2);
+  for (int variant = 0; variant < 2; ++variant) {
+    GemmCase tc;
+    tc.m = variant == 0 ? 290 : 9, tc.n = variant == 0 ? 1000 : 1500, tc.k = variant == 0 ? 1100 : 2100;
+    tc.ta = tc.tb = variant == 1;
+    tc.beta = variant == 0 ? 0.5 : 0.0;
+    tc.bias = variant == 0 ? 1 : 2;
+    tc.activation = variant == 0 ? ActivationKind::kSigmoid : ActivationKind::kRelu;
+    tc.ld_pad = variant;
+    check_case<float>(tc, pool, GetParam());
+    check_case<double>(tc, pool, GetParam());
+  }
+}
+
 TEST_P(GemmIsaTest, BetaZeroIgnoresNanInOutputOnEveryPath) {
   ThreadPool pool(2);
   for (int64_t m : {1, 8, 9, 40}) {

@@ -232,7 +232,48 @@ void transpose_16x16(__m512 rows[16]) {
   }
 }
 
+// Transposes an 8 x 8 block held as 8 row vectors; on return rows[c] holds column c.
+void transpose_8x8(__m512d rows[8]) {
+  __m512d t[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm512_unpacklo_pd(rows[2 * i], rows[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_pd(rows[2 * i], rows[2 * i + 1]);
+  }
+  // t[2i + j], 128-bit lane L: column 2L + j of rows 2i, 2i + 1.
+  for (int j = 0; j < 2; ++j) {
+    const __m512d lo_even = _mm512_shuffle_f64x2(t[j], t[2 + j], 0x88);  // columns j, 4 + j of rows 0 .. 3
+    const __m512d lo_odd = _mm512_shuffle_f64x2(t[j], t[2 + j], 0xDD);   // columns 2 + j, 6 + j
+    const __m512d hi_even = _mm512_shuffle_f64x2(t[4 + j], t[6 + j], 0x88);
+    const __m512d hi_odd = _mm512_shuffle_f64x2(t[4 + j], t[6 + j], 0xDD);
+    rows[j] = _mm512_shuffle_f64x2(lo_even, hi_even, 0x88);
+    rows[4 + j] = _mm512_shuffle_f64x2(lo_even, hi_even, 0xDD);
+    rows[2 + j] = _mm512_shuffle_f64x2(lo_odd, hi_odd, 0x88);
+    rows[6 + j] = _mm512_shuffle_f64x2(lo_odd, hi_odd, 0xDD);
+  }
+}
+
 }  // namespace
+
+void f64_pack_a_14__avx512(const double* a, int64_t lda, int64_t rows, int64_t kc, double* dst) {
+  constexpr int kTileM = kAvx512F64TileM;
+  // Rows 0 .. 7 and 8 .. 13 go through separate 8 x 8 transposes; the second stores 6 lanes.
+  const __mmask8 high_lanes = static_cast<__mmask8>((1u << (kTileM - 8)) - 1);
+  for (int64_t pb = 0; pb < kc; pb += 8) {
+    const int64_t depth = kc - pb < 8 ? kc - pb : 8;
+    const __mmask8 depth_lanes = depth >= 8 ? __mmask8(0xFF) : static_cast<__mmask8>((1u << depth) - 1);
+    for (int half = 0; half < 2; ++half) {
+      const int64_t r0 = half * 8;
+      __m512d block[8];
+      for (int r = 0; r < 8; ++r) {
+        block[r] = r0 + r < rows && r0 + r < kTileM ? _mm512_maskz_loadu_pd(depth_lanes, a + (r0 + r) * lda + pb)
+                                                    : _mm512_setzero_pd();
+      }
+      transpose_8x8(block);
+      const __mmask8 store_lanes = half == 0 ? __mmask8(0xFF) : high_lanes;
+      for (int64_t c = 0; c < depth; ++c) _mm512_mask_storeu_pd(dst + (pb + c) * kTileM + r0, store_lanes, block[c]);
+    }
+  }
+}
 
 void f32_pack_a_14__avx512(const float* a, int64_t lda, int64_t rows, int64_t kc, float* dst) {
   constexpr int kTileM = kAvx512F32TileM;
