@@ -17,12 +17,14 @@
 // floating-point contraction off), so results equal the unfused graph's bit for bit. The work is split in chunks
 // small enough for the intermediates to stay in L1/L2, chunks in parallel.
 #include <algorithm>
+#include <type_traits>
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "ep/cpu/kernel.h"
+#include "ep/cpu/vector_math.h"
 
 namespace nxrt::cpu {
 
@@ -101,8 +103,30 @@ void run_op(T* out, Operand<T> a, Operand<T> b, int64_t count) {
   }
 }
 
+// The float transcendental ops go through the same vector math as the standalone Exp, Sigmoid and Tanh kernels,
+// so fused and unfused graphs give identical results.
+using FloatArrayFn = void (*)(const float*, float*, int64_t);
+
+FloatArrayFn float_vector_op(Op op) {
+  switch (op) {
+    case Op::kExp: return vector_exp;
+    case Op::kSigmoid: return vector_sigmoid;
+    case Op::kTanh: return vector_tanh;
+    default: return nullptr;
+  }
+}
+
 template <class T>
 void dispatch_op(Op op, T* out, Operand<T> a, Operand<T> b, int64_t count) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (const FloatArrayFn fn = float_vector_op(op)) {
+      if (a.data) return fn(a.data, out, count);
+      float value = 0.0f;
+      fn(&a.scalar, &value, 1);
+      std::fill(out, out + count, value);
+      return;
+    }
+  }
   switch (op) {
 #define NXRT_FUSED_CASE(name) \
   case Op::name: return run_op<Op::name>(out, a, b, count);
