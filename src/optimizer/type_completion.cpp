@@ -6,6 +6,7 @@
 #include <numeric>
 #include <set>
 
+#include "ep/cpu/conv_common.h"
 #include "optimizer/passes.h"
 #include "optimizer/rewriter.h"
 
@@ -113,45 +114,20 @@ std::optional<SymbolicShape> slice_shape(Rewriter& rw, const graph::Node& node, 
   return out;
 }
 
-std::vector<int64_t> ints_attribute(const graph::Node& node, const char* name, std::vector<int64_t> fallback) {
-  auto value = node.attr_ints(name, std::move(fallback));
-  return value ? std::move(value).value() : std::vector<int64_t>{};
-}
-
-// Conv / MaxPool / AveragePool / LpPool: [N, channels, spatial...] with ONNX's output-size rules. `kernel` holds
-// the window per spatial axis; nullopt when an attribute is malformed or a spatial input dim is unknown.
+// Conv / MaxPool / AveragePool: [N, channels, spatial...] with the output sizes the kernels compute
+// (conv::resolve_geometry); nullopt when an attribute is malformed or a spatial input dim is unknown.
 std::optional<SymbolicShape> window_shape(const graph::Node& node, const SymbolicShape& in, Dim channels,
-                                          const std::vector<int64_t>& kernel, bool ceil_mode) {
-  const size_t spatial = kernel.size();
-  if (in.size() != spatial + 2) return std::nullopt;
-  const auto strides = ints_attribute(node, "strides", std::vector<int64_t>(spatial, 1));
-  const auto dilations = ints_attribute(node, "dilations", std::vector<int64_t>(spatial, 1));
-  const auto pads = ints_attribute(node, "pads", std::vector<int64_t>(2 * spatial, 0));
-  auto auto_pad = node.attr_string("auto_pad", "NOTSET");
-  if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial || !auto_pad) {
-    return std::nullopt;
+                                          const std::vector<int64_t>& kernel, const cpu::conv::WindowAttrs& attrs) {
+  if (in.size() != kernel.size() + 2) return std::nullopt;
+  std::vector<int64_t> spatial;
+  for (size_t i = 2; i < in.size(); ++i) {
+    if (!in[i].is_known()) return std::nullopt;
+    spatial.push_back(in[i].value);
   }
+  auto geometry = cpu::conv::resolve_geometry(attrs, spatial, kernel, node.describe());
+  if (!geometry) return std::nullopt;
   SymbolicShape out{in[0], channels};
-  for (size_t i = 0; i < spatial; ++i) {
-    if (!in[i + 2].is_known() || strides[i] <= 0 || dilations[i] <= 0) return std::nullopt;
-    const int64_t n = in[i + 2].value;
-    const int64_t window = dilations[i] * (kernel[i] - 1) + 1;
-    int64_t size = 0;
-    if (*auto_pad == "SAME_UPPER" || *auto_pad == "SAME_LOWER") {
-      size = (n + strides[i] - 1) / strides[i];
-    } else if (*auto_pad == "VALID") {
-      size = (n - window + strides[i]) / strides[i];
-    } else if (*auto_pad == "NOTSET") {
-      const int64_t span = n + pads[i] + pads[i + spatial] - window;
-      size = (ceil_mode ? span + strides[i] - 1 : span) / strides[i] + 1;
-      // With ceil_mode, a last window that would start inside the end padding is dropped.
-      if (ceil_mode && (size - 1) * strides[i] >= n + pads[i]) --size;
-    } else {
-      return std::nullopt;
-    }
-    if (size < 0) return std::nullopt;
-    out.push_back(Dim::known(size));
-  }
+  for (int64_t size : geometry->out) out.push_back(Dim::known(size));
   return out;
 }
 
@@ -182,14 +158,13 @@ std::optional<SymbolicShape> layer_shape(Rewriter& rw, const graph::Node& node, 
       if (!(*w)[i].is_known()) return std::nullopt;
       kernel.push_back((*w)[i].value);
     }
-    return window_shape(node, in, (*w)[0], kernel, false);
+    auto attrs = cpu::conv::parse_window_attrs(node);
+    return attrs ? window_shape(node, in, (*w)[0], kernel, *attrs) : std::nullopt;
   }
   if (op == "MaxPool" || op == "AveragePool") {
     if (node.outputs.size() > 1 || in.size() < 3) return std::nullopt;
-    const auto kernel = ints_attribute(node, "kernel_shape", {});
-    auto ceil_mode = node.attr_int("ceil_mode", 0);
-    if (kernel.size() + 2 != in.size() || !ceil_mode) return std::nullopt;
-    return window_shape(node, in, in[1], kernel, *ceil_mode != 0);
+    auto attrs = cpu::conv::parse_window_attrs(node);
+    return attrs ? window_shape(node, in, in[1], attrs->kernel_shape, *attrs) : std::nullopt;
   }
   if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
     if (in.size() < 3) return std::nullopt;
