@@ -237,21 +237,26 @@ const Tensor* constant_value(const Graph& graph, int value) {
   return attribute && attribute->type == Attribute::Type::kTensor ? &attribute->t : nullptr;
 }
 
+Status infer_node_types(Graph& graph, const Node& node) {
+  if (!node.domain.empty()) return Status::ok();
+  const auto rule = inference_rules().find(node.op_type);
+  if (rule == inference_rules().end() || node.outputs.empty()) return Status::ok();
+  InferenceContext ctx{graph, node, {}, std::vector<TypeInfo>(node.outputs.size())};
+  for (int input : node.inputs) ctx.inputs.push_back(input == kNoValue ? nullptr : &graph.values[input].type);
+  TRY(rule->second(ctx));
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    if (node.outputs[i] != kNoValue) merge_inferred(graph.values[node.outputs[i]].type, ctx.outputs[i]);
+  }
+  return Status::ok();
+}
+
 Status infer_shapes(Graph& graph) {
   for (Node& node : graph.nodes) {
     for (Attribute& attribute : node.attributes) {
       if (attribute.g) TRY(infer_shapes(*attribute.g));
       for (auto& sub : attribute.graphs) TRY(infer_shapes(*sub));
     }
-    if (!node.domain.empty()) continue;
-    const auto rule = inference_rules().find(node.op_type);
-    if (rule == inference_rules().end() || node.outputs.empty()) continue;
-    InferenceContext ctx{graph, node, {}, std::vector<TypeInfo>(node.outputs.size())};
-    for (int input : node.inputs) ctx.inputs.push_back(input == kNoValue ? nullptr : &graph.values[input].type);
-    TRY(rule->second(ctx));
-    for (size_t i = 0; i < node.outputs.size(); ++i) {
-      if (node.outputs[i] != kNoValue) merge_inferred(graph.values[node.outputs[i]].type, ctx.outputs[i]);
-    }
+    TRY(infer_node_types(graph, node));
   }
   return Status::ok();
 }

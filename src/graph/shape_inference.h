@@ -10,6 +10,9 @@ namespace nxrt::graph {
 
 Status infer_shapes(Graph& graph);
 
+// The rule of infer_shapes for one node (not its subgraphs): merges what it infers into the output values.
+Status infer_node_types(Graph& graph, const Node& node);
+
 // Constant value of a value: its initializer, or the `value` tensor of the Constant node producing it.
 const Tensor* constant_value(const Graph& graph, int value);
 

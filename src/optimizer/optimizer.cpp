@@ -27,6 +27,45 @@ constexpr Pass kPasses[] = {
 
 constexpr int kMaxRounds = 8;
 
+struct Arity {
+  const char* op;
+  size_t min_inputs;  // these leading inputs must be present (not omitted)
+  size_t max_inputs;
+};
+
+constexpr size_t kAny = static_cast<size_t>(-1);
+
+// The ai.onnx ops the passes pattern-match, with the input counts their schemas allow. The passes index inputs
+// and outputs of these ops without further checks, so a graph that breaks these counts is left to kernel creation,
+// which reports the bad node by name.
+constexpr Arity kMatchedOps[] = {
+    {"Abs", 1, 1}, {"Add", 2, 2}, {"AveragePool", 1, 1}, {"BatchNormalization", 5, 5}, {"Cast", 1, 1},
+    {"Ceil", 1, 1}, {"Celu", 1, 1}, {"Clip", 1, 3}, {"Conv", 2, 3}, {"Cos", 1, 1}, {"Div", 2, 2},
+    {"Dropout", 1, 3}, {"Elu", 1, 1}, {"Erf", 1, 1}, {"Exp", 1, 1}, {"Expand", 2, 2}, {"Flatten", 1, 1},
+    {"Floor", 1, 1}, {"Gelu", 1, 1}, {"Gemm", 2, 3}, {"GlobalAveragePool", 1, 1}, {"GlobalMaxPool", 1, 1},
+    {"HardSigmoid", 1, 1}, {"HardSwish", 1, 1}, {"Identity", 1, 1}, {"LayerNormalization", 2, 3},
+    {"LeakyRelu", 1, 1}, {"Log", 1, 1}, {"LogSoftmax", 1, 1}, {"MatMul", 2, 2}, {"Max", 1, kAny},
+    {"MaxPool", 1, 1}, {"Min", 1, kAny}, {"Mish", 1, 1}, {"Mul", 2, 2}, {"Neg", 1, 1}, {"Pow", 2, 2},
+    {"Reciprocal", 1, 1}, {"ReduceMean", 1, 2}, {"Relu", 1, 1}, {"Reshape", 2, 2}, {"Round", 1, 1},
+    {"Selu", 1, 1}, {"Shape", 1, 1}, {"Sigmoid", 1, 1}, {"Sign", 1, 1}, {"Sin", 1, 1}, {"Size", 1, 1},
+    {"Slice", 1, 5}, {"Softmax", 1, 1}, {"Softplus", 1, 1}, {"Softsign", 1, 1}, {"Sqrt", 1, 1},
+    {"Squeeze", 1, 2}, {"Sub", 2, 2}, {"Tanh", 1, 1}, {"Transpose", 1, 1}, {"Unsqueeze", 1, 2},
+};
+
+bool arity_fits(const graph::Node& node) {
+  if (!node.domain.empty() && node.domain != "ai.onnx") return true;
+  if (node.outputs.empty() || node.outputs[0] == graph::kNoValue) return false;
+  for (const Arity& arity : kMatchedOps) {
+    if (node.op_type != arity.op) continue;
+    if (node.inputs.size() < arity.min_inputs || node.inputs.size() > arity.max_inputs) return false;
+    for (size_t i = 0; i < arity.min_inputs; ++i) {
+      if (node.inputs[i] == graph::kNoValue) return false;
+    }
+    return true;
+  }
+  return true;
+}
+
 }  // namespace
 
 Status optimize(graph::Graph& graph, int level) {
@@ -36,6 +75,9 @@ Status optimize(graph::Graph& graph, int level) {
       if (attribute.g) TRY(optimize(*attribute.g, level));
       for (auto& subgraph : attribute.graphs) TRY(optimize(*subgraph, level));
     }
+  }
+  for (const graph::Node& node : graph.nodes) {
+    if (!arity_fits(node)) return Status::ok();  // malformed: left unoptimized for kernel creation to reject
   }
   for (int round = 0; round < kMaxRounds; ++round) {
     bool changed = false;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ep/cpu/conv_common.h"
+#include "graph/shape_inference.h"
 #include "optimizer/passes.h"
 #include "optimizer/rewriter.h"
 
@@ -186,6 +187,33 @@ std::optional<SymbolicShape> layer_shape(Rewriter& rw, const graph::Node& node, 
   return std::nullopt;
 }
 
+// Concat: input shapes agree off `axis`; the axis dim is the sum (unknown when any part is).
+std::optional<SymbolicShape> concat_shape(Rewriter& rw, const graph::Node& node, const SymbolicShape& first) {
+  const auto axis_attr = node.attr_int("axis", 0);
+  const int64_t rank = static_cast<int64_t>(first.size());
+  if (!axis_attr || rank == 0) return std::nullopt;
+  const int64_t axis = *axis_attr < 0 ? *axis_attr + rank : *axis_attr;
+  if (axis < 0 || axis >= rank) return std::nullopt;
+  SymbolicShape out = first;
+  int64_t total = 0;
+  bool known = true;
+  for (int input : node.inputs) {
+    if (input == kNoValue || !has_shape(rw.value(input).type)) return std::nullopt;
+    const SymbolicShape& shape = *rw.value(input).type.shape;
+    if (static_cast<int64_t>(shape.size()) != rank) return std::nullopt;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d != axis && !(shape[d] == out[d])) {
+        if (shape[d].is_known() && out[d].is_known()) return std::nullopt;
+        if (!out[d].is_known()) out[d] = shape[d];
+      }
+    }
+    known = known && shape[axis].is_known();
+    if (known) total += shape[axis].value;
+  }
+  out[axis] = known ? Dim::known(total) : Dim::unknown();
+  return out;
+}
+
 std::optional<TypeInfo> completed_type(Rewriter& rw, const graph::Node& node) {
   if (!node.domain.empty() || node.inputs.empty() || node.inputs[0] == kNoValue) return std::nullopt;
   const TypeInfo& first = rw.value(node.inputs[0]).type;
@@ -193,6 +221,11 @@ std::optional<TypeInfo> completed_type(Rewriter& rw, const graph::Node& node) {
   const std::string& op = node.op_type;
   if (preserves_input_type(op)) return first;
   if (auto shape = layer_shape(rw, node, *first.shape)) return TypeInfo::tensor(first.elem_type, std::move(shape));
+  if (op == "Concat") {
+    auto shape = concat_shape(rw, node, *first.shape);
+    if (!shape) return std::nullopt;
+    return TypeInfo::tensor(first.elem_type, std::move(shape));
+  }
   if (op == "Slice") {
     auto shape = slice_shape(rw, node, *first.shape);
     if (!shape) return std::nullopt;
@@ -215,6 +248,9 @@ Expected<bool> complete_types(graph::Graph& graph) {
   Rewriter rw(graph);
   for (int n = 0; n < rw.node_count(); ++n) {
     const graph::Node& node = rw.node(n);
+    // Inputs may have gained types since shape inference ran (from the rules below): rerun its rule first.
+    // Conflicts it finds are left to the kernels to report.
+    (void)graph::infer_node_types(graph, node);
     if (node.outputs.empty() || node.outputs[0] == kNoValue || !needs_type(rw.value(node.outputs[0]).type)) continue;
     auto type = completed_type(rw, node);
     if (!type) continue;

@@ -97,6 +97,34 @@ TEST(RedundantNodes, TransposePairComposes) {
   EXPECT_EQ(op_types(*optimized), (std::vector<std::string>{"Transpose"}));
 }
 
+// A fuzzed model: Transpose without inputs after a Reshape. The optimizer must leave it for kernel creation
+// to reject instead of reading a missing input.
+TEST(RedundantNodes, MalformedArityIsRejectedNotRewritten) {
+  w::Model model;
+  model.graph.inputs = {{"X", 1, {int64_t{3}, int64_t{4}}}};
+  model.graph.outputs = {{"Y", 1, {int64_t{6}, int64_t{2}}}};
+  model.graph.initializers = {w::int64_tensor("shape", {2}, {2, 6})};
+  model.graph.nodes = {{"Reshape", {"X", "shape"}, {"R"}, {}, "reshape"},
+                       {"Transpose", {}, {"Y"}, {ints("perm", {1, 0})}, "transpose"},
+                       {"Transpose", {"R", "R"}, {"Z"}, {ints("perm", {1, 0})}, "transpose_two_inputs"}};
+  for (int level : {1, 99}) {
+    SessionOptions options;
+    options.graph_optimization_level = level;
+    auto session = Session::create_from_bytes(w::encode_model(model), options);
+    ASSERT_TRUE(session) << session.status().to_string();  // arity is checked when the kernel runs
+    EXPECT_EQ(op_types(**session), (std::vector<std::string>{"Reshape", "Transpose", "Transpose"}));
+    auto x = Tensor::allocate(DataType::kFloat32, {3, 4});
+    ASSERT_TRUE(x);
+    std::fill_n(x->data<float>(), 12, 1.0f);
+    const std::vector<std::string> names = {"X"};
+    std::vector<Tensor> inputs;
+    inputs.push_back(std::move(*x));
+    auto outputs = (*session)->run(names, inputs, {});
+    ASSERT_FALSE(outputs);
+    EXPECT_NE(outputs.status().to_string().find("transpose"), std::string::npos) << outputs.status().to_string();
+  }
+}
+
 w::Model conv_model(const std::vector<w::Node>& tail, const std::vector<w::Tensor>& extra, const std::string& out) {
   w::Model model;
   model.graph.inputs = {{"x", 1, {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{5}}}};

@@ -142,6 +142,26 @@ TEST(LinearFusion, MatMulAddRelu) {
   }
 }
 
+// Shapes reach the MatMul only through type completion: Softmax and Concat have no shape-inference rule, and the
+// Transpose/Reshape after them must be re-inferred from the completed types.
+TEST(LinearFusion, ShapesFlowThroughSoftmaxConcatTransposeReshape) {
+  w::Model model;
+  model.graph.inputs = {{"x", 1, {int64_t{1}, int64_t{3}, int64_t{8}}}};
+  model.graph.outputs = {{"y", 1, {int64_t{1}, int64_t{4}, int64_t{5}}}};
+  model.graph.initializers = {w::float_tensor("cls", {1, 1, 8}, ramp(8)),
+                              w::int64_tensor("shape", {3}, {1, 4, 8}),
+                              w::float_tensor("W", {8, 5}, ramp(40)), w::float_tensor("bias", {5}, ramp(5, 0.3f))};
+  model.graph.nodes = {{"Softmax", {"x"}, {"s"}, {w::attr_int("axis", -1)}, "softmax"},
+                       {"Concat", {"cls", "s"}, {"c"}, {w::attr_int("axis", 1)}, "concat"},
+                       {"Transpose", {"c"}, {"t"}, {w::attr_ints("perm", {0, 2, 1})}, "transpose"},
+                       {"Reshape", {"t", "shape"}, {"r"}, {}, "reshape"},
+                       {"MatMul", {"r", "W"}, {"m"}, {}, "matmul"},
+                       {"Add", {"m", "bias"}, {"y"}, {}, "add"}};
+  auto optimized = optimize_and_compare(model, 1e-5);
+  ASSERT_TRUE(optimized);
+  if (registered("com.nxrt", "FusedMatMul")) EXPECT_EQ(count_op(*optimized, "com.nxrt:FusedMatMul"), 1);
+}
+
 TEST(LinearFusion, MatMulWithNonConstantWeightStays) {
   w::Model model;
   model.graph.inputs = {{"x", 1, {int64_t{3}, int64_t{4}}}, {"w", 1, {int64_t{4}, int64_t{5}}}};
