@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ep/cpu/kernel.h"
@@ -179,14 +180,75 @@ void transpose_nd(const T* in, T* out, const TransposePlan& plan, int64_t numel,
   });
 }
 
+// Input offset of the first element of output block `block`, where a block spans the last `inner_dims` output
+// dims.
+inline int64_t block_offset(const TransposePlan& plan, int64_t block, size_t inner_dims) {
+  int64_t offset = 0;
+  for (size_t d = plan.out_dims.size() - inner_dims; d-- > 0;) {
+    offset += (block % plan.out_dims[d]) * plan.in_strides[d];
+    block /= plan.out_dims[d];
+  }
+  return offset;
+}
+
+// The last output dim is contiguous in the input (e.g. [0,2,1,3] splitting attention heads): row copies.
+template <class T>
+void transpose_rows(const T* in, T* out, const TransposePlan& plan, int64_t numel, ThreadPool& pool) {
+  const int64_t inner = plan.out_dims.back();
+  pool.parallel_for(numel / inner, std::max<int64_t>(1, 16384 / inner), [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      std::copy_n(in + block_offset(plan, row, 1), inner, out + row * inner);
+    }
+  });
+}
+
+// The last two output dims [C, R] read an input matrix [R, C] (e.g. [0,1,3,2] for K^T, [0,2,3,1] for NCHW->NHWC):
+// a tiled 2-D transpose per leading index.
+template <class T>
+void transpose_batched_2d(const T* in, T* out, const TransposePlan& plan, int64_t numel, ThreadPool& pool) {
+  constexpr int64_t kTile = 32;
+  const size_t rank = plan.out_dims.size();
+  const int64_t cols = plan.out_dims[rank - 2];  // input columns = output rows
+  const int64_t rows = plan.out_dims[rank - 1];  // input rows = output columns
+  const int64_t row_tiles = (rows + kTile - 1) / kTile;
+  const int64_t tasks = numel / (rows * cols) * row_tiles;
+  pool.parallel_for(tasks, std::max<int64_t>(1, 16384 / (kTile * std::max<int64_t>(cols, 1))),
+                    [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t batch = task / row_tiles;
+      const T* src = in + block_offset(plan, batch, 2);
+      T* dst = out + batch * rows * cols;
+      const int64_t r0 = (task % row_tiles) * kTile;
+      const int64_t r1 = std::min(rows, r0 + kTile);
+      for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+        const int64_t c1 = std::min(cols, c0 + kTile);
+        for (int64_t c = c0; c < c1; ++c) {
+          for (int64_t r = r0; r < r1; ++r) dst[c * rows + r] = src[r * cols + c];
+        }
+      }
+    }
+  });
+}
+
 template <class T>
 void transpose_typed(const Tensor& input, Tensor& output, const std::vector<int64_t>& perm, ThreadPool& pool) {
   const T* in = static_cast<const T*>(input.raw_data());
   T* out = static_cast<T*>(output.raw_data());
   const TransposePlan plan = make_transpose_plan(input.shape(), perm);
-  if (plan.out_dims.size() == 2 && plan.in_strides[1] == plan.out_dims[0] && plan.in_strides[0] == 1) {
+  const size_t rank = plan.out_dims.size();
+  if (rank == 2 && plan.in_strides[1] == plan.out_dims[0] && plan.in_strides[0] == 1) {
     transpose_2d(in, out, plan.out_dims[1], plan.out_dims[0], pool);
     return;
+  }
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    if (plan.in_strides.back() == 1) {
+      transpose_rows(in, out, plan, input.numel(), pool);
+      return;
+    }
+    if (rank >= 2 && plan.in_strides[rank - 2] == 1 && plan.in_strides[rank - 1] == plan.out_dims[rank - 2]) {
+      transpose_batched_2d(in, out, plan, input.numel(), pool);
+      return;
+    }
   }
   transpose_nd(in, out, plan, input.numel(), pool);
 }

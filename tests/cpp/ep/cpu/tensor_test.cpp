@@ -118,7 +118,12 @@ INSTANTIATE_TEST_SUITE_P(
                                          TransposeCase{{2, 3, 4, 5}, {1, 0, 3, 2}},
                                          TransposeCase{{2, 1, 3, 1}, {3, 2, 1, 0}},
                                          TransposeCase{{4, 5, 6}, {0, 1, 2}}, TransposeCase{{7}, {0}},
-                                         TransposeCase{{33, 1, 40}, {2, 1, 0}}),
+                                         TransposeCase{{33, 1, 40}, {2, 1, 0}},
+                                         // row copies, batched 2-D tiles (ragged tiles), NCHW <-> NHWC
+                                         TransposeCase{{2, 5, 3, 4}, {0, 2, 1, 3}},
+                                         TransposeCase{{2, 3, 37, 45}, {0, 1, 3, 2}},
+                                         TransposeCase{{2, 6, 5, 7}, {0, 2, 3, 1}},
+                                         TransposeCase{{2, 5, 7, 6}, {0, 3, 1, 2}}),
                        ::testing::Values(1, 3)));
 
 TEST(TransposeKernelTest, DefaultPermReversesAndErrorsAreReported) {
