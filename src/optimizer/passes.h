@@ -28,6 +28,8 @@ Expected<bool> fuse_layer_norm(graph::Graph& graph);
 // MatMul + bias [+ act] -> com.nxrt:FusedMatMul, Gemm + act -> com.microsoft:FusedGemm,
 // Conv [+ Add] + act -> com.microsoft:FusedConv.
 Expected<bool> fuse_linear_activations(graph::Graph& graph);
+// MatMul(Q, Kt) [* or / scalar] [+ mask] -> Softmax(last axis) -> MatMul(., V) -> com.nxrt:FusedAttention (f32).
+Expected<bool> fuse_attention(graph::Graph& graph);
 // Connected groups of same-shape float/double elementwise ops -> com.nxrt:FusedElementwise.
 Expected<bool> fuse_elementwise(graph::Graph& graph);
 

@@ -132,6 +132,7 @@ inline constexpr int kLatestOpset = 1 << 20;
 // Per-family tables, each defined at the bottom of its family file and listed once in registry.cpp.
 std::span<const KernelDef> elementwise_kernels();
 std::span<const KernelDef> matmul_kernels();
+std::span<const KernelDef> fused_attention_kernels();
 std::span<const KernelDef> tensor_kernels();
 std::span<const KernelDef> cast_kernels();
 std::span<const KernelDef> unary_math_kernels();

@@ -12,6 +12,7 @@ using FamilyFn = std::span<const KernelDef> (*)();
 constexpr FamilyFn kFamilies[] = {
     elementwise_kernels,
     matmul_kernels,
+    fused_attention_kernels,
     tensor_kernels,
     cast_kernels,
     unary_math_kernels,

@@ -301,4 +301,6 @@ const KernelDef kSoftmaxKernels[] = {
 
 std::span<const KernelDef> softmax_kernels() { return kSoftmaxKernels; }
 
+void softmax_row_f32(const float* x, float* y, int64_t n) { normalise_row<Mode::kSoftmax>(x, y, n); }
+
 }  // namespace nxrt::cpu

@@ -21,6 +21,8 @@ void vector_gelu_erf(const float* in, float* out, int64_t n);
 void vector_gelu_tanh(const float* in, float* out, int64_t n);
 // out[i] = exp(in[i] - shift); returns the sum of out.
 float vector_exp_shifted_sum(const float* in, float* out, int64_t n, float shift);
+// Softmax of one float row as the Softmax kernel computes it (defined in softmax.cpp); x and y may alias.
+void softmax_row_f32(const float* x, float* y, int64_t n);
 
 // Elementwise arithmetic over arrays for the binary kernels: `op` 0 add, 1 sub, 2 mul, 3 div; `shape` 0 both
 // arrays, 1 a is a scalar (a[0]), 2 b is a scalar. out[i] = a op b for i < n.

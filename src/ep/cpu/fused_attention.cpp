@@ -1,0 +1,179 @@
+// com.nxrt:FusedAttention (made by the optimizer's attention fusion), float32:
+//   Y = MatMul(Softmax(MatMul(Q, Kt) * scale (or / scale when divide=1) [+ mask], axis=-1), V)
+// Q [..., S, D], Kt [..., D, T], V [..., T, Dv] with equal batch dims; mask (optional) broadcasts to [..., S, T]
+// without widening it; Y [..., S, Dv]. Each task takes one batch entry and a block of query rows, so its scores
+// stay in cache; the steps are the unfused kernels' (same GEMM, scalar multiply, add, Softmax row).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "ep/cpu/gemm.h"
+#include "ep/cpu/kernel.h"
+#include "ep/cpu/vector_math.h"
+
+namespace nxrt::cpu {
+
+namespace {
+
+constexpr int64_t kRowBlock = 32;
+
+struct AttentionShape {
+  Shape batch;  // leading dims shared by Q, Kt, V
+  int64_t batch_count = 1;
+  int64_t s = 0, d = 0, t = 0, dv = 0;
+  std::vector<int64_t> mask_strides;  // per dim of [batch..., S, T]; 0 where the mask broadcasts
+};
+
+class FusedAttentionKernel final : public Kernel {
+ public:
+  FusedAttentionKernel(std::string description, float scale, bool divide)
+      : description_(std::move(description)), scale_(scale), divide_(divide) {}
+
+  Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
+    TRY_ASSIGN(const AttentionShape shape, resolve(inputs));
+    Shape out = shape.batch;
+    out.push_back(shape.s);
+    out.push_back(shape.dv);
+    outputs.assign(1, OutputDesc{DataType::kFloat32, std::move(out)});
+    return Status::ok();
+  }
+
+  Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
+    TRY_ASSIGN(const AttentionShape shape, resolve(inputs));
+    if (outputs[0].numel() == 0) return Status::ok();
+    const float* q = inputs[0]->data<float>();
+    const float* kt = inputs[1]->data<float>();
+    const float* v = inputs[2]->data<float>();
+    const Tensor* mask_tensor = optional_input(inputs, 3);
+    const float* mask = mask_tensor != nullptr ? mask_tensor->data<float>() : nullptr;
+    float* y = outputs[0].data<float>();
+    const int64_t row_blocks = (shape.s + kRowBlock - 1) / kRowBlock;
+    pool.parallel_for(shape.batch_count * row_blocks, 1, [&](int64_t begin, int64_t end) {
+      std::vector<float> scores(static_cast<size_t>(std::min(kRowBlock, shape.s) * shape.t));
+      for (int64_t task = begin; task < end; ++task) {
+        const int64_t b = task / row_blocks;
+        const int64_t row0 = (task % row_blocks) * kRowBlock;
+        const int64_t rows = std::min(kRowBlock, shape.s - row0);
+        attend_block(shape, b, row0, rows, q, kt, v, mask, y, scores.data(), pool);
+      }
+    });
+    return Status::ok();
+  }
+
+ private:
+  void attend_block(const AttentionShape& sh, int64_t b, int64_t row0, int64_t rows, const float* q,
+                    const float* kt, const float* v, const float* mask, float* y, float* scores,
+                    ThreadPool& pool) const {
+    if (sh.t == 0) {
+      std::fill_n(y + (b * sh.s + row0) * sh.dv, rows * sh.dv, 0.0f);
+      return;
+    }
+    if (sh.d > 0) {
+      const GemmArgs qk{false, false, rows, sh.t, sh.d, sh.d, sh.t, sh.t};
+      gemm_f32(qk, 1.0f, q + (b * sh.s + row0) * sh.d, kt + b * sh.d * sh.t, 0.0f, scores, pool);
+    } else {
+      std::fill_n(scores, rows * sh.t, 0.0f);
+    }
+    int64_t mask_base = 0;
+    if (mask != nullptr) {
+      int64_t rest = b;
+      for (size_t d = sh.batch.size(); d-- > 0;) {
+        mask_base += (rest % sh.batch[d]) * sh.mask_strides[d];
+        rest /= sh.batch[d];
+      }
+    }
+    const int64_t mask_row_stride = mask != nullptr ? sh.mask_strides[sh.batch.size()] : 0;
+    const int64_t mask_col_stride = mask != nullptr ? sh.mask_strides[sh.batch.size() + 1] : 0;
+    for (int64_t i = 0; i < rows; ++i) {
+      float* s = scores + i * sh.t;
+      if (divide_) {
+        for (int64_t j = 0; j < sh.t; ++j) s[j] = s[j] / scale_;
+      } else if (scale_ != 1.0f) {
+        for (int64_t j = 0; j < sh.t; ++j) s[j] = s[j] * scale_;
+      }
+      if (mask != nullptr) {
+        const float* m = mask + mask_base + (row0 + i) * mask_row_stride;
+        if (mask_col_stride == 1) {
+          for (int64_t j = 0; j < sh.t; ++j) s[j] = s[j] + m[j];
+        } else {
+          for (int64_t j = 0; j < sh.t; ++j) s[j] = s[j] + m[j * mask_col_stride];
+        }
+      }
+      softmax_row_f32(s, s, sh.t);
+    }
+    if (sh.dv > 0) {
+      const GemmArgs pv{false, false, rows, sh.dv, sh.t, sh.t, sh.dv, sh.dv};
+      gemm_f32(pv, 1.0f, scores, v + b * sh.t * sh.dv, 0.0f, y + (b * sh.s + row0) * sh.dv, pool);
+    }
+  }
+
+  Expected<AttentionShape> resolve(KernelInputs inputs) const {
+    TRY(require_inputs(inputs, 3, description_));
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i] != nullptr && inputs[i]->dtype() != DataType::kFloat32) {
+        return make_error(StatusCode::kInvalidArgument, description_, ": input ", i, " must be float, got ",
+                          data_type_name(inputs[i]->dtype()));
+      }
+    }
+    const Shape& q = inputs[0]->shape();
+    const Shape& kt = inputs[1]->shape();
+    const Shape& v = inputs[2]->shape();
+    const size_t rank = q.size();
+    const bool batches_match = rank >= 2 && kt.size() == rank && v.size() == rank &&
+                               std::equal(q.begin(), q.end() - 2, kt.begin()) &&
+                               std::equal(q.begin(), q.end() - 2, v.begin());
+    if (!batches_match || q[rank - 1] != kt[rank - 2] || kt[rank - 1] != v[rank - 2]) {
+      return make_error(StatusCode::kInvalidArgument, description_, ": Q ", shape_to_string(q), ", Kt ",
+                        shape_to_string(kt), " and V ", shape_to_string(v),
+                        " must be [..., S, D], [..., D, T] and [..., T, Dv] with the same leading dims");
+    }
+    AttentionShape shape;
+    shape.batch.assign(q.begin(), q.end() - 2);
+    for (int64_t dim : shape.batch) shape.batch_count *= dim;
+    shape.s = q[rank - 2];
+    shape.d = q[rank - 1];
+    shape.t = kt[rank - 1];
+    shape.dv = v[rank - 1];
+    if (const Tensor* mask = optional_input(inputs, 3)) {
+      Shape scores = shape.batch;
+      scores.push_back(shape.s);
+      scores.push_back(shape.t);
+      const Shape& m = mask->shape();
+      bool fits = m.size() <= scores.size();
+      shape.mask_strides.assign(scores.size(), 0);
+      int64_t stride = 1;
+      for (size_t i = 0; fits && i < m.size(); ++i) {
+        const size_t mi = m.size() - 1 - i;
+        const size_t si = scores.size() - 1 - i;
+        fits = m[mi] == 1 || m[mi] == scores[si];
+        if (m[mi] != 1) shape.mask_strides[si] = stride;
+        stride *= m[mi];
+      }
+      if (!fits) {
+        return make_error(StatusCode::kInvalidArgument, description_, ": mask ", shape_to_string(m),
+                          " does not broadcast to the scores ", shape_to_string(scores));
+      }
+    }
+    return shape;
+  }
+
+  std::string description_;
+  float scale_;
+  bool divide_;
+};
+
+Expected<std::unique_ptr<Kernel>> create_fused_attention(const KernelInfo& info) {
+  TRY_ASSIGN(const float scale, info.node.attr_float("scale", 1.0f));
+  TRY_ASSIGN(const int64_t divide, info.node.attr_int("divide", 0));
+  return std::unique_ptr<Kernel>(std::make_unique<FusedAttentionKernel>(info.node.describe(), scale, divide != 0));
+}
+
+const KernelDef kFusedAttentionKernels[] = {
+    {"FusedAttention", "com.nxrt", 1, kLatestOpset, type_mask(TypeList<float>{}), 0, create_fused_attention},
+};
+
+}  // namespace
+
+std::span<const KernelDef> fused_attention_kernels() { return kFusedAttentionKernels; }
+
+}  // namespace nxrt::cpu

@@ -1,0 +1,103 @@
+// Attention fusion: MatMul(Q, Kt) [* / scalar] [+ mask] -> Softmax -> MatMul(., V) -> com.nxrt:FusedAttention,
+// and the kernel's own checks.
+#include "optimizer_test_util.h"
+
+namespace nxrt::optimizer_test {
+namespace {
+
+constexpr int64_t kSeq = 37;  // more than one 32-row block of queries
+
+w::Model attention_model(const std::vector<int64_t>& batch, int64_t d, int64_t dv, const char* scale_op,
+                         std::vector<int64_t> mask_shape) {
+  auto dims = [&](int64_t a, int64_t b) {
+    std::vector<w::Dim> out(batch.begin(), batch.end());
+    out.push_back(a);
+    out.push_back(b);
+    return out;
+  };
+  w::Model model;
+  model.graph.inputs = {{"q", 1, dims(kSeq, d)}, {"kt", 1, dims(d, kSeq)}, {"v", 1, dims(kSeq, dv)}};
+  model.graph.outputs = {{"y", 1, dims(kSeq, dv)}};
+  model.graph.nodes = {{"MatMul", {"q", "kt"}, {"s"}, {}, "qk"}};
+  std::string scores = "s";
+  if (scale_op != nullptr) {
+    model.graph.initializers.push_back(scalar("c", 0.35f));
+    model.graph.nodes.push_back({scale_op, {"s", "c"}, {"scaled"}, {}, "scale"});
+    scores = "scaled";
+  }
+  if (!mask_shape.empty()) {
+    int64_t count = 1;
+    for (int64_t dim : mask_shape) count *= dim;
+    std::vector<float> mask(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) mask[i] = (i % kSeq) > (i / kSeq) % kSeq ? -1e4f : 0.01f * (i % 5);
+    model.graph.initializers.push_back(w::float_tensor("mask", mask_shape, mask));
+    model.graph.nodes.push_back({"Add", {"mask", scores}, {"masked"}, {}, "add_mask"});
+    scores = "masked";
+  }
+  model.graph.nodes.push_back({"Softmax", {scores}, {"p"}, {w::attr_int("axis", -1)}, "softmax"});
+  model.graph.nodes.push_back({"MatMul", {"p", "v"}, {"y"}, {}, "pv"});
+  return model;
+}
+
+TEST(AttentionFusion, MulScaleAndCausalMaskOverBatchAndHeads) {
+  auto optimized = optimize_and_compare(attention_model({2, 3}, 8, 5, "Mul", {kSeq, kSeq}), 1e-5);
+  ASSERT_TRUE(optimized);
+  EXPECT_EQ(op_types(*optimized), (std::vector<std::string>{"com.nxrt:FusedAttention"}));
+  EXPECT_EQ(optimized->graph().nodes[0].name, "qk+attention");
+}
+
+TEST(AttentionFusion, DivScaleWithBatchBroadcastMask) {
+  auto optimized = optimize_and_compare(attention_model({2, 2}, 16, 16, "Div", {2, 1, 1, kSeq}), 1e-5);
+  ASSERT_TRUE(optimized);
+  EXPECT_EQ(op_types(*optimized), (std::vector<std::string>{"com.nxrt:FusedAttention"}));
+}
+
+TEST(AttentionFusion, UnscaledThreeDimensional) {
+  auto optimized = optimize_and_compare(attention_model({3}, 4, 7, nullptr, {}), 1e-5);
+  ASSERT_TRUE(optimized);
+  EXPECT_EQ(op_types(*optimized), (std::vector<std::string>{"com.nxrt:FusedAttention"}));
+}
+
+TEST(AttentionFusion, ProbabilitiesReadElsewhereBlockFusion) {
+  w::Model model = attention_model({2}, 4, 4, "Mul", {});
+  model.graph.outputs.push_back({"p", 1, {int64_t{2}, kSeq, kSeq}});
+  auto optimized = optimize_and_compare(model, 1e-5);
+  ASSERT_TRUE(optimized);
+  EXPECT_EQ(count_op(*optimized, "com.nxrt:FusedAttention"), 0);
+  EXPECT_EQ(count_op(*optimized, "Softmax"), 1);
+}
+
+TEST(AttentionFusion, SoftmaxOverAnotherAxisIsLeftAlone) {
+  w::Model model = attention_model({2}, 4, 4, "Mul", {});
+  for (w::Node& node : model.graph.nodes) {
+    if (node.op_type == "Softmax") node.attributes = {w::attr_int("axis", 1)};
+  }
+  auto optimized = optimize_and_compare(model, 1e-5);
+  ASSERT_TRUE(optimized);
+  EXPECT_EQ(count_op(*optimized, "com.nxrt:FusedAttention"), 0);
+}
+
+TEST(FusedAttentionKernel, RejectsMismatchedShapesAndMasks) {
+  w::Model model;
+  model.opset_imports = {{"", 21}, {"com.nxrt", 1}};
+  model.graph.inputs = {{"q", 1, {int64_t{2}, int64_t{3}, int64_t{4}}},
+                        {"kt", 1, {int64_t{2}, int64_t{4}, int64_t{5}}},
+                        {"v", 1, {int64_t{2}, int64_t{5}, int64_t{6}}},
+                        {"mask", 1, {int64_t{3}, int64_t{4}}}};
+  model.graph.outputs = {{"y", 1, {int64_t{2}, int64_t{3}, int64_t{6}}}};
+  w::Node node{"FusedAttention", {"q", "kt", "v", "mask"}, {"y"}, {}, "attention"};
+  node.domain = "com.nxrt";
+  model.graph.nodes = {node};
+  auto session = create_session(model, 0);
+  ASSERT_TRUE(session);
+  auto inputs = random_inputs(*session, 1);
+  std::vector<std::string> names;
+  for (const ValueDesc& desc : session->inputs()) names.push_back(desc.name);
+  auto outputs = session->run(names, inputs, {});
+  ASSERT_FALSE(outputs);
+  EXPECT_NE(outputs.status().to_string().find("does not broadcast to the scores [2,3,5]"), std::string::npos)
+      << outputs.status().to_string();
+}
+
+}  // namespace
+}  // namespace nxrt::optimizer_test
