@@ -88,24 +88,46 @@ void ThreadPool::run_chunks() {
 }
 
 void ThreadPool::worker_loop() {
-  uint64_t seen = 0;
+  uint64_t seen = job_generation(job_word_.load(std::memory_order_acquire));
   SpinBudget budget;
   const auto has_news = [&] {
-    return stopping_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen;
+    return stopping_.load(std::memory_order_acquire) ||
+           job_generation(job_word_.load(std::memory_order_acquire)) != seen;
   };
   for (;;) {
     if (!spin_until(has_news, budget)) {
       std::unique_lock lock(state_mutex_);
-      wake_.wait(lock, has_news);
+      const uint64_t starts = run_starts_.load(std::memory_order_relaxed);
+      sleeping_workers_.fetch_add(1, std::memory_order_relaxed);
+      wake_.wait(lock, [&] { return has_news() || run_starts_.load(std::memory_order_relaxed) != starts; });
+      sleeping_workers_.fetch_sub(1, std::memory_order_relaxed);
+      if (!has_news()) continue;  // woken for a run start: spin for its first job
     }
     if (stopping_.load(std::memory_order_acquire)) return;
-    seen = generation_.load(std::memory_order_acquire);
+    // Join the job unless the dispatcher closed it (it finished every chunk before this thread woke up).
+    uint64_t word = job_word_.load(std::memory_order_acquire);
+    bool joined = false;
+    while (!(word & kClosedBit) && !joined) {
+      joined = job_word_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel);
+    }
+    seen = job_generation(word);
+    if (!joined) continue;
     run_chunks();
-    if (active_workers_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    const uint64_t before = job_word_.fetch_sub(1, std::memory_order_acq_rel);
+    if ((before & kClosedBit) && job_participants(before) == 1) {
       std::lock_guard lock(state_mutex_);
       done_.notify_all();
     }
   }
+}
+
+void ThreadPool::wake_for_run() {
+  if (sleeping_workers_.load(std::memory_order_relaxed) == 0) return;
+  {
+    std::lock_guard lock(state_mutex_);
+    run_starts_.fetch_add(1, std::memory_order_relaxed);
+  }
+  wake_.notify_all();
 }
 
 void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
@@ -126,19 +148,23 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
   job_size_ = n;
   job_chunk_ = (n + chunks - 1) / chunks;
   next_chunk_.store(0, std::memory_order_relaxed);
-  active_workers_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
   {
     // Publishing under the lock pairs with the predicate check of a worker about to sleep.
     std::lock_guard lock(state_mutex_);
-    generation_.fetch_add(1, std::memory_order_release);
+    const uint64_t generation = job_generation(job_word_.load(std::memory_order_relaxed)) + 1;
+    job_word_.store(generation << kGenerationShift, std::memory_order_release);
   }
   wake_.notify_all();
   run_chunks();
-  const auto finished = [&] { return active_workers_.load(std::memory_order_acquire) == 0; };
-  thread_local SpinBudget budget;
-  if (!spin_until(finished, budget)) {
-    std::unique_lock lock(state_mutex_);
-    done_.wait(lock, finished);
+  // Every chunk is claimed: close the job so late workers stay out, then wait only for those inside it.
+  const uint64_t at_close = job_word_.fetch_or(kClosedBit, std::memory_order_acq_rel);
+  if (job_participants(at_close) > 0) {
+    const auto finished = [&] { return job_participants(job_word_.load(std::memory_order_acquire)) == 0; };
+    thread_local SpinBudget budget;
+    if (!spin_until(finished, budget)) {
+      std::unique_lock lock(state_mutex_);
+      done_.wait(lock, finished);
+    }
   }
   job_ = nullptr;
 }

@@ -32,7 +32,10 @@ class ThreadPool {
   // Marks a run active for its lifetime (runs may overlap; spinning lasts while any is active).
   class RunScope {
    public:
-    explicit RunScope(ThreadPool& pool) : pool_(pool) { pool_.active_runs_.fetch_add(1, std::memory_order_relaxed); }
+    // The first active run wakes sleeping workers, so they spin by the time its first parallel_for comes.
+    explicit RunScope(ThreadPool& pool) : pool_(pool) {
+      if (pool_.active_runs_.fetch_add(1, std::memory_order_relaxed) == 0) pool_.wake_for_run();
+    }
     ~RunScope() { pool_.active_runs_.fetch_sub(1, std::memory_order_relaxed); }
     RunScope(const RunScope&) = delete;
     RunScope& operator=(const RunScope&) = delete;
@@ -43,6 +46,7 @@ class ThreadPool {
 
  private:
   void worker_loop();
+  void wake_for_run();
   void run_chunks();
   // Spins while `done()` is false, a run is active and the thread's spin budget lasts (see thread_pool.cpp);
   // true when `done()` became true.
@@ -54,10 +58,18 @@ class ThreadPool {
   std::mutex state_mutex_;     // guards sleeping on wake_/done_ against missed notifications
   std::condition_variable wake_;
   std::condition_variable done_;
-  std::atomic<uint64_t> generation_{0};
+  // The current job: generation (bits 33..63), closed flag (bit 32), workers inside it (bits 0..31). Workers
+  // join only an open job; the dispatcher closes it once every chunk is claimed and waits for those inside, so it
+  // never waits for a worker that is still waking up. Job fields below change only while nobody is inside.
+  static constexpr int kGenerationShift = 33;
+  static constexpr uint64_t kClosedBit = uint64_t{1} << 32;
+  static uint64_t job_generation(uint64_t word) { return word >> kGenerationShift; }
+  static uint64_t job_participants(uint64_t word) { return word & 0xffffffffu; }
+  std::atomic<uint64_t> job_word_{kClosedBit};
   std::atomic<bool> stopping_{false};
-  std::atomic<int> active_workers_{0};
   std::atomic<int> active_runs_{0};
+  std::atomic<uint64_t> run_starts_{0};  // bumped by wake_for_run; sleeping workers wake on a change
+  std::atomic<int> sleeping_workers_{0};
 
   const std::function<void(int64_t, int64_t)>* job_ = nullptr;
   int64_t job_size_ = 0;
