@@ -90,6 +90,19 @@ TEST(ThreadPool, OverlappingRunsFromSeveralThreads) {
   EXPECT_EQ(total.load(), 3 * 300 * 64);
 }
 
+// Runs that start while the workers sleep (woken by the run start) and jobs the dispatcher finishes before a
+// worker joins: every index is still covered exactly once and no job waits for a sleeping worker.
+TEST(ThreadPool, RunsStartingFromSleepCoverEveryIndex) {
+  for (int threads : {2, 4}) {
+    ThreadPool pool(threads);
+    for (int run_index = 0; run_index < 40; ++run_index) {
+      std::this_thread::sleep_for(std::chrono::microseconds(run_index % 4 == 0 ? 2000 : 0));
+      ThreadPool::RunScope run(pool);
+      for (int64_t n : {2, 5, 64, 4096}) expect_covers_exactly_once(pool, n, 1);
+    }
+  }
+}
+
 double process_cpu_seconds() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
