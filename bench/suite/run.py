@@ -120,7 +120,9 @@ def bench_case(case, threads, settings):
 
     calls = {}
     for runtime, session in sessions.items():
-        warm = time_calls(session, case.feeds, 1)
+        # The first calls are cold (arena growth, page faults); size the rounds from warm ones so each round
+        # really lasts about target_ms.
+        warm = statistics.median(time_calls(session, case.feeds, 1) for _ in range(5))
         calls[runtime] = max(1, int(settings["target_ms"] / max(warm, 1e-3)))
     samples = {runtime: [] for runtime in sessions}
     order = list(sessions)

@@ -8,36 +8,23 @@ namespace nxrt {
 namespace {
 
 // How long a thread spins for the next job (or for the workers to finish) before it sleeps: long enough to bridge
-// the gap between two small kernels of a run, short enough that a run's serial stretches do not burn a core.
-// The spin never yields: on an oversubscribed machine sched_yield hands the core away for a whole time slice
-// (milliseconds), which made 2-thread runs several times slower than sleeping at once.
-constexpr int64_t kMaxSpinNs = 30'000;
-constexpr int64_t kMinSpinNs = 2'000;
-// After spinning stopped paying off, every kProbeEvery-th wait spins once more to see whether it pays again.
-constexpr int kProbeEvery = 32;
+// the gap between two kernels of a run and to outlast a futex wake on a virtual machine (tens of microseconds),
+// short enough that a run's serial stretches do not burn a core for long. The spin never yields: on an
+// oversubscribed machine sched_yield hands the core away for a whole time slice (milliseconds), which made
+// 2-thread runs several times slower than sleeping at once.
+constexpr int64_t kMaxSpinNs = 100'000;
+// Spins that time out halve the budget down to this floor (e.g. when the thread that would end the wait shares
+// this core, spinning only delays it); a spin that succeeds restores the full budget. The floor stays above zero:
+// a thread that slept at every wait paid a wake-up per job, which measured up to 1.8x slower on small models.
+constexpr int64_t kMinSpinNs = 25'000;
 
-// Spin budget of one waiting thread. Spins that time out halve it down to zero (e.g. when the thread that would
-// end the wait shares this core, spinning only delays it); a spin that succeeds restores the full budget.
 class SpinBudget {
  public:
-  int64_t take() {
-    if (ns_ == 0 && ++waits_since_probe_ >= kProbeEvery) {
-      waits_since_probe_ = 0;
-      return kMaxSpinNs;
-    }
-    return ns_;
-  }
-  void record(bool succeeded) {
-    if (succeeded) {
-      ns_ = kMaxSpinNs;
-    } else {
-      ns_ = ns_ / 2 < kMinSpinNs ? 0 : ns_ / 2;
-    }
-  }
+  int64_t take() const { return ns_; }
+  void record(bool succeeded) { ns_ = succeeded ? kMaxSpinNs : std::max(kMinSpinNs, ns_ / 2); }
 
  private:
   int64_t ns_ = kMaxSpinNs;
-  int waits_since_probe_ = 0;
 };
 
 }  // namespace
@@ -60,7 +47,6 @@ template <class Done, class Budget>
 bool ThreadPool::spin_until(const Done& done, Budget& budget) const {
   if (active_runs_.load(std::memory_order_relaxed) == 0) return done();
   const int64_t spin_ns = budget.take();
-  if (spin_ns == 0) return done();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(spin_ns);
   for (int i = 1;; ++i) {
     if (done()) {
