@@ -1,8 +1,8 @@
 // com.nxrt:FusedAttention (made by the optimizer's attention fusion), float32:
 //   Y = MatMul(Softmax(MatMul(Q, Kt) * scale (or / scale when divide=1) [+ mask], axis=-1), V)
 // Q [..., S, D], Kt [..., D, T], V [..., T, Dv] with equal batch dims; mask (optional) broadcasts to [..., S, T]
-// without widening it; Y [..., S, Dv]. Each task takes one batch entry and a block of query rows, so its scores
-// stay in cache; the steps are the unfused kernels' (same GEMM, scalar multiply, add, Softmax row).
+// without widening it; Y [..., S, Dv]. Each task takes one batch entry and a block of query rows (row_block), so
+// its scores stay in cache; the steps are the unfused kernels' (same GEMM, scalar multiply, add, Softmax row).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -15,7 +15,18 @@ namespace nxrt::cpu {
 
 namespace {
 
-constexpr int64_t kRowBlock = 32;
+// Query rows per task: few enough tasks that Kt and V are not repacked for every small block, enough (about 4 per
+// thread) to balance, and a score block of at most kMaxScoreFloats (256 KiB) so it stays in L2.
+constexpr int64_t kMinRowBlock = 16;
+constexpr int64_t kMaxScoreFloats = 65536;
+
+int64_t row_block(int64_t batch_count, int64_t s, int64_t t, int threads) {
+  const int64_t batches = std::max<int64_t>(1, batch_count);
+  const int64_t wanted_blocks = std::max<int64_t>(1, (4 * threads + batches - 1) / batches);
+  int64_t rows = (s + wanted_blocks - 1) / wanted_blocks;
+  rows = std::min(rows, kMaxScoreFloats / std::max<int64_t>(1, t));
+  return std::clamp<int64_t>(rows, std::min(kMinRowBlock, s), std::max<int64_t>(1, s));
+}
 
 struct AttentionShape {
   Shape batch;  // leading dims shared by Q, Kt, V
@@ -47,13 +58,14 @@ class FusedAttentionKernel final : public Kernel {
     const Tensor* mask_tensor = optional_input(inputs, 3);
     const float* mask = mask_tensor != nullptr ? mask_tensor->data<float>() : nullptr;
     float* y = outputs[0].data<float>();
-    const int64_t row_blocks = (shape.s + kRowBlock - 1) / kRowBlock;
+    const int64_t block = row_block(shape.batch_count, shape.s, shape.t, pool.num_threads());
+    const int64_t row_blocks = (shape.s + block - 1) / block;
     pool.parallel_for(shape.batch_count * row_blocks, 1, [&](int64_t begin, int64_t end) {
-      std::vector<float> scores(static_cast<size_t>(std::min(kRowBlock, shape.s) * shape.t));
+      std::vector<float> scores(static_cast<size_t>(block * shape.t));
       for (int64_t task = begin; task < end; ++task) {
         const int64_t b = task / row_blocks;
-        const int64_t row0 = (task % row_blocks) * kRowBlock;
-        const int64_t rows = std::min(kRowBlock, shape.s - row0);
+        const int64_t row0 = (task % row_blocks) * block;
+        const int64_t rows = std::min(block, shape.s - row0);
         attend_block(shape, b, row0, rows, q, kt, v, mask, y, scores.data(), pool);
       }
     });

@@ -5,7 +5,7 @@
 namespace nxrt::optimizer_test {
 namespace {
 
-constexpr int64_t kSeq = 37;  // more than one 32-row block of queries
+constexpr int64_t kSeq = 37;
 
 w::Model attention_model(const std::vector<int64_t>& batch, int64_t d, int64_t dv, const char* scale_op,
                          std::vector<int64_t> mask_shape) {
@@ -40,10 +40,13 @@ w::Model attention_model(const std::vector<int64_t>& batch, int64_t d, int64_t d
 }
 
 TEST(AttentionFusion, MulScaleAndCausalMaskOverBatchAndHeads) {
-  auto optimized = optimize_and_compare(attention_model({2, 3}, 8, 5, "Mul", {kSeq, kSeq}), 1e-5);
-  ASSERT_TRUE(optimized);
-  EXPECT_EQ(op_types(*optimized), (std::vector<std::string>{"com.nxrt:FusedAttention"}));
-  EXPECT_EQ(optimized->graph().nodes[0].name, "qk+attention");
+  // 1 thread: one block of query rows per batch entry; 3 threads: two blocks (19 + 18 rows).
+  for (int threads : {1, 3}) {
+    auto optimized = optimize_and_compare(attention_model({2, 3}, 8, 5, "Mul", {kSeq, kSeq}), 1e-5, 99, threads);
+    ASSERT_TRUE(optimized);
+    EXPECT_EQ(op_types(*optimized), (std::vector<std::string>{"com.nxrt:FusedAttention"}));
+    EXPECT_EQ(optimized->graph().nodes[0].name, "qk+attention");
+  }
 }
 
 TEST(AttentionFusion, DivScaleWithBatchBroadcastMask) {

@@ -101,9 +101,10 @@ inline void expect_same_outputs(const Session& reference, const Session& optimiz
 }
 
 // Level-0 and level-99 sessions of `model`, compared; returns the optimised one for graph checks.
-inline std::unique_ptr<Session> optimize_and_compare(const w::Model& model, double tolerance, int level = 99) {
+inline std::unique_ptr<Session> optimize_and_compare(const w::Model& model, double tolerance, int level = 99,
+                                                     int threads = 1) {
   auto reference = create_session(model, 0);
-  auto optimized = create_session(model, level);
+  auto optimized = create_session(model, level, threads);
   if (!reference || !optimized) return nullptr;
   expect_same_outputs(*reference, *optimized, tolerance);
   return optimized;
