@@ -33,9 +33,33 @@ struct PyRunOptions {
   std::map<std::string, std::string> config;
 };
 
+// A Python bytes object as the model's bytes: the session reads it in place instead of copying it. Holds a
+// reference; the last owner may be any thread, so the release takes the GIL (skipped once Python is finalizing).
+class PythonBytesModel final : public onnx::ModelBytes {
+ public:
+  explicit PythonBytesModel(nb::handle bytes) : object_(bytes.ptr()) { Py_INCREF(object_); }
+  ~PythonBytesModel() override {
+    if (!Py_IsInitialized()) return;
+    nb::gil_scoped_acquire acquire;
+    Py_DECREF(object_);
+  }
+  PythonBytesModel(const PythonBytesModel&) = delete;
+  PythonBytesModel& operator=(const PythonBytesModel&) = delete;
+
+  std::string_view bytes() const override {
+    return {PyBytes_AS_STRING(object_), static_cast<size_t>(PyBytes_GET_SIZE(object_))};
+  }
+  const std::string& directory() const override { return directory_; }
+
+ private:
+  PyObject* object_;
+  std::string directory_;
+};
+
+// model_source is declared first so that it outlives the session.
 struct PySession {
-  std::unique_ptr<Session> session;
   nb::object model_source;  // the path (str) or bytes the session was created from
+  std::unique_ptr<Session> session;
   std::vector<nb::object> required_input_names;  // Python str, for the missing-input check
 };
 
@@ -79,9 +103,9 @@ std::unique_ptr<PySession> create_session(nb::handle model, int intra_op_num_thr
   result->model_source = nb::borrow(model);
   std::optional<Expected<std::unique_ptr<Session>>> created;
   if (PyBytes_Check(model.ptr())) {
-    const std::string_view bytes(PyBytes_AS_STRING(model.ptr()), static_cast<size_t>(PyBytes_GET_SIZE(model.ptr())));
+    auto bytes = std::make_shared<const PythonBytesModel>(model);
     nb::gil_scoped_release release;
-    created.emplace(Session::create_from_bytes(bytes, options));
+    created.emplace(Session::create_from_model_bytes(std::move(bytes), options));
   } else {
     const std::string path = utf8(model);
     nb::gil_scoped_release release;

@@ -66,6 +66,12 @@ Expected<std::unique_ptr<Session>> Session::create_from_bytes(std::string_view b
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 
+Expected<std::unique_ptr<Session>> Session::create_from_model_bytes(std::shared_ptr<const onnx::ModelBytes> bytes,
+                                                                   const SessionOptions& options) {
+  TRY_ASSIGN(auto impl, SessionImplBuilder::build(std::move(bytes), options));
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
 const std::vector<ValueDesc>& Session::inputs() const { return impl_->inputs; }
 const std::vector<ValueDesc>& Session::outputs() const { return impl_->outputs; }
 const ModelMetadata& Session::metadata() const { return impl_->metadata; }

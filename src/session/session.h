@@ -20,6 +20,10 @@
 
 namespace nxrt {
 
+namespace onnx {
+class ModelBytes;
+}  // namespace onnx
+
 // Per-node wall time of a session's runs (main graph nodes; a control-flow node's time includes its subgraphs).
 struct NodeTiming {
   std::string name;
@@ -82,6 +86,9 @@ class Session {
                                                              const SessionOptions& options = {});
   static Expected<std::unique_ptr<Session>> create_from_bytes(std::string_view bytes,
                                                               const SessionOptions& options = {});
+  // Builds on bytes the caller keeps alive through `bytes` (no copy; initializers may point into them).
+  static Expected<std::unique_ptr<Session>> create_from_model_bytes(std::shared_ptr<const onnx::ModelBytes> bytes,
+                                                                    const SessionOptions& options = {});
   ~Session();
 
   const std::vector<ValueDesc>& inputs() const;
