@@ -1,6 +1,8 @@
 """nxrt's friendly API, error mapping, options and GIL release."""
 
+import gc
 import os
+import sys
 import threading
 import time
 
@@ -111,6 +113,27 @@ def test_error_strings_and_codes(simple_add_path, tmp_path):
 def test_session_accepts_pathlike_and_bytes(simple_add_path):
     for source in (simple_add_path, os.fspath(simple_add_path), simple_add_path.read_bytes()):
         assert nxrt.InferenceSession(source).run(["z"], {"x": X, "y": Y})[0].tolist() == (2 * X + Y).tolist()
+
+
+def test_session_reads_model_bytes_in_place_and_keeps_them_alive():
+    # The MLP's initializers live in the bytes: the session holds the bytes object and releases it when it goes.
+    model = nxrt.builtin_model("mlp")
+    refs_without_session = sys.getrefcount(model)
+    session = nxrt.InferenceSession(model)
+    assert sys.getrefcount(model) > refs_without_session
+    del session
+    gc.collect()
+    assert sys.getrefcount(model) == refs_without_session
+
+    session = nxrt.InferenceSession(model)
+    name = session.get_inputs()[0].name
+    shape = [d if isinstance(d, int) else 3 for d in session.get_inputs()[0].shape]
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    expected = session.run(None, {name: x})[0]
+    del model
+    gc.collect()
+    np.testing.assert_array_equal(session.run(None, {name: x})[0], expected)
+    np.testing.assert_array_equal(nxrt.InferenceSession(nxrt.builtin_model("mlp")).run(None, {name: x})[0], expected)
 
 
 def test_free_dimension_override_and_optimized_model_path(simple_add_path, tmp_path):
