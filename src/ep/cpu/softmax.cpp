@@ -89,16 +89,12 @@ float row_max_f32(const float* x, int64_t n) {
 template <Mode M, class T>
 void normalise_row(const T* x, T* y, int64_t n) {
   using Acc = AccOf<T>;
-  if constexpr (M != Mode::kHardmax && std::is_same_v<T, float>) {
+  if constexpr (M == Mode::kSoftmax && std::is_same_v<T, float>) {
+    vector_softmax_row(x, y, n);
+  } else if constexpr (M == Mode::kLogSoftmax && std::is_same_v<T, float>) {
     const float m = row_max_f32(x, n);
-    const float sum = vector_exp_shifted_sum(x, y, n, m);
-    if constexpr (M == Mode::kSoftmax) {
-      const float inv = 1.0f / sum;
-      for (int64_t i = 0; i < n; ++i) y[i] *= inv;
-    } else {
-      const float log_sum = std::log(sum);
-      for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - log_sum;
-    }
+    const float log_sum = std::log(vector_exp_shifted_sum(x, y, n, m));
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - log_sum;
   } else if constexpr (M == Mode::kSoftmax && !std::is_same_v<T, Acc>) {
     softmax_half_strided(x, y, n, 1);
   } else if constexpr (M == Mode::kHardmax) {

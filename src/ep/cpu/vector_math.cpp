@@ -52,6 +52,8 @@ float vector_exp_shifted_sum(const float* in, float* out, int64_t n, float shift
   return selected().kernels.exp_shifted_sum(in, out, n, shift);
 }
 
+void vector_softmax_row(const float* in, float* out, int64_t n) { selected().kernels.softmax_row(in, out, n); }
+
 BinaryArrayFn<float> binary_array_f32(int op, int shape) { return selected().kernels.binary_f32[op][shape]; }
 BinaryArrayFn<double> binary_array_f64(int op, int shape) { return selected().kernels.binary_f64[op][shape]; }
 

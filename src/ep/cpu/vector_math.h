@@ -21,6 +21,9 @@ void vector_gelu_erf(const float* in, float* out, int64_t n);
 void vector_gelu_tanh(const float* in, float* out, int64_t n);
 // out[i] = exp(in[i] - shift); returns the sum of out.
 float vector_exp_shifted_sum(const float* in, float* out, int64_t n, float shift);
+// Softmax of one row of n > 0 floats: exp(in[i] - max) / sum, NaN skipped by the max (and then NaN everywhere
+// through the sum); in and out may alias.
+void vector_softmax_row(const float* in, float* out, int64_t n);
 // Softmax of one float row as the Softmax kernel computes it (defined in softmax.cpp); x and y may alias.
 void softmax_row_f32(const float* x, float* y, int64_t n);
 

@@ -23,6 +23,9 @@ struct VectorMathKernels {
   void (*gelu_tanh)(const float* in, float* out, int64_t n);
   // out[i] = exp(in[i] - shift); returns the sum of out.
   float (*exp_shifted_sum)(const float* in, float* out, int64_t n, float shift);
+  // out = softmax(in) over one row of n > 0 values: exp(in[i] - max) / sum; NaN inputs are skipped by the max
+  // and make every output NaN through the sum.
+  void (*softmax_row)(const float* in, float* out, int64_t n);
   BinaryArrayFn<float> binary_f32[kBinaryOps][kBinaryShapes];
   BinaryArrayFn<double> binary_f64[kBinaryOps][kBinaryShapes];
 };

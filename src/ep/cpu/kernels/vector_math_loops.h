@@ -140,6 +140,30 @@ float exp_shifted_sum_loop(const float* in, float* out, int64_t n, float shift) 
   return sum;
 }
 
+// Max over x[0 .. n) skipping NaN (-inf when every value is NaN). A 16-float vector type, because GCC leaves
+// the equivalent 16-lane array loop scalar; the compiler lowers it to the including unit's vector width.
+float row_max_loop(const float* x, int64_t n) {
+  typedef float Lanes __attribute__((vector_size(64)));
+  constexpr float kMinusInf = -__builtin_inff();
+  Lanes lanes = {kMinusInf, kMinusInf, kMinusInf, kMinusInf, kMinusInf, kMinusInf, kMinusInf, kMinusInf,
+                 kMinusInf, kMinusInf, kMinusInf, kMinusInf, kMinusInf, kMinusInf, kMinusInf, kMinusInf};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    Lanes v;
+    __builtin_memcpy(&v, x + i, sizeof(v));
+    lanes = lanes < v ? v : lanes;
+  }
+  float m = kMinusInf;
+  for (; i < n; ++i) m = m < x[i] ? x[i] : m;
+  for (int l = 0; l < 16; ++l) m = m < lanes[l] ? lanes[l] : m;
+  return m;
+}
+
+void softmax_row_loop(const float* in, float* out, int64_t n) {
+  const float inverse = 1.0f / exp_shifted_sum_loop(in, out, n, row_max_loop(in, n));
+  for (int64_t i = 0; i < n; ++i) out[i] *= inverse;
+}
+
 template <int Op, class T>
 inline T binary_one(T x, T y) {
   if constexpr (Op == 0) return x + y;
@@ -185,6 +209,7 @@ VectorMathKernels make_kernels() {
   kernels.gelu_erf = gelu_erf_loop;
   kernels.gelu_tanh = gelu_tanh_loop;
   kernels.exp_shifted_sum = exp_shifted_sum_loop;
+  kernels.softmax_row = softmax_row_loop;
   fill_binary_table<float>(kernels.binary_f32);
   fill_binary_table<double>(kernels.binary_f64);
   return kernels;

@@ -172,6 +172,32 @@ TEST_P(VectorMathTest, ExpShiftedSum) {
   }
 }
 
+TEST_P(VectorMathTest, SoftmaxRowMatchesDoubleReferenceAndSkipsNanInTheMax) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-30.0f, 30.0f);
+  for (int64_t n : {1, 5, 15, 16, 17, 31, 197, 1000}) {
+    std::vector<float> xs(static_cast<size_t>(n));
+    for (float& x : xs) x = dist(rng);
+    xs[static_cast<size_t>(n / 2)] = 40.0f;  // the max sits in a vector body or in the tail, depending on n
+    std::vector<float> ys(xs.size());
+    vector_softmax_row(xs.data(), ys.data(), n);
+    // The reference takes the same float differences x - max; only exp, the sum and the division are exact.
+    double sum = 0;
+    for (float x : xs) sum += std::exp(static_cast<double>(x - 40.0f));
+    for (int64_t i = 0; i < n; ++i) {
+      const double expected = std::exp(static_cast<double>(xs[i] - 40.0f)) / sum;
+      EXPECT_NEAR(ys[i], expected, 1e-6 * expected + 1e-30) << "n=" << n << " i=" << i;
+    }
+    vector_softmax_row(xs.data(), xs.data(), n);  // in place
+    EXPECT_EQ(xs, ys) << "n=" << n;
+  }
+  std::vector<float> with_nan = {1.0f, std::nanf(""), 2.0f, 0.5f, 3.0f, -1.0f, 0.0f, 2.5f,
+                                 1.0f, 1.0f,          1.0f, 1.0f, 1.0f, 1.0f,  1.0f, 1.0f, 7.0f};
+  std::vector<float> out(with_nan.size());
+  vector_softmax_row(with_nan.data(), out.data(), static_cast<int64_t>(with_nan.size()));
+  for (float y : out) EXPECT_TRUE(std::isnan(y));
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, VectorMathTest, ::testing::Values("generic", "avx2", "avx512"),
                          [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
 
