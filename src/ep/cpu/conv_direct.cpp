@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 namespace nxrt::cpu::conv {
 
@@ -34,47 +35,64 @@ PaddedLayout padded_layout(const Geometry& g) {
   return l;
 }
 
+// Where padded columns p, p + sw, p + 2 sw, ... of phase p read the input: slots [lo, hi) of a phase row take
+// input columns first + i * sw; the slots before and after are pads. The same for every row of a plane.
+struct PhaseColumns {
+  int64_t first = 0;
+  int64_t lo = 0;
+  int64_t hi = 0;
+};
+
 // Writes the phase sub-images of channel plane `x` ([H, W]) into `dst`; every float of the plane is written.
 void fill_padded_plane(const float* x, const Geometry& g, const PaddedLayout& l, float* dst) {
   const int64_t in_h = g.in[0], in_w = g.in[1];
   const int64_t pad_top = g.pad_begin[0], pad_left = g.pad_begin[1];
   const int64_t sh = g.stride[0], sw = g.stride[1];
-  const int64_t all_rows = l.phase_rows * sh;  // rows past l.rows pad the last phase rows
-  for (int64_t r = 0; r < all_rows; ++r) {
-    float* row = dst + (r % sh) * sw * l.sub_size + (r / sh) * l.grid_w;
-    const int64_t ih = r - pad_top;
-    if (ih < 0 || ih >= in_h || r >= l.rows) {
-      for (int64_t p = 0; p < sw; ++p) std::fill(row + p * l.sub_size, row + p * l.sub_size + l.grid_w, 0.0f);
-      continue;
-    }
-    const float* src = x + ih * in_w;
-    int64_t begin[2] = {0, 0};  // per phase (stride 2): first and end slot read from the input
-    int64_t end[2] = {0, 0};
-    for (int64_t p = 0; p < sw; ++p) {
-      float* phase = row + p * l.sub_size;
-      // Padded column c = p + i * sw reads input column c - pad_left when it lies in [0, in_w).
-      const int64_t first = p - pad_left;
-      const int64_t lo = first >= 0 ? 0 : std::min(l.grid_w, (-first + sw - 1) / sw);
-      const int64_t hi = first >= in_w ? lo : std::clamp<int64_t>((in_w - first + sw - 1) / sw, lo, l.grid_w);
-      std::fill(phase, phase + lo, 0.0f);
-      if (sw == 1) {
-        std::memcpy(phase + lo, src + first + lo, static_cast<size_t>(hi - lo) * sizeof(float));
-      } else if (sw == 2) {
-        begin[p] = lo;
-        end[p] = hi;
-      } else {
-        for (int64_t i = lo; i < hi; ++i) phase[i] = src[first + i * sw];
+  constexpr int64_t kMaxStride = 8;
+  PhaseColumns columns[kMaxStride];
+  const bool tabled = sw <= kMaxStride;
+  for (int64_t p = 0; tabled && p < sw; ++p) {
+    PhaseColumns& c = columns[p];
+    c.first = p - pad_left;
+    c.lo = c.first >= 0 ? 0 : std::min(l.grid_w, (-c.first + sw - 1) / sw);
+    c.hi = c.first >= in_w ? c.lo : std::clamp<int64_t>((in_w - c.first + sw - 1) / sw, c.lo, l.grid_w);
+  }
+  // Row r of the padded image (r < phase_rows * sh; rows past l.rows pad the last phase rows) is phase row
+  // r / sh of row phase r % sh; walking (row phase, phase row) avoids dividing per row.
+  for (int64_t row_phase = 0; row_phase < sh; ++row_phase) {
+    float* row = dst + row_phase * sw * l.sub_size;
+    for (int64_t r = row_phase; r < l.phase_rows * sh; r += sh, row += l.grid_w) {
+      const int64_t ih = r - pad_top;
+      if (ih < 0 || ih >= in_h || r >= l.rows) {
+        for (int64_t p = 0; p < sw; ++p) std::fill(row + p * l.sub_size, row + p * l.sub_size + l.grid_w, 0.0f);
+        continue;
       }
-      std::fill(phase + hi, phase + l.grid_w, 0.0f);
-    }
-    if (sw == 2) {
-      // Both phases start at input column 0 or 1: the one starting at 0 takes the even columns.
-      const int64_t start0 = begin[0] * 2 - pad_left;
-      const int p_even = start0 % 2 == 0 ? 0 : 1;
-      const int64_t start = begin[p_even] * 2 + p_even - pad_left;
-      f32_deinterleave__avx512(src + start, end[p_even] - begin[p_even], row + p_even * l.sub_size + begin[p_even],
-                               end[1 - p_even] - begin[1 - p_even],
-                               row + (1 - p_even) * l.sub_size + begin[1 - p_even]);
+      const float* src = x + ih * in_w;
+      for (int64_t p = 0; p < sw; ++p) {
+        PhaseColumns c = columns[tabled ? p : 0];
+        if (!tabled) {
+          c.first = p - pad_left;
+          c.lo = c.first >= 0 ? 0 : std::min(l.grid_w, (-c.first + sw - 1) / sw);
+          c.hi = c.first >= in_w ? c.lo : std::clamp<int64_t>((in_w - c.first + sw - 1) / sw, c.lo, l.grid_w);
+        }
+        float* phase = row + p * l.sub_size;
+        std::fill(phase, phase + c.lo, 0.0f);
+        std::fill(phase + c.hi, phase + l.grid_w, 0.0f);
+        if (sw == 1) {
+          std::memcpy(phase + c.lo, src + c.first + c.lo, static_cast<size_t>(c.hi - c.lo) * sizeof(float));
+        } else if (sw != 2) {
+          for (int64_t i = c.lo; i < c.hi; ++i) phase[i] = src[c.first + i * sw];
+        }
+      }
+      if (sw == 2) {
+        // Both phases start at input column 0 or 1: the one starting at an even column takes the even columns.
+        const int p_even = (columns[0].lo * 2 - pad_left) % 2 == 0 ? 0 : 1;
+        const PhaseColumns& even = columns[p_even];
+        const PhaseColumns& odd = columns[1 - p_even];
+        f32_deinterleave__avx512(src + even.first + even.lo * 2, even.hi - even.lo,
+                                 row + p_even * l.sub_size + even.lo, odd.hi - odd.lo,
+                                 row + (1 - p_even) * l.sub_size + odd.lo);
+      }
     }
   }
 }
@@ -134,10 +152,16 @@ void run_stripe(const float* x, int64_t in_plane, const Geometry& g, float* y, c
           phase * layout.sub_size + (kh / g.stride[0]) * layout.grid_w + kw / g.stride[1];
     }
   }
-  thread_local std::vector<float> padded;
-  padded.resize(static_cast<size_t>(in_channels * layout.plane_stride + kVectorSlack));
-  std::fill(padded.end() - kVectorSlack, padded.end(), 0.0f);
-  float* const scratch = padded.data();  // workers see their own thread_local, so they get this pointer
+  // Grow-only and never zeroed: fill_padded_plane writes every float the kernel reads but the slack.
+  thread_local std::unique_ptr<float[]> padded;
+  thread_local size_t padded_capacity = 0;
+  const auto padded_floats = static_cast<size_t>(in_channels * layout.plane_stride + kVectorSlack);
+  if (padded_capacity < padded_floats) {
+    padded.reset(new float[padded_floats]);
+    padded_capacity = padded_floats;
+  }
+  float* const scratch = padded.get();  // workers see their own thread_local, so they get this pointer
+  std::fill(scratch + padded_floats - kVectorSlack, scratch + padded_floats, 0.0f);
   pool.parallel_for(in_channels, 1, [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
       fill_padded_plane(x + c * in_plane, g, layout, scratch + c * layout.plane_stride);
