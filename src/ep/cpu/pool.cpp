@@ -340,6 +340,19 @@ void max_pool_plane_unrolled(const T* x, T* y, const Plan3& plan) {
   int64_t ow_hi = ow_lo;
   while (ow_hi < out_w && dw.taps[ow_hi].lo == 0 && dw.taps[ow_hi].hi == K) ++ow_hi;
   const int64_t pad_w = dw.pad_begin;
+#if defined(__x86_64__)
+  if constexpr (K == 3 && S == 2 && std::is_same_v<T, float>) {
+    // Rows first over the whole plane when every window has an input tap; a plane with NaN or -0 falls
+    // through to the window-order loop below, which rewrites every output.
+    const bool windows_in_input = dh.pad_begin <= 2 && pad_w <= 2 && (out_h - 1) * 2 - dh.pad_begin < dh.in &&
+                                  (out_w - 1) * 2 - pad_w < in_w;
+    static const bool has_avx512dq = conv::cpu_has_avx512f() && __builtin_cpu_supports("avx512dq");
+    if (windows_in_input && has_avx512dq && out_h > 0 && out_w > 0 &&
+        pool::f32_max_pool_3x3s2_plane__avx512(x, dh.in, in_w, y, out_h, out_w, dh.pad_begin, pad_w)) {
+      return;
+    }
+  }
+#endif
   for (int64_t oh = 0; oh < out_h; ++oh) {
     const TapRange& rh = dh.taps[static_cast<size_t>(oh)];
     const int64_t top = dh.start[static_cast<size_t>(oh)] * in_w;  // offset of the window's first row

@@ -320,6 +320,49 @@ TEST(MaxPool, VectorisedThreeByThreeStrideTwoMatchesIndicesPath) {
   }
 }
 
+// The rows-first plane path (taken when a plane has no NaN and no -0) against the Indices path, over widths
+// around the vector sizes, pads and ceil_mode; then planes with one NaN or one -0 placed late, which make the
+// plane path give up after writing outputs, so the window-order fallback must rewrite all of them.
+TEST(MaxPool, RowsFirstPlanePathMatchesIndicesPath) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::mt19937 rng(23);
+  struct Window {
+    std::vector<int64_t> pads;
+    int64_t ceil_mode;
+  };
+  for (const int64_t in_w : {3, 5, 16, 31, 33, 34, 35, 64, 67, 112}) {
+    for (const Window& win : {Window{{1, 1, 1, 1}, 0}, Window{{0, 0, 0, 0}, 0}, Window{{0, 1, 1, 0}, 1},
+                              Window{{2, 2, 2, 2}, 0}, Window{{1, 0, 0, 1}, 1}}) {
+      for (const int special : {0, 1, 2}) {  // 0 plain, 1 one NaN, 2 one -0 near the end of plane 1
+        const int64_t in_h = 7;
+        std::vector<float> x(static_cast<size_t>(2 * in_h * in_w));
+        for (float& v : x) {
+          const uint32_t r = rng() % 16;
+          v = r == 0 ? 0.0f : r == 1 ? -inf : r == 2 ? inf : std::uniform_real_distribution<float>(-4, 4)(rng);
+        }
+        if (special != 0) x[x.size() - 2] = special == 1 ? std::numeric_limits<float>::quiet_NaN() : -0.0f;
+        NodeBuilder b("MaxPool", 12);
+        b.attr_ints("kernel_shape", {3, 3}).attr_ints("strides", {2, 2}).attr_ints("pads", win.pads);
+        b.attr_int("ceil_mode", win.ceil_mode);
+        graph::Node with_indices = b.node();
+        with_indices.outputs = {100, 101};
+        const Tensor input = make_tensor<float>({1, 2, in_h, in_w}, x);
+        auto scalar = run_kernel(with_indices, {input});
+        ASSERT_TRUE(scalar.has_value());
+        const auto expected = to_vector<float>((*scalar)[0]);
+        const auto got = to_vector<float>(run_one(b.node(), {input}));
+        ASSERT_EQ(got.size(), expected.size());
+        for (size_t i = 0; i < got.size(); ++i) {
+          ASSERT_EQ(std::isnan(got[i]), std::isnan(expected[i])) << "in_w " << in_w << " at " << i;
+          if (std::isnan(got[i])) continue;
+          ASSERT_EQ(got[i], expected[i]) << "in_w " << in_w << " special " << special << " at " << i;
+          ASSERT_EQ(std::signbit(got[i]), std::signbit(expected[i])) << "in_w " << in_w << " at " << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(GlobalPool, ReducesEverySpatialDim) {
   const Tensor x = make_tensor<double>({1, 2, 2, 2}, {1, 2, 3, 4, -1, -2, -3, 6});
   EXPECT_EQ(to_vector<double>(run_one(NodeBuilder("GlobalAveragePool", 1).node(), {x})), (std::vector<double>{2.5, 0}));

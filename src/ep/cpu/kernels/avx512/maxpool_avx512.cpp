@@ -9,6 +9,7 @@
 #endif
 
 #include <algorithm>
+#include <memory>
 
 #include "ep/cpu/pool_kernels.h"
 
@@ -55,6 +56,59 @@ void f32_max_pool_3x3s2_row__avx512(const float* window, int64_t in_w, int64_t c
     }
     _mm512_mask_storeu_ps(out + j, first_lanes(lanes), best);
   }
+}
+
+bool f32_max_pool_3x3s2_plane__avx512(const float* x, int64_t in_h, int64_t in_w, float* y, int64_t out_h,
+                                      int64_t out_w, int64_t pad_top, int64_t pad_left) {
+  // Vertical maxima of one output row's window rows, indexed by padded column (input column + pad_left); the
+  // columns outside the input and 32 of slack hold -inf, which never wins against a present tap.
+  const int64_t padded_w = 2 * out_w + 1;
+  constexpr int64_t kSlack = 48;  // the last output vector reads 48 columns from 2 * j
+  thread_local std::unique_ptr<float[]> column_max;
+  thread_local int64_t column_capacity = 0;
+  if (column_capacity < padded_w + kSlack) {
+    column_max.reset(new float[static_cast<size_t>(padded_w + kSlack)]);
+    column_capacity = padded_w + kSlack;
+  }
+  float* const cols = column_max.get();
+  const float minus_inf = -__builtin_inff();
+  const int64_t in_end = std::min(padded_w, pad_left + in_w);  // padded columns [pad_left, in_end) are input
+  for (int64_t c = 0; c < pad_left; ++c) cols[c] = minus_inf;
+  for (int64_t c = in_end; c < padded_w + kSlack; ++c) cols[c] = minus_inf;
+  const int64_t width = in_end - pad_left;
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  __mmask16 unordered_or_minus_zero = 0;  // fpclass: QNaN 0x01, -0 0x04, SNaN 0x80
+  constexpr int kNanOrMinusZero = 0x85;
+  for (int64_t oh = 0; oh < out_h; ++oh) {
+    const int64_t top = 2 * oh - pad_top;
+    const int64_t r0 = std::max<int64_t>(top, 0);
+    const int64_t r1 = std::min<int64_t>(top + 3, in_h);
+    for (int64_t c = 0; c < width; c += 16) {
+      const __mmask16 lanes = first_lanes(width - c);
+      __m512 m = _mm512_maskz_loadu_ps(lanes, x + r0 * in_w + c);
+      unordered_or_minus_zero |= _mm512_mask_fpclass_ps_mask(lanes, m, kNanOrMinusZero);
+      for (int64_t r = r0 + 1; r < r1; ++r) {
+        const __m512 v = _mm512_maskz_loadu_ps(lanes, x + r * in_w + c);
+        unordered_or_minus_zero |= _mm512_mask_fpclass_ps_mask(lanes, v, kNanOrMinusZero);
+        m = _mm512_max_ps(v, m);
+      }
+      _mm512_mask_storeu_ps(cols + pad_left + c, lanes, m);
+    }
+    float* out = y + oh * out_w;
+    for (int64_t j = 0; j < out_w; j += 16) {
+      const float* row = cols + 2 * j;
+      const __m512 v0 = _mm512_loadu_ps(row);
+      const __m512 v1 = _mm512_loadu_ps(row + 16);
+      const __m512 v2 = _mm512_loadu_ps(row + 32);
+      const __m512 tap0 = _mm512_permutex2var_ps(v0, even, v1);
+      const __m512 tap1 = _mm512_permutex2var_ps(v0, odd, v1);
+      const __m512 tap2 = _mm512_castsi512_ps(
+          _mm512_alignr_epi32(_mm512_castps_si512(v2), _mm512_castps_si512(tap0), 1));
+      _mm512_mask_storeu_ps(out + j, first_lanes(out_w - j), _mm512_max_ps(tap2, _mm512_max_ps(tap1, tap0)));
+    }
+  }
+  return unordered_or_minus_zero == 0;
 }
 
 }  // namespace nxrt::cpu::pool
