@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ep/cpu/conv_direct.h"
+#include "ep/cpu/conv_winograd.h"
 #include "ep/cpu/conv_kernels.h"
 
 namespace nxrt::cpu {
@@ -65,6 +66,9 @@ class ConvKernel final : public Kernel {
         attrs_.group == 1) {
       const Shape& s = constant_w->shape();
       direct_weights_ = conv::DirectConvWeights::pack(constant_w->data<float>(), s[0], s[1], s[2], s[3]);
+      if (s[2] == 3 && s[3] == 3 && s[0] >= 16 && s[1] >= 16) {
+        winograd_weights_ = conv::WinogradWeights::pack(constant_w->data<float>(), s[0], s[1]);
+      }
     }
   }
 
@@ -107,6 +111,13 @@ class ConvKernel final : public Kernel {
       if constexpr (std::is_same_v<T, Acc>) {
         const conv::ConvEpilogue<Acc> epilogue{b ? b->data<T>() : nullptr, z ? z->data<T>() : nullptr, activation_};
         if constexpr (std::is_same_v<T, float>) {
+          if (!winograd_weights_.empty() && winograd_weights_.out_channels() == p.out_channels &&
+              winograd_weights_.in_channels() == p.in_channels &&
+              conv::winograd_applies(attrs_.group, p.geometry, p.in_channels, p.out_channels)) {
+            conv::conv_winograd_f32(x.data<float>(), winograd_weights_, y.data<float>(), p.batch, p.geometry, pool,
+                                    epilogue);
+            return;
+          }
           if (conv::direct_conv_applies(attrs_.group, p.geometry)) {
             run_direct(x.data<float>(), w, y.data<float>(), p, pool, epilogue);
             return;
@@ -154,6 +165,7 @@ class ConvKernel final : public Kernel {
   WindowAttrs attrs_;
   FusedActivation activation_;
   conv::DirectConvWeights direct_weights_;  // empty unless W is a constant f32 4-D tensor and group is 1
+  conv::WinogradWeights winograd_weights_;  // also 3x3 with at least 16 input and output channels
 };
 
 const Tensor* constant_w(const KernelInfo& info) {

@@ -1,6 +1,7 @@
 // The direct AVX-512 convolution against a naive double reference and the generic im2col + GEMM path, over the
 // shape classes it claims (strides 1/2, kernels 1/3/5/7, asymmetric pads, out_channels off the 8-channel block,
-// output widths off the 16-lane vector) with and without bias / Z / activation, on 1 and 2 threads.
+// output widths off the 16-lane vector) with and without bias / Z / activation, on 1 and 2 threads; and the
+// Winograd F(2x2, 3x3) path against the same reference.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "ep/cpu/conv_direct.h"
+#include "ep/cpu/conv_winograd.h"
 #include "ep/cpu/kernel_test_util.h"
 
 namespace nxrt::cpu::testing {
@@ -233,6 +235,82 @@ TEST(DirectConv, ConvOpWithConstantAndRuntimeWeights) {
       ASSERT_EQ(got.size(), expected.size());
       for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], expected[i], 1e-4) << "at " << i;
     }
+  }
+}
+
+// Winograd F(2x2, 3x3) against the double reference: odd and even output sizes (half tiles at the bottom and
+// right), pads 0-2 on each side, channel counts off the 8-channel block, batch 2, one and several blocks of tile
+// rows, every epilogue variant (in-place Z included), 1 and 3 threads. Tolerance scales with the terms' size.
+TEST(WinogradConv, MatchesReferenceOverShapesPadsAndEpilogues) {
+  if (!cpu_has_avx512f()) GTEST_SKIP() << "CPU lacks avx512f: the Winograd path cannot run here";
+  const DirectCase cases[] = {
+      {1, 16, 16, 8, 16, 3, 3, 1, 1, {1, 1, 1, 1}},      // smallest accepted: out 8 x 16
+      {2, 17, 19, 9, 23, 3, 3, 1, 1, {1, 1, 1, 1}},      // odd out 9 x 23, channels off the block
+      {1, 24, 40, 12, 31, 3, 3, 1, 1, {0, 0, 0, 0}},     // no pads: out 10 x 29
+      {1, 16, 24, 11, 20, 3, 3, 1, 1, {2, 0, 1, 2}},     // asymmetric pads up to 2
+      {1, 32, 32, 56, 56, 3, 3, 1, 1, {1, 1, 1, 1}},     // the CNN's 56 x 56 layer: several blocks of rows
+      {1, 64, 16, 30, 70, 3, 3, 1, 1, {1, 1, 1, 1}},     // wide rows: tiles of a row span several vectors
+  };
+  uint32_t seed = 500;
+  for (const int threads : {1, 3}) {
+    ThreadPool pool(threads);
+    for (const DirectCase& c : cases) {
+      const conv::Geometry g = geometry_of(c);
+      ASSERT_TRUE(conv::winograd_applies(1, g, c.in_channels, c.out_channels)) << "in_w " << c.in_w;
+      const auto x = random_floats(static_cast<size_t>(c.batch * c.in_channels * c.in_h * c.in_w), seed++);
+      const auto w = random_floats(static_cast<size_t>(c.out_channels * c.in_channels * 9), seed++);
+      const auto b = random_floats(static_cast<size_t>(c.out_channels), seed++);
+      const auto packed = conv::WinogradWeights::pack(w.data(), c.out_channels, c.in_channels);
+      const size_t y_size = static_cast<size_t>(c.batch * c.out_channels * g.out_size());
+      const double tolerance = 2e-6 * 9 * c.in_channels;  // |x|, |w| <= 1: terms of at most 1
+      for (const Variant& v : kVariants) {
+        const auto plain = reference(c, g, x, w, v.bias ? b : std::vector<float>{});
+        const auto z = random_floats(y_size, seed++);
+        std::vector<float> y(y_size, 1e30f);
+        if (v.z == ZMode::kInPlace) y = z;
+        const float* z_in = v.z == ZMode::kSeparate ? z.data() : v.z == ZMode::kInPlace ? y.data() : nullptr;
+        conv::conv_winograd_f32(x.data(), packed, y.data(), c.batch, g, pool,
+                                conv::ConvEpilogue<float>{v.bias ? b.data() : nullptr, z_in, v.activation});
+        for (size_t i = 0; i < y_size; ++i) {
+          const double expected = activate(v.activation, plain[i] + (v.z != ZMode::kNone ? z[i] : 0.0));
+          ASSERT_NEAR(y[i], expected, tolerance) << "index " << i << " in_w " << c.in_w << " threads " << threads
+                                                 << " act " << static_cast<int>(v.activation.kind);
+        }
+      }
+    }
+  }
+}
+
+TEST(WinogradConv, AppliesOnlyToThreeByThreeStrideOneWithEnoughChannels) {
+  if (!cpu_has_avx512f()) GTEST_SKIP() << "CPU lacks avx512f";
+  const conv::Geometry g = geometry_of({1, 16, 16, 8, 16, 3, 3, 1, 1, {1, 1, 1, 1}});
+  EXPECT_TRUE(conv::winograd_applies(1, g, 16, 16));
+  EXPECT_FALSE(conv::winograd_applies(2, g, 16, 16));
+  EXPECT_FALSE(conv::winograd_applies(1, g, 8, 16));
+  EXPECT_FALSE(conv::winograd_applies(1, g, 16, 15));
+  EXPECT_FALSE(conv::winograd_applies(1, geometry_of({1, 16, 16, 8, 16, 3, 3, 2, 2, {1, 1, 1, 1}}), 16, 16));
+  EXPECT_FALSE(conv::winograd_applies(1, geometry_of({1, 16, 16, 8, 16, 5, 5, 1, 1, {2, 2, 2, 2}}), 16, 16));
+  EXPECT_FALSE(conv::winograd_applies(1, geometry_of({1, 16, 16, 3, 16, 3, 3, 1, 1, {0, 1, 0, 1}}), 16, 16));
+}
+
+// The Conv op with a constant 3x3 W of 16+ channels takes the Winograd path; with W as a run-time input it takes
+// the direct one. Both match the reference.
+TEST(WinogradConv, ConvOpTakesItForConstantWeights) {
+  const DirectCase c{1, 16, 20, 12, 18, 3, 3, 1, 1, {1, 1, 1, 1}};
+  const conv::Geometry g = geometry_of(c);
+  const auto x = random_floats(static_cast<size_t>(16 * 12 * 18), 600);
+  const auto w = random_floats(static_cast<size_t>(20 * 16 * 9), 601);
+  const auto b = random_floats(20, 602);
+  const auto expected = reference(c, g, x, w, b);
+  const std::vector<Tensor> inputs = {make_tensor<float>({1, 16, 12, 18}, x), make_tensor<float>({20, 16, 3, 3}, w),
+                                      make_tensor<float>({20}, b)};
+  const graph::Node node = NodeBuilder("Conv", 22).attr_ints("pads", {1, 1, 1, 1}).node();
+  for (const bool constant_w : {false, true}) {
+    auto outputs = run_kernel(node, inputs, 2, {false, constant_w, false});
+    ASSERT_TRUE(outputs.has_value()) << outputs.status().to_string();
+    const auto got = to_vector<float>((*outputs)[0]);
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], expected[i], 1e-4) << "at " << i;
   }
 }
 

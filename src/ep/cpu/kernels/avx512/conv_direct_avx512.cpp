@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "ep/cpu/conv_direct.h"
+#include "ep/cpu/kernels/avx512/activation_avx512.h"
 
 namespace nxrt::cpu::conv {
 
@@ -27,26 +28,6 @@ struct OutputVector {
   int64_t dst[2];
   __mmask16 lanes[2];
 };
-
-inline __m512 activate(const FusedActivation& act, __m512 v) {
-  switch (act.kind) {
-    case ActivationKind::kRelu:
-      return _mm512_max_ps(_mm512_setzero_ps(), v);  // NaN stays NaN: max returns the second operand then
-    case ActivationKind::kLeakyRelu: {
-      const __mmask16 negative = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);
-      return _mm512_mask_mul_ps(v, negative, v, _mm512_set1_ps(act.alpha));
-    }
-    case ActivationKind::kClip:
-      return _mm512_min_ps(_mm512_set1_ps(act.beta), _mm512_max_ps(_mm512_set1_ps(act.alpha), v));
-    default:
-      return v;
-  }
-}
-
-inline bool vectorised(ActivationKind kind) {
-  return kind == ActivationKind::kNone || kind == ActivationKind::kRelu || kind == ActivationKind::kLeakyRelu ||
-         kind == ActivationKind::kClip;
-}
 
 // Accumulates kBlock channels x NV output vectors over all input channels and taps, then stores them with the
 // epilogue. `channels` (<= kBlock) output channels are real.
