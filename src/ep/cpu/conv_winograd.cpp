@@ -10,9 +10,9 @@ namespace nxrt::cpu::conv {
 
 namespace {
 
-// Floats of one block's transformed inputs and products (16 x (in + out channels) x tiles): at most 768 KiB,
+// Floats of one block's transformed inputs and products (16 x (in + out channels) x tiles): at most 896 KiB,
 // so that the products read the inputs and the output transform reads the products from a 1 MiB L2.
-constexpr int64_t kBlockFloats = int64_t{3} << 16;
+constexpr int64_t kBlockFloats = int64_t{7} << 15;
 constexpr int64_t kSlack = 16;  // floats past the transformed inputs that the micro-kernel may read
 
 // A per-thread buffer that grows and is never zeroed.
@@ -26,19 +26,22 @@ float* thread_scratch(int64_t floats) {
   return buffer.get();
 }
 
-// Tile rows per block, at most max_rows: the count whose tiles fill the micro-kernel's 48-tile steps best (a
-// last step of one 16-tile vector runs at about a third of the speed of a full one); larger on ties.
-int64_t pick_rows_per_block(int64_t tiles_per_row, int64_t max_rows) {
+// Tile rows per block, at most max_rows: the count with the shortest estimated run on `threads` threads, in
+// units of the micro-kernel's 48-tile steps (a last step of one or two 16-tile vectors costs about 0.6 or 0.8
+// of a full one) plus a fixed cost per block for the transforms' setup; the larger count on ties.
+int64_t pick_rows_per_block(int64_t batch, int64_t tile_rows, int64_t tiles_per_row, int64_t max_rows,
+                            int64_t threads) {
   int64_t best = max_rows;
-  double best_efficiency = 0.0;
-  for (int64_t rows = max_rows; rows >= std::max<int64_t>(1, max_rows / 2); --rows) {
+  double best_time = 0.0;
+  for (int64_t rows = max_rows; rows >= 1; --rows) {
     const int64_t vectors = (rows * tiles_per_row + 15) / 16;
-    const double tail_cost[3] = {0.0, 0.6, 0.8};  // relative time of a last step of 0, 1 or 2 vectors
-    const double steps = static_cast<double>(vectors / 3) + tail_cost[vectors % 3];
-    const double efficiency = static_cast<double>(rows * tiles_per_row) / (48.0 * steps);
-    if (efficiency > best_efficiency + 1e-9) {
+    const double tail_cost[3] = {0.0, 0.6, 0.8};
+    const double block_cost = static_cast<double>(vectors / 3) + tail_cost[vectors % 3] + 0.2;
+    const int64_t blocks = batch * ((tile_rows + rows - 1) / rows);
+    const double time = static_cast<double>((blocks + threads - 1) / threads) * block_cost;
+    if (rows == max_rows || time < best_time - 1e-9) {
       best = rows;
-      best_efficiency = efficiency;
+      best_time = time;
     }
   }
   return best;
@@ -92,10 +95,9 @@ void conv_winograd_f32(const float* x, const WinogradWeights& w, float* y, int64
   const int64_t in_h = g.in[0], in_w = g.in[1], out_h = g.out[0], out_w = g.out[1];
   const int64_t tile_rows = (out_h + 1) / 2, tiles_per_row = (out_w + 1) / 2;
   const int64_t floats_per_tile_row = kWinogradElements * (in_channels + out_channels) * tiles_per_row;
-  int64_t max_rows = std::clamp<int64_t>(kBlockFloats / floats_per_tile_row, 1, tile_rows);
-  const int64_t threads = pool.num_threads();
-  while (max_rows > 1 && batch * ((tile_rows + max_rows - 1) / max_rows) < 4 * threads) max_rows = (max_rows + 1) / 2;
-  const int64_t rows_per_block = pick_rows_per_block(tiles_per_row, max_rows);
+  const int64_t max_rows = std::clamp<int64_t>(kBlockFloats / floats_per_tile_row, 1, tile_rows);
+  const int64_t rows_per_block =
+      pick_rows_per_block(batch, tile_rows, tiles_per_row, max_rows, pool.num_threads());
   const int64_t blocks_per_image = (tile_rows + rows_per_block - 1) / rows_per_block;
   const int64_t max_tiles = rows_per_block * tiles_per_row;
   const int64_t v_floats = kWinogradElements * in_channels * max_tiles + kSlack;
