@@ -99,8 +99,9 @@ def to_onnx(fn, inputs, *, input_params=None, model_name="jax_model", opset=21, 
     keyword arguments: arrays and ShapeDtypeStructs among them become extra graph inputs named after their key,
     anything else is passed to ``fn`` as a static value. Symbolic dimensions stay symbolic (dim_param) in the
     model. ``enable_double_precision`` traces with JAX's x64 mode so float64 stays float64 end to end.
-    ``native_ops`` exports Flax NNX / Equinox LayerNorm and RMSNorm as LayerNormalization / RMSNormalization
-    (RMSNormalization from opset 23) instead of their primitives.
+    ``native_ops`` exports layers and ``jax.nn`` functions that have a matching ONNX op (Gemm, LayerNormalization,
+    BatchNormalization, GroupNormalization, AveragePool, activations, Softmax, Attention ...; see native_layers)
+    as that op instead of their primitives.
     """
     import jax
 

@@ -3,7 +3,8 @@
 import numpy as np
 
 from nxrt.jax.functions import emit_function_call, function_name_of
-from nxrt.jax.native_layers import emit_native, native_op_of
+from nxrt.jax.native_layers import native_call_of
+from nxrt.jax.native_ops import emit_native
 from nxrt.jax.registry import UnsupportedPrimitiveError, register_primitive
 
 INT64_MIN = np.iinfo(np.int64).min
@@ -21,7 +22,7 @@ def _body_jaxpr(eqn):
 @register_primitive(*_CALLS)
 def _call(ctx, eqn, *args):
     jaxpr = _body_jaxpr(eqn)
-    native = native_op_of(eqn.params.get("name", ""))
+    native = native_call_of(eqn.params.get("name", ""))
     if native is not None:
         return emit_native(ctx, native, jaxpr, args)
     function = function_name_of(eqn.params.get("name", ""))

@@ -1,8 +1,9 @@
-"""Elementwise lax primitives: arithmetic, transcendental, comparison, logical/bitwise, select, casts."""
+"""Elementwise lax primitives: arithmetic, transcendental and special functions (erf_inv, lgamma, digamma),
+comparison, logical/bitwise (with bit counts), select, casts."""
 
 import numpy as np
 
-from nxrt.jax.registry import register_primitive
+from nxrt.jax.registry import UnsupportedPrimitiveError, register_primitive
 
 _UNARY = {
     "neg": "Neg", "sign": "Sign", "floor": "Floor", "ceil": "Ceil", "exp": "Exp", "log": "Log", "tanh": "Tanh",
@@ -14,7 +15,9 @@ _BINARY = {
     "add": "Add", "sub": "Sub", "mul": "Mul", "pow": "Pow",
     "eq": "Equal", "lt": "Less", "le": "LessOrEqual", "gt": "Greater", "ge": "GreaterOrEqual",
 }
-_IDENTITY = ("copy", "copy_p", "reduce_precision", "optimization_barrier", "stop_gradient")
+_IDENTITY = ("copy", "copy_p", "optimization_barrier", "stop_gradient")
+# (exponent bits, mantissa bits) of the float types reduce_precision can round to by a cast there and back.
+_PRECISIONS = {(5, 10): np.float16, (8, 23): np.float32, (11, 52): np.float64}
 
 
 def _dtype(var):
@@ -49,6 +52,20 @@ def _max_min(ctx, eqn, x, y):
 @register_primitive(*_IDENTITY)
 def _identity(ctx, eqn, *xs):
     return [ctx.op("Identity", x) for x in xs]
+
+
+@register_primitive("reduce_precision")
+def _reduce_precision(ctx, eqn, x):
+    dtype = _dtype(eqn.invars[0])
+    finfo = np.finfo(dtype)
+    bits = (int(eqn.params["exponent_bits"]), int(eqn.params["mantissa_bits"]))
+    if bits[0] >= finfo.nexp and bits[1] >= finfo.nmant:
+        return ctx.op("Identity", x)
+    target = _PRECISIONS.get(bits)
+    if target is None:
+        raise UnsupportedPrimitiveError("reduce_precision", detail=f"rounding to {bits[0]} exponent and "
+                                                                  f"{bits[1]} mantissa bits")
+    return ctx.cast(ctx.cast(x, target), dtype)
 
 
 @register_primitive("add_any")
@@ -285,3 +302,132 @@ def _convert_element_type(ctx, eqn, x):
         return ctx.op("Identity", x)
     return ctx.cast(x, dst)
 
+
+
+def _as_unsigned(ctx, eqn, x):
+    """(bits, unsigned dtype, original dtype): ``x`` reinterpreted as the unsigned integer of its width."""
+    dtype = _dtype(eqn.invars[0])
+    unsigned = _unsigned_of(dtype)
+    return (x if dtype == unsigned else ctx.cast(x, unsigned)), unsigned, dtype
+
+
+@register_primitive("population_count")
+def _population_count(ctx, eqn, x):
+    """Bit count by pairwise sums in ever wider fields (2, 4, 8 bits), then byte sums folded by shifts."""
+    bits, unsigned, dtype = _as_unsigned(ctx, eqn, x)
+    width = unsigned.itemsize * 8
+
+    def pattern(byte):
+        return ctx.scalar(int.from_bytes(bytes([byte]) * unsigned.itemsize, "little"), unsigned)
+
+    def shift(v, n):
+        return ctx.op("BitShift", v, ctx.scalar(n, unsigned), direction="RIGHT")
+
+    bits = ctx.op("Sub", bits, ctx.op("BitwiseAnd", shift(bits, 1), pattern(0x55)))
+    bits = ctx.op("Add", ctx.op("BitwiseAnd", bits, pattern(0x33)),
+                  ctx.op("BitwiseAnd", shift(bits, 2), pattern(0x33)))
+    bits = ctx.op("BitwiseAnd", ctx.op("Add", bits, shift(bits, 4)), pattern(0x0F))
+    step = 8
+    while step < width:
+        bits = ctx.op("Add", bits, shift(bits, step))
+        step *= 2
+    count = ctx.op("BitwiseAnd", bits, ctx.scalar(0x7F if width < 128 else 0xFF, unsigned))
+    return count if dtype == unsigned else ctx.cast(count, dtype)
+
+
+@register_primitive("clz")
+def _clz(ctx, eqn, x):
+    """Leading zeros by binary search: where the top ``s`` bits are zero, count them and shift them out."""
+    bits, unsigned, dtype = _as_unsigned(ctx, eqn, x)
+    width = unsigned.itemsize * 8
+    count = ctx.op("Mul", bits, ctx.scalar(0, unsigned))
+    s = width // 2
+    while s:
+        top_zero = ctx.op("Less", bits, ctx.scalar(1 << (width - s), unsigned))
+        count = ctx.op("Where", top_zero, ctx.op("Add", count, ctx.scalar(s, unsigned)), count)
+        shifted = ctx.op("BitShift", bits, ctx.scalar(s, unsigned), direction="LEFT")
+        bits = ctx.op("Where", top_zero, shifted, bits)
+        s //= 2
+    # After the search only a zero input has its top bit clear.
+    is_zero = ctx.op("Equal", bits, ctx.scalar(0, unsigned))
+    count = ctx.op("Where", is_zero, ctx.op("Add", count, ctx.scalar(1, unsigned)), count)
+    return count if dtype == unsigned else ctx.cast(count, dtype)
+
+
+# lgamma (log |Gamma|) and digamma have no ONNX op. Both are computed in float64 whatever the input type (float16/32
+# results are rounded once at the end), from closed formulas that need no loops:
+# - lgamma: the Lanczos approximation (g = 7, nine terms) for x >= 0.5 and the reflection formula
+#   lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x) below; poles (0, -1, -2, ...) give +inf.
+# - digamma: x < 0 reflects, psi(x) = psi(1 - x) - pi cot(pi x); then the recurrence psi(w) = psi(w + 1) - 1/w
+#   lifts the argument to w >= 10 in ten masked steps, where the asymptotic series is exact to float64 rounding.
+#   Poles give NaN, as JAX does.
+_LANCZOS_G = 7.0
+_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
+            -176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6,
+            1.5056327351493116e-7)
+# Coefficients of w^-2k in psi(w) ~ log(w) - 1/(2w) - sum_k B_2k / (2k w^2k), k = 1..7.
+_DIGAMMA_SERIES = (1.0 / 12, -1.0 / 120, 1.0 / 252, -1.0 / 240, 1.0 / 132, -691.0 / 32760, 1.0 / 12)
+_DIGAMMA_SHIFT = 10
+
+
+def _in_float64(handler):
+    """Runs ``handler(ctx, x, c)`` on ``x`` cast to float64 (c(v) makes a float64 constant) and casts back."""
+    def wrapped(ctx, eqn, x):
+        dtype = np.dtype(eqn.invars[0].aval.dtype)
+        wide = x if dtype == np.float64 else ctx.cast(x, np.float64)
+        out = handler(ctx, wide, lambda v: ctx.scalar(v, np.float64))
+        return out if dtype == np.float64 else ctx.cast(out, dtype)
+    return wrapped
+
+
+def _distance_to_integer(ctx, x):
+    """x - round(x), in [-0.5, 0.5]: exact, so pi times it keeps the precision of sin/tan near integers."""
+    return ctx.op("Sub", x, ctx.op("Round", x))
+
+
+def _lanczos_lgamma(ctx, w, c):
+    """lgamma(w) for w >= 0.5."""
+    z = ctx.op("Sub", w, c(1.0))
+    series = c(_LANCZOS[0])
+    for i, coefficient in enumerate(_LANCZOS[1:], start=1):
+        series = ctx.op("Add", series, ctx.op("Div", c(coefficient), ctx.op("Add", z, c(float(i)))))
+    t = ctx.op("Add", z, c(_LANCZOS_G + 0.5))
+    power = ctx.op("Mul", ctx.op("Add", z, c(0.5)), ctx.op("Log", t))
+    out = ctx.op("Add", ctx.op("Sub", power, t), c(0.5 * np.log(2 * np.pi)))
+    return ctx.op("Add", out, ctx.op("Log", series))
+
+
+@register_primitive("lgamma")
+@_in_float64
+def _lgamma(ctx, x, c):
+    reflect = ctx.op("Less", x, c(0.5))
+    w = ctx.op("Where", reflect, ctx.op("Sub", c(1.0), x), x)
+    direct = _lanczos_lgamma(ctx, w, c)
+    sine = ctx.op("Abs", ctx.op("Sin", ctx.op("Mul", c(np.pi), _distance_to_integer(ctx, x))))
+    reflected = ctx.op("Sub", ctx.op("Sub", c(np.log(np.pi)), ctx.op("Log", sine)), direct)
+    out = ctx.op("Where", reflect, reflected, direct)
+    return ctx.op("Where", ctx.op("IsInf", x), c(np.inf), out)
+
+
+@register_primitive("digamma")
+@_in_float64
+def _digamma(ctx, x, c):
+    reflect = ctx.op("Less", x, c(0.0))
+    w = ctx.op("Where", reflect, ctx.op("Sub", c(1.0), x), x)
+    lifted = c(0.0)
+    for _ in range(_DIGAMMA_SHIFT):
+        small = ctx.op("Less", w, c(float(_DIGAMMA_SHIFT)))
+        lifted = ctx.op("Add", lifted, ctx.op("Where", small, ctx.op("Reciprocal", w), c(0.0)))
+        w = ctx.op("Where", small, ctx.op("Add", w, c(1.0)), w)
+    inv2 = ctx.op("Reciprocal", ctx.op("Mul", w, w))
+    series = c(_DIGAMMA_SERIES[-1])
+    for coefficient in reversed(_DIGAMMA_SERIES[:-1]):
+        series = ctx.op("Add", ctx.op("Mul", series, inv2), c(coefficient))
+    series = ctx.op("Mul", series, inv2)
+    psi = ctx.op("Sub", ctx.op("Sub", ctx.op("Log", w), ctx.op("Div", c(0.5), w)), series)
+    psi = ctx.op("Sub", psi, lifted)
+    angle = ctx.op("Mul", c(np.pi), _distance_to_integer(ctx, x))
+    cotangent = ctx.op("Div", ctx.op("Cos", angle), ctx.op("Sin", angle))
+    psi = ctx.op("Where", reflect, ctx.op("Sub", psi, ctx.op("Mul", c(np.pi), cotangent)), psi)
+    pole = ctx.op("And", ctx.op("LessOrEqual", x, c(0.0)), ctx.op("Equal", x, ctx.op("Round", x)))
+    return ctx.op("Where", pole, c(np.nan), psi)

@@ -1,4 +1,4 @@
-"""dot_general (MatMul), conv_general_dilated (Conv) and reduce_window (pooling)."""
+"""dot_general (MatMul), conv_general_dilated (Conv) and reduce_window (MaxPool, or strided slices)."""
 
 import itertools
 import math
@@ -107,10 +107,73 @@ def _identity(dtype, kind):
     return info.min if kind == "min" else info.max
 
 
-def _reduce_window(ctx, eqn, x, reducer, init=None):
-    """Pooling as a combination of strided slices, one per window offset: exact, works for any layout and on
-    every ONNX runtime (no pooling kernel needed)."""
+def _max_pool_layout(eqn):
+    """(pooled axes, kept axes, "SAME" or None) when reduce_window max/min is an ONNX MaxPool: float data, no base
+    dilation, 1 to 3 pooled axes, kept axes with unit window and stride and no padding, each pad smaller than its
+    window (or symbolic "SAME" padding, left to MaxPool's auto_pad)."""
     p = eqn.params
+    if not np.issubdtype(_dtype(eqn.invars[0]), np.floating):
+        return None
+    window, strides = list(p["window_dimensions"]), list(p["window_strides"])
+    padding = [tuple(pad) for pad in p["padding"]]
+    base = list(p.get("base_dilation") or [1] * len(window))
+    wdil = list(p.get("window_dilation") or [1] * len(window))
+    pooled = [a for a in range(len(window)) if window[a] != 1 or strides[a] != 1 or any(padding[a])]
+    kept = [a for a in range(len(window)) if a not in pooled]
+    if any(f != 1 for f in base) or not 1 <= len(pooled) <= 3 or any(wdil[a] != 1 for a in kept):
+        return None
+    if any(is_symbolic(v) for pair in padding for v in pair):
+        # Symbolic pads come from "SAME" over a symbolic axis: MaxPool's auto_pad computes them at run time.
+        from jax import lax
+
+        dilated = [(w - 1) * d + 1 for w, d in zip(window, wdil)]
+        same = lax.padtype_to_pads(eqn.invars[0].aval.shape, dilated, strides, "SAME")
+        return (pooled, kept, "SAME") if [str(tuple(v)) for v in same] == [str(v) for v in padding] else None
+    if any(lo < 0 or hi < 0 or lo >= window[a] or hi >= window[a] for a, (lo, hi) in enumerate(padding)):
+        return None
+    return pooled, kept, None
+
+
+def _max_pool(ctx, eqn, x, negate, layout):
+    """reduce_window max (or min, as -max(-x)) as MaxPool: kept axes move in front (size-1 ones dropped when there
+    are more than two) and are folded into the [N, C] MaxPool expects, pooled axes follow."""
+    p = eqn.params
+    pooled, kept, auto_pad = layout
+    shape = list(eqn.invars[0].aval.shape)
+    out_shape = list(eqn.outvars[0].aval.shape)
+    padding = [tuple(p["padding"][a]) for a in pooled]
+    wdil = list(p.get("window_dilation") or [1] * len(shape))
+    if negate:
+        x = ctx.op("Neg", x)
+    x = ctx.transpose(x, kept + pooled)
+    unit = [i for i, a in enumerate(kept) if str(shape[a]) == "1"] if len(kept) > 2 else []
+    x = ctx.squeeze(x, unit)
+    lead = [shape[a] for i, a in enumerate(kept) if i not in unit]
+    missing = list(range(2 - len(lead))) if len(lead) < 2 else []
+    if len(lead) > 2:
+        x = ctx.reshape(x, [_prod(lead[:-1]), lead[-1]] + [shape[a] for a in pooled])
+    x = ctx.unsqueeze(x, missing)
+    pads = {"auto_pad": "SAME_UPPER"} if auto_pad else {"pads": [lo for lo, _ in padding] + [hi for _, hi in padding]}
+    y = ctx.op("MaxPool", x, kernel_shape=[int(p["window_dimensions"][a]) for a in pooled],
+               strides=[int(p["window_strides"][a]) for a in pooled], dilations=[int(wdil[a]) for a in pooled],
+               **pads)
+    y = ctx.squeeze(y, missing)
+    if len(lead) > 2:
+        y = ctx.reshape(y, [out_shape[a] for i, a in enumerate(kept) if i not in unit] +
+                        [out_shape[a] for a in pooled])
+    y = ctx.unsqueeze(y, unit)
+    y = ctx.transpose(y, _inverse(kept + pooled))
+    return ctx.op("Neg", y) if negate else y
+
+
+def _reduce_window(ctx, eqn, x, reducer, init=None):
+    """Pooling: MaxPool for max/min where it applies, otherwise a combination of strided slices, one per window
+    offset: exact, works for any layout and on every ONNX runtime (no pooling kernel needed)."""
+    p = eqn.params
+    layout = _max_pool_layout(eqn) if reducer in ("max", "min") else None
+    if layout is not None:
+        result = _max_pool(ctx, eqn, x, reducer == "min", layout)
+        return result if init is None else ctx.op(_WINDOW_OPS[reducer][0], result, init)
     onnx_op, identity_kind = _WINDOW_OPS[reducer]
     dtype = _dtype(eqn.invars[0])
     identity = ctx.scalar(_identity(dtype, identity_kind), dtype)

@@ -3,7 +3,7 @@
 import numpy as np
 
 from nxrt.jax.builder import is_symbolic
-from nxrt.jax.registry import UnsupportedPrimitiveError, register_primitive
+from nxrt.jax.registry import register_primitive
 
 
 def _dtype(var):
@@ -24,21 +24,49 @@ for _name, _op in {"reduce_sum": "ReduceSum", "reduce_max": "ReduceMax", "reduce
     register_primitive(_name)(_reduce(_op))
 
 
-def _reduce_bool(onnx_op):
-    def handler(ctx, eqn, x):
-        axes = list(eqn.params["axes"])
-        dtype = _dtype(eqn.invars[0])
-        if not axes:
-            return ctx.op("Identity", x)
-        if dtype != np.bool_:
-            raise UnsupportedPrimitiveError(eqn.primitive.name, detail=f"bitwise reduction of {dtype}")
-        reduced = ctx.op(onnx_op, ctx.cast(x, np.int32), ctx.ints(axes), keepdims=0)
-        return ctx.cast(reduced, np.bool_)
-    return handler
+_BITWISE = {"reduce_and": ("And", "BitwiseAnd", -1), "reduce_or": ("Or", "BitwiseOr", 0),
+            "reduce_xor": ("Xor", "BitwiseXor", 0)}
 
 
-register_primitive("reduce_and")(_reduce_bool("ReduceMin"))
-register_primitive("reduce_or")(_reduce_bool("ReduceMax"))
+def _tree_reduce(ctx, x, shape, axis, combine, identity, dtype):
+    """Reduces ``axis`` (kept as size 1) in log2(n) steps of ``combine``: halves of a static axis, the last element
+    of the doubling scan for a symbolic one (which must not be empty)."""
+    n = shape[axis]
+    if is_symbolic(n):
+        scanned = _doubling_loop(ctx, _Aval(dtype, shape), x, lambda b, lhs, rhs: b.op(combine, lhs, rhs),
+                                 identity, axis, False)
+        return ctx.op("Gather", scanned, ctx.ints([-1]), axis=axis)
+    if n == 0:
+        out_shape = list(shape)
+        out_shape[axis] = 1
+        return ctx.zeros(out_shape, dtype, identity)
+    while n > 1:
+        half = n // 2
+        merged = ctx.op(combine, ctx.slice(x, [0], [half], [axis]), ctx.slice(x, [half], [2 * half], [axis]))
+        x = ctx.op("Concat", merged, ctx.slice(x, [2 * half], [n], [axis]), axis=axis) if n % 2 else merged
+        n = half + n % 2
+    return x
+
+
+@register_primitive(*_BITWISE)
+def _reduce_bitwise(ctx, eqn, x):
+    """Logical reductions of booleans (all/any through ReduceMin/Max of 0/1), bitwise ones of integers and xor
+    of either by a tree of pairwise combines over each static axis."""
+    axes = sorted(int(a) for a in eqn.params["axes"])
+    dtype = _dtype(eqn.invars[0])
+    if not axes:
+        return ctx.op("Identity", x)
+    bool_op, int_op, int_identity = _BITWISE[eqn.primitive.name]
+    if dtype == np.bool_ and eqn.primitive.name != "reduce_xor":
+        onnx_op = "ReduceMin" if eqn.primitive.name == "reduce_and" else "ReduceMax"
+        return ctx.cast(ctx.op(onnx_op, ctx.cast(x, np.int32), ctx.ints(axes), keepdims=0), np.bool_)
+    combine = bool_op if dtype == np.bool_ else int_op
+    identity = bool(int_identity) if dtype == np.bool_ else np.array(int_identity).astype(dtype)[()]
+    shape = list(eqn.invars[0].aval.shape)
+    for axis in axes:
+        x = _tree_reduce(ctx, x, shape, axis, combine, identity, dtype)
+        shape[axis] = 1
+    return ctx.squeeze(x, axes)
 
 
 def _arg_reduce(onnx_op):
@@ -61,14 +89,19 @@ def _cumsum(ctx, eqn, x):
 
 
 def _doubling_scan(ctx, eqn, x, combine, identity):
-    """Inclusive scan along ``axis`` by log-step doubling: x[i] = combine(x[i], x[i - k]) for k = 1, 2, 4, ..."""
+    """Inclusive scan along ``axis`` by log-step doubling: x[i] = combine(x[i], x[i - k]) for k = 1, 2, 4, ...,
+    with x[i - k] the identity before the start.
+
+    ``combine(builder, a, b)`` emits through ``builder``. A static axis unrolls the steps; a symbolic one runs
+    them in a Loop while k < n.
+    """
     axis = int(eqn.params["axis"])
     reverse = bool(eqn.params.get("reverse", False))
     shape = list(eqn.invars[0].aval.shape)
     n = shape[axis]
-    if is_symbolic(n):
-        raise UnsupportedPrimitiveError(eqn.primitive.name, detail="scan over a symbolic axis")
     dtype = _dtype(eqn.invars[0])
+    if is_symbolic(n):
+        return _doubling_loop(ctx, eqn.invars[0].aval, x, combine, identity, axis, reverse)
     k = 1
     while k < n:
         pad_shape = list(shape)
@@ -80,9 +113,50 @@ def _doubling_scan(ctx, eqn, x, combine, identity):
         else:
             moved = ctx.slice(x, [0], [n - k], [axis])
             shifted = ctx.op("Concat", fill, moved, axis=axis)
-        x = combine(x, shifted)
+        x = combine(ctx, x, shifted)
         k *= 2
     return x
+
+
+def _doubling_loop(ctx, aval, x, combine, identity, axis, reverse):
+    """The doubling steps of ``_doubling_scan`` as an ONNX Loop carrying (k, x), for a symbolic axis length."""
+    dtype = np.dtype(aval.dtype)
+    rank = len(aval.shape)
+    n = ctx.dim(aval.shape[axis])
+    one = ctx.ints([1])
+    step_in, x_in = ctx.fresh("k"), ctx.fresh("x")
+
+    def body(child):
+        parts = [child.op("Shape", x_in, end=axis)] if axis else []
+        parts.append(step_in)
+        if axis + 1 < rank:
+            parts.append(child.op("Shape", x_in, start=axis + 1))
+        fill = child.op("Expand", child.scalar(identity, dtype), child.op("Concat", *parts, axis=0))
+        kept = child.op("Sub", n, step_in)
+        axes = child.ints([axis])
+        if reverse:
+            moved = child.op("Slice", x_in, step_in, n, axes)
+            shifted = child.op("Concat", moved, fill, axis=axis)
+        else:
+            moved = child.op("Slice", x_in, child.ints([0]), kept, axes)
+            shifted = child.op("Concat", fill, moved, axis=axis)
+        doubled = child.op("Mul", step_in, child.ints([2]))
+        keep_going = child.op("Squeeze", child.op("Less", doubled, n), child.ints([0]))
+        return [keep_going, doubled, combine(child, x_in, shifted)]
+
+    inputs = [(ctx.fresh("iter"), np.int64, ()), (ctx.fresh("cond"), np.bool_, ()), (step_in, np.int64, (1,)),
+              (x_in, dtype, aval.shape)]
+    graph = ctx.subgraph("cumulative_body", inputs, body,
+                         [_Aval(np.bool_, ()), _Aval(np.int64, (1,)), _Aval(dtype, aval.shape)])
+    keep_going = ctx.op("Squeeze", ctx.op("Less", one, n), ctx.ints([0]))
+    _, out = ctx.op("Loop", None, keep_going, one, x, outputs=2, body=graph)
+    return out
+
+
+class _Aval:
+    def __init__(self, dtype, shape):
+        self.dtype = np.dtype(dtype)
+        self.shape = tuple(shape)
 
 
 def _identity_for(dtype, kind):
@@ -102,17 +176,16 @@ def _cumulative(kind, onnx_op):
     def handler(ctx, eqn, x):
         dtype = _dtype(eqn.invars[0])
         if kind == "logsumexp":
-            def combine(a, b):
-                high = ctx.op("Max", a, b)
-                low = ctx.op("Min", a, b)
-                finite = ctx.op("Not", ctx.op("IsInf", high))
-                safe_high = ctx.op("Where", finite, high, ctx.scalar(0, dtype))
-                tail = ctx.op("Log", ctx.op("Add", ctx.scalar(1, dtype),
-                                            ctx.op("Exp", ctx.op("Sub", low, safe_high))))
-                return ctx.op("Where", finite, ctx.op("Add", high, tail), high)
+            def combine(b, lhs, rhs):
+                high = b.op("Max", lhs, rhs)
+                low = b.op("Min", lhs, rhs)
+                finite = b.op("Not", b.op("IsInf", high))
+                safe_high = b.op("Where", finite, high, b.scalar(0, dtype))
+                tail = b.op("Log", b.op("Add", b.scalar(1, dtype), b.op("Exp", b.op("Sub", low, safe_high))))
+                return b.op("Where", finite, b.op("Add", high, tail), high)
         else:
-            def combine(a, b):
-                return ctx.op(onnx_op, a, b)
+            def combine(b, lhs, rhs):
+                return b.op(onnx_op, lhs, rhs)
         return _doubling_scan(ctx, eqn, x, combine, _identity_for(dtype, kind))
     return handler
 

@@ -1,5 +1,5 @@
-"""Shape and data-movement primitives: broadcast, reshape, transpose, squeeze, concatenate, split, pad, slices,
-dynamic slices, rev and iota."""
+"""Shape and data-movement primitives: broadcast, reshape, transpose, squeeze, concatenate, split, unstack, pad,
+slices, dynamic slices, rev and iota."""
 
 import numpy as np
 
@@ -94,6 +94,16 @@ def _split(ctx, eqn, x):
         return [ctx.op("Identity", x)]
     split = ctx.shape(sizes)
     return ctx.op("Split", x, split, axis=axis, outputs=len(sizes))
+
+
+@register_primitive("unstack")
+def _unstack(ctx, eqn, x):
+    axis = int(eqn.params["axis"])
+    count = len(eqn.outvars)
+    if count == 1:
+        return [ctx.squeeze(x, [axis])]
+    pieces = ctx.op("Split", x, ctx.ints([1] * count), axis=axis, outputs=count)
+    return [ctx.squeeze(piece, [axis]) for piece in pieces]
 
 
 @register_primitive("slice")

@@ -44,8 +44,10 @@ def check(fn, inputs, *, x64=False, tol=None, n=2, dims=None, int_range=(0, 4), 
             limit = ort_tol if ort_tol is not None else (tol if tol is not None else (F64_TOL if x64 else F32_TOL))
             assert reference.max_error["onnxruntime"] <= limit, f"onnxruntime: {reference}"
         pytest.skip(f"nxrt is missing an op this model needs: {missing}")
-    tol = tol if tol is not None else (F64_TOL if x64 else F32_TOL)
     kind = "f64" if x64 else "f32"
+    if tol is not None:
+        kind += f", cases checked at {tol:g}"
+    tol = tol if tol is not None else (F64_TOL if x64 else F32_TOL)
     for runtime, err in result.max_error.items():
         key = (runtime, kind)
         _WORST[key] = max(_WORST.get(key, 0.0), err)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from jax import lax
 
+import nxrt.jax
 from jax_harness import check
 
 POSITIVE = lambda x: jnp.abs(x) + 0.1  # noqa: E731
@@ -26,6 +27,7 @@ UNARY = {
     "integer_pow3": lambda x: lax.integer_pow(x, 3), "integer_pow_neg2": lambda x: lax.integer_pow(POSITIVE(x), -2),
     "integer_pow0": lambda x: lax.integer_pow(x, 0), "integer_pow7": lambda x: lax.integer_pow(x, 7),
     "stop_gradient": lambda x: lax.stop_gradient(x) * 2, "reduce_precision": lambda x: lax.reduce_precision(x, 8, 23),
+    "reduce_precision_f16": lambda x: lax.reduce_precision(x * 1e3, 5, 10),
 }
 
 BINARY = {
@@ -124,7 +126,7 @@ def test_convert_element_type(src, dst):
 
 def test_convert_f32_f64():
     check(lambda x: (x.astype(jnp.float32) * 2).astype(jnp.float64), [jax.ShapeDtypeStruct(("B",), jnp.float64)],
-          x64=True, tol=1e-6)
+          x64=True)
 
 
 @pytest.mark.parametrize("name", ["relu", "relu6", "gelu", "gelu_exact", "silu", "softplus", "elu", "selu",
@@ -159,6 +161,56 @@ def test_erf_inv(x64):
           [jax.ShapeDtypeStruct(("B", 5), dtype)], x64=x64, n=3)
 
 
+def test_reduce_precision_f64_to_f32_and_unsupported_widths():
+    check(lambda x: lax.reduce_precision(x * 1e-3, 8, 23), [jax.ShapeDtypeStruct(("B", 3), jnp.float64)], x64=True)
+    with pytest.raises(nxrt.jax.UnsupportedPrimitiveError, match="reduce_precision"):
+        nxrt.jax.to_onnx(lambda x: lax.reduce_precision(x, 4, 3), [("B",)])
+
+
 def test_bool_max_min():
     spec = jax.ShapeDtypeStruct(("B", 4), jnp.bool_)
     check(lambda a, b: (jnp.maximum(a, b), jnp.minimum(a, b)), [spec, spec])
+
+
+@pytest.mark.parametrize("dtype", [jnp.int8, jnp.uint8, jnp.uint16, jnp.int32, jnp.uint32, jnp.int64, jnp.uint64])
+def test_population_count_and_clz(dtype):
+    info = np.iinfo(dtype)
+    x64 = np.dtype(dtype).itemsize == 8
+
+    def gen(rng, sizes):
+        x = rng.integers(info.min, info.max, size=(sizes["B"], 6), dtype=dtype, endpoint=True)
+        x[0, :4] = [0, info.max, info.min, 1]
+        return [x]
+
+    check(lambda x: (lax.population_count(x), lax.clz(x), jnp.bitwise_count(x)),
+          [jax.ShapeDtypeStruct(("B", 6), dtype)], input_gen=gen, x64=x64, n=3)
+
+
+SPECIAL_VALUES = [0.0, -1.0, -2.0, 1.0, 2.0, 0.5, -0.5, -2.5, 1e-8, -1e-8, 1.4616321449683622, 30.0, 1e6, np.inf,
+                  -np.inf, np.nan]
+
+
+@pytest.mark.parametrize("inputs", ["normal", "wide", "special"])
+@pytest.mark.parametrize("x64", [False, True])
+@pytest.mark.parametrize("name", ["lgamma", "digamma"])
+def test_lgamma_digamma(name, x64, inputs):
+    dtype = np.float64 if x64 else np.float32
+
+    def gen(rng, sizes):
+        shape = (sizes["B"], 8)
+        if inputs == "normal":
+            x = rng.standard_normal(shape) * 3
+        elif inputs == "wide":
+            x = np.exp(rng.uniform(-15, 15, shape)) * rng.choice([-1.0, 1.0], shape)
+        else:
+            x = np.resize(np.array(SPECIAL_VALUES), shape)
+        return [x.astype(dtype)]
+
+    check(getattr(lax, name), [jax.ShapeDtypeStruct(("B", 8), dtype)], x64=x64, input_gen=gen, n=3)
+
+
+def test_special_functions_built_on_lgamma():
+    import jax.scipy.special as sp
+
+    check(lambda x: (sp.gammaln(x), sp.betaln(jnp.abs(x) + 0.5, 2.5), sp.digamma(jnp.abs(x) + 0.1)),
+          [jax.ShapeDtypeStruct(("B", 4), jnp.float64)], x64=True)

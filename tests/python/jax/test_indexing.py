@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from jax import lax
 
-from jax_harness import check
+from jax_harness import check, op_types
 
 I32 = jnp.int32
 
@@ -47,6 +47,29 @@ def test_gather(name):
     check(fn, inputs, int_range=(0, high), n=3)
 
 
+def test_gather_out_of_bounds_clamps_as_jax_does():
+    # x[i] is a PROMISE_IN_BOUNDS gather: XLA clamps the start, after jnp has wrapped negative indices once.
+    check(lambda x, i: (x[i], x[:, i]), [(4, 3), idx("N")], int_range=(-9, 9), n=4)
+
+
+@pytest.mark.parametrize("mode", ["clip", "fill", "promise_in_bounds"])
+def test_at_get_modes(mode):
+    check(lambda x, i, j: x.at[i, j].get(mode=mode, fill_value=-1.0), [(5, 4), idx("N"), idx("N")],
+          int_range=(-7, 8), n=4)
+
+
+def test_take_exports_onnx_gather():
+    model, _ = check(lambda x, i: jnp.take(x, i, axis=1, mode="clip"), [(3, 6), idx("B", 2)], int_range=(0, 6))
+    assert "Gather" in op_types(model) and "GatherND" not in op_types(model)
+
+
+def test_flax_embed_exports_onnx_gather():
+    from flax import nnx
+
+    model, _ = check(nnx.Embed(10, 4, rngs=nnx.Rngs(0)), [idx("B", "T")], int_range=(0, 10))
+    assert "Gather" in op_types(model) and "GatherND" not in op_types(model)
+
+
 def test_gather_f64():
     check(lambda x, i: x[i] * 2.0, [jax.ShapeDtypeStruct((5, 2), jnp.float64), jax.ShapeDtypeStruct(("N",), jnp.int64)],
           x64=True, int_range=(0, 5))
@@ -71,6 +94,13 @@ SCATTERS = {
     "vmap_set": (jax.vmap(lambda row, i, v: row.at[i].set(v)), [("B", 5), idx("B"), ("B",)]),
     "bincount_like": (lambda i: jnp.zeros(5).at[i].add(1.0), [idx("N")]),
     "one_hot_scatter": (lambda i: jnp.zeros((i.shape[0], 4)).at[jnp.arange(i.shape[0]), i].set(1.0), [idx(6)]),
+    "subtract_rows": (lambda x, i, u: x.at[i].subtract(u), [(4, 3), idx(5), (5, 3)]),
+    "subtract_cols_symbolic": (lambda x, i, u: x.at[:, i].subtract(u), [("B", 4), idx(3), ("B", 3)]),
+    "divide_rows": (lambda x, i, u: x.at[i].divide(u + 3.0), [(4, 3), idx(2), (2, 3)]),
+    "set_rows_clip": (lambda x, i, u: x.at[i].set(u, mode="clip"), [(4, 3), idx(2), (2, 3)]),
+    "add_rows_promise_in_bounds": (lambda x, i, u: x.at[i].add(u, mode="promise_in_bounds"),
+                                   [(4, 3), idx(3), (3, 3)]),
+    "apply_rows": (lambda x, i: x.at[i].apply(jnp.sin), [(4, 3), idx(2)]),
 }
 
 
@@ -82,6 +112,18 @@ def test_scatter(name):
 
 def test_scatter_drops_out_of_bounds():
     check(lambda x, i, u: x.at[i].add(u), [(3, 2), idx(4), (4, 2)], int_range=(-1, 6), n=4)
+
+
+@pytest.mark.parametrize("mode", ["clip", "drop"])
+def test_scatter_out_of_bounds_modes(mode):
+    check(lambda x, i, u: (x.at[i].set(u, mode=mode), x.at[i].subtract(u, mode=mode)), [(3, 2), idx(4), (4, 2)],
+          int_range=(-2, 6), n=4)
+
+
+@pytest.mark.parametrize("dtype", [jnp.int32, jnp.uint8])
+def test_scatter_subtract_integers(dtype):
+    spec = jax.ShapeDtypeStruct((6,), dtype)
+    check(lambda x, i, u: x.at[i].subtract(u), [spec, idx(4), jax.ShapeDtypeStruct((4,), dtype)], int_range=(0, 6))
 
 
 def test_scatter_set_f64():

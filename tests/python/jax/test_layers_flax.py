@@ -1,4 +1,4 @@
-"""Flax NNX layers in inference mode, exported through their primitives."""
+"""Flax NNX layers in inference mode, checked against JAX (which ONNX ops they become: test_native_layers.py)."""
 
 import jax
 import jax.numpy as jnp

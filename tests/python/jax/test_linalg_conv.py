@@ -106,3 +106,21 @@ def test_pooling_f64():
 def test_cumulative_window_sum_int():
     fn = lambda x: lax.reduce_window(x, 0, lax.add, (3,), (1,), "SAME")  # noqa: E731
     check(fn, [jax.ShapeDtypeStruct((7,), jnp.int32)], int_range=(-5, 5))
+
+
+@pytest.mark.parametrize("name", ["max_2x2", "max_3x3_same", "min_pool", "dilated_window", "pool_1d_symbolic_batch"])
+def test_max_min_pooling_exports_max_pool(name):
+    model, _ = check(POOLS[name], [("B", 6, 6, 2)])
+    assert "MaxPool" in [n.op_type for n in model.graph.node]
+
+
+@pytest.mark.parametrize("reducer", ["max", "min"])
+def test_pooling_over_symbolic_spatial_axes(reducer):
+    init, op = (-jnp.inf, lax.max) if reducer == "max" else (jnp.inf, lax.min)
+    fn = lambda x: lax.reduce_window(x, init, op, (1, 3, 2, 1), (1, 2, 2, 1), "SAME")  # noqa: E731
+    check(fn, [("B", "H", "W", 2)], dims={"H": [4, 7, 9], "W": [5, 6, 8]}, n=3)
+
+
+def test_pooling_fold_many_kept_axes():
+    fn = lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (1, 1, 2, 1), (1, 1, 2, 1), "VALID")  # noqa: E731
+    check(fn, [("B", 2, 6, 3)])

@@ -6,6 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import nxrt.jax
 from jax_harness import check
 from jax_harness import op_types as all_op_types
 
@@ -37,16 +38,46 @@ def test_native_ops_off_keeps_primitives():
 
 
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("x64", [False, True])
-def test_dot_product_attention_exports_attention(causal, x64):
+def test_dot_product_attention_exports_attention(causal):
     def attend(q, k, v):
         return jax.nn.dot_product_attention(q, k, v, is_causal=causal)
 
-    dims = [("B", 6, 2, 8), ("B", 6, 2, 8), ("B", 6, 2, 8)]
-    # JAX computes the softmax of dot_product_attention in float32 even in x64 mode: its f64 result is only
-    # float32-accurate, so f64 is compared at 1e-6.
-    model, _ = check(attend, dims, x64=x64, opset=23, tol=1e-6 if x64 else None)
+    model, _ = check(attend, [("B", 6, 2, 8)] * 3, opset=23)
     assert "Attention" in op_types(model)
+
+
+def attention_reference(q, k, v, causal):
+    """Scaled dot-product attention over [B, T, N, H] computed in the inputs' precision throughout."""
+    scores = jnp.einsum("btnh,bsnh->bnts", q, k) / jnp.sqrt(q.shape[-1]).astype(q.dtype)
+    if causal:
+        t, s = scores.shape[-2:]
+        scores = jnp.where(jnp.tril(jnp.ones((t, s), bool)), scores, -jnp.inf)
+    return jnp.einsum("bnts,bsnh->btnh", jax.nn.softmax(scores, axis=-1), v)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_dot_product_attention_f64_is_float64_end_to_end(causal):
+    """Head size 16: the scale 1/4 is exact in Attention's float32 attribute, so the op is float64 throughout.
+    jax.nn.dot_product_attention itself computes its softmax in float32 even under x64 (its float64 result is
+    float32-accurate): the model is compared with it at 1e-6 and with a float64 reference of the formula at 1e-10."""
+    def attend(q, k, v):
+        return jax.nn.dot_product_attention(q, k, v, is_causal=causal)
+
+    spec = jax.ShapeDtypeStruct(("B", 6, 2, 16), jnp.float64)
+    model, _ = check(attend, [spec] * 3, x64=True, opset=23, tol=1e-6)
+    assert "Attention" in op_types(model)
+    result = nxrt.jax.verify(lambda q, k, v: attention_reference(q, k, v, causal), model, n=3,
+                             runtimes=("nxrt", "onnxruntime"))
+    assert result.ok(1e-10), result
+
+
+def test_dot_product_attention_f64_with_inexact_scale_lowers_through_primitives():
+    """Head size 8: 1/sqrt(8) does not fit a float32 attribute, so float64 inlines JAX's own computation, which
+    includes its float32 softmax: runtimes agree with it to float32 accuracy only."""
+    spec = jax.ShapeDtypeStruct(("B", 6, 2, 8), jnp.float64)
+    model, _ = check(lambda q, k, v: jax.nn.dot_product_attention(q, k, v), [spec] * 3, x64=True, opset=23,
+                     tol=1e-6)
+    assert "Attention" not in op_types(model)
 
 
 def test_dot_product_attention_below_opset_23_lowers_through_primitives():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from jax import lax
 
+import nxrt.jax
 from jax_harness import check
 
 REDUCTIONS = {"sum": jnp.sum, "max": jnp.max, "min": jnp.min, "prod": jnp.prod, "mean": jnp.mean,
@@ -18,9 +19,13 @@ AXES = {"all": None, "last": -1, "first": 0, "pair": (0, 2)}
 def test_reduction(name, axes):
     fn = REDUCTIONS[name]
     axis = AXES[axes]
-    if name == "norm" and axes in ("all", "pair"):
-        pytest.skip("jnp.linalg.norm over several axes is a matrix norm (SVD)")
     check(lambda x: fn(x, axis=axis), [("B", 3, 4)])
+
+
+def test_spectral_norm_is_reported_unsupported():
+    """The default norm over two axes is Frobenius (a reduction); ord=2 needs an SVD, which has no lowering."""
+    with pytest.raises(nxrt.jax.UnsupportedPrimitiveError, match="svd"):
+        nxrt.jax.to_onnx(lambda x: jnp.linalg.norm(x, ord=2, axis=(0, 1)), [(3, 4)])
 
 
 @pytest.mark.parametrize("name", ["sum", "max", "mean", "var"])
@@ -189,3 +194,33 @@ def test_approx_max_k():
 
 def test_approx_min_k():
     check(lambda x: lax.approx_min_k(x, 3), [("B", 6)])
+
+
+@pytest.mark.parametrize("name", ["cumprod", "cummax", "cummin", "cumlogsumexp"])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("layout", ["first", "middle", "last"])
+def test_cumulative_symbolic_axis(name, reverse, layout):
+    shape, axis = {"first": (("T", 3), 0), "middle": ((2, "T", 3), 1), "last": (("B", "T"), 1)}[layout]
+    model, _ = check(lambda x: getattr(lax, name)(x, axis=axis, reverse=reverse), [shape], n=4,
+                     dims={"T": [1, 2, 7, 16], "B": [3, 1, 2]})
+    assert "Loop" in [n.op_type for n in model.graph.node]
+
+
+def test_cumulative_symbolic_axis_int_and_f64():
+    check(lambda x: lax.cummax(x, 0), [jax.ShapeDtypeStruct(("T", 2), jnp.int32)], int_range=(-50, 50), n=3)
+    check(lambda x: jnp.cumprod(x, axis=1), [jax.ShapeDtypeStruct((2, "T"), jnp.float64)], x64=True, n=3)
+
+
+@pytest.mark.parametrize("dtype", [jnp.int32, jnp.uint8, jnp.bool_])
+def test_bitwise_reductions(dtype):
+    def fn(x):
+        return (lax.reduce_and(x, (1,)), lax.reduce_or(x, (1, 2)), lax.reduce_xor(x, (2,)), lax.reduce_xor(x, (1,)),
+                lax.reduce_and(x, (0,)), lax.reduce_or(x, (0, 1, 2)))
+
+    check(fn, [jax.ShapeDtypeStruct(("B", 5, 3), dtype)], int_range=(0, 255), n=3)
+
+
+def test_bitwise_reductions_numpy_api():
+    spec = jax.ShapeDtypeStruct((4, 7), jnp.int32)
+    check(lambda x: (jnp.bitwise_and.reduce(x, axis=1), jnp.bitwise_or.reduce(x, axis=0),
+                     jnp.bitwise_xor.reduce(x, axis=1)), [spec], int_range=(0, 1000))

@@ -57,6 +57,9 @@ CASES = {
     "zeros_like_symbolic": (lambda x: jnp.zeros_like(x) + jnp.ones(x.shape), [("B", 2)]),
     "full_symbolic": (lambda x: jnp.full((x.shape[0], 3), 2.5) * x[:, :1], [("B", 2)]),
     "linspace": (lambda x: x * jnp.linspace(0.0, 1.0, 5), [("B", 5)]),
+    "unstack": (lambda x: jnp.unstack(x, axis=1), [("B", 3)]),
+    "unstack_single": (lambda x: jnp.unstack(x, axis=0), [(1, "B")]),
+    "iterate_rows": (lambda x: [row * k for k, row in enumerate(x)], [(3, "B")]),
 }
 
 
