@@ -216,16 +216,17 @@ TEST(DirectConv, AppliesOnlyToPlainWide2DConvolutions) {
   EXPECT_FALSE(conv::direct_conv_applies(1, geometry_of({1, 4, 4, 8, 56, 1, 1, 1, 1, {0, 0, 0, 0}})));  // 1x1
 }
 
-// Through the Conv op: W constant (packed at create) and W as a runtime input give the reference result.
-TEST(DirectConv, ConvOpWithConstantAndRuntimeWeights) {
-  const DirectCase c{2, 5, 11, 14, 23, 3, 3, 1, 1, {1, 1, 1, 1}};
+// Through the Conv op (3x3, pads 1): W constant (packed at create) and W as a runtime input, on 1 and 2 threads,
+// give the reference result.
+void expect_conv_op_matches_reference(const DirectCase& c, uint32_t seed) {
   const conv::Geometry g = geometry_of(c);
-  const auto x = random_floats(static_cast<size_t>(2 * 5 * 14 * 23), 90);
-  const auto w = random_floats(static_cast<size_t>(11 * 5 * 9), 91);
-  const auto b = random_floats(11, 92);
+  const auto x = random_floats(static_cast<size_t>(c.batch * c.in_channels * c.in_h * c.in_w), seed);
+  const auto w = random_floats(static_cast<size_t>(c.out_channels * c.in_channels * 9), seed + 1);
+  const auto b = random_floats(static_cast<size_t>(c.out_channels), seed + 2);
   const auto expected = reference(c, g, x, w, b);
-  const std::vector<Tensor> inputs = {make_tensor<float>({2, 5, 14, 23}, x), make_tensor<float>({11, 5, 3, 3}, w),
-                                      make_tensor<float>({11}, b)};
+  const std::vector<Tensor> inputs = {make_tensor<float>({c.batch, c.in_channels, c.in_h, c.in_w}, x),
+                                      make_tensor<float>({c.out_channels, c.in_channels, 3, 3}, w),
+                                      make_tensor<float>({c.out_channels}, b)};
   const graph::Node node = NodeBuilder("Conv", 22).attr_ints("pads", {1, 1, 1, 1}).node();
   for (const bool constant_w : {false, true}) {
     for (const int threads : {1, 2}) {
@@ -236,6 +237,10 @@ TEST(DirectConv, ConvOpWithConstantAndRuntimeWeights) {
       for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], expected[i], 1e-4) << "at " << i;
     }
   }
+}
+
+TEST(DirectConv, ConvOpWithConstantAndRuntimeWeights) {
+  expect_conv_op_matches_reference({2, 5, 11, 14, 23, 3, 3, 1, 1, {1, 1, 1, 1}}, 90);
 }
 
 // Winograd F(2x2, 3x3) against the double reference: odd and even output sizes (half tiles at the bottom and
@@ -296,22 +301,7 @@ TEST(WinogradConv, AppliesOnlyToThreeByThreeStrideOneWithEnoughChannels) {
 // The Conv op with a constant 3x3 W of 16+ channels takes the Winograd path; with W as a run-time input it takes
 // the direct one. Both match the reference.
 TEST(WinogradConv, ConvOpTakesItForConstantWeights) {
-  const DirectCase c{1, 16, 20, 12, 18, 3, 3, 1, 1, {1, 1, 1, 1}};
-  const conv::Geometry g = geometry_of(c);
-  const auto x = random_floats(static_cast<size_t>(16 * 12 * 18), 600);
-  const auto w = random_floats(static_cast<size_t>(20 * 16 * 9), 601);
-  const auto b = random_floats(20, 602);
-  const auto expected = reference(c, g, x, w, b);
-  const std::vector<Tensor> inputs = {make_tensor<float>({1, 16, 12, 18}, x), make_tensor<float>({20, 16, 3, 3}, w),
-                                      make_tensor<float>({20}, b)};
-  const graph::Node node = NodeBuilder("Conv", 22).attr_ints("pads", {1, 1, 1, 1}).node();
-  for (const bool constant_w : {false, true}) {
-    auto outputs = run_kernel(node, inputs, 2, {false, constant_w, false});
-    ASSERT_TRUE(outputs.has_value()) << outputs.status().to_string();
-    const auto got = to_vector<float>((*outputs)[0]);
-    ASSERT_EQ(got.size(), expected.size());
-    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], expected[i], 1e-4) << "at " << i;
-  }
+  expect_conv_op_matches_reference({1, 16, 20, 12, 18, 3, 3, 1, 1, {1, 1, 1, 1}}, 600);
 }
 
 }  // namespace

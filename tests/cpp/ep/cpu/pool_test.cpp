@@ -2,6 +2,8 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "ep/cpu/kernel_test_util.h"
 
@@ -279,6 +281,26 @@ TEST(MaxPool, StrideTwoRunsKeepNanAndSignedZeroRules) {
             to_vector<uint8_t>((*byte_scalar)[0]));
 }
 
+// MaxPool through the Indices path (scalar, window order), the reference of the vectorised paths.
+std::vector<float> max_pool_by_indices_path(const NodeBuilder& b, const Tensor& input) {
+  graph::Node with_indices = b.node();
+  with_indices.outputs = {100, 101};
+  auto scalar = run_kernel(with_indices, {input});
+  EXPECT_TRUE(scalar.has_value());
+  return scalar.has_value() ? to_vector<float>((*scalar)[0]) : std::vector<float>{};
+}
+
+// got equals expected element for element: NaN where it is NaN, else the same value and sign (-0 vs +0).
+void expect_same_floats(const std::vector<float>& got, const std::vector<float>& expected, const std::string& context) {
+  ASSERT_EQ(got.size(), expected.size()) << context;
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(std::isnan(got[i]), std::isnan(expected[i])) << context << " at " << i;
+    if (std::isnan(got[i])) continue;
+    ASSERT_EQ(got[i], expected[i]) << context << " at " << i;
+    ASSERT_EQ(std::signbit(got[i]), std::signbit(expected[i])) << context << " at " << i;
+  }
+}
+
 // The vectorised 3x3/2 rows (16 outputs per vector, masked tails) against the Indices path, which never takes
 // them: widths around one and two vectors, with and without pads, ceil_mode, NaN / signed zero / infinity taps.
 TEST(MaxPool, VectorisedThreeByThreeStrideTwoMatchesIndicesPath) {
@@ -300,21 +322,11 @@ TEST(MaxPool, VectorisedThreeByThreeStrideTwoMatchesIndicesPath) {
       NodeBuilder b("MaxPool", 12);
       b.attr_ints("kernel_shape", {3, 3}).attr_ints("strides", {2, 2}).attr_ints("pads", win.pads);
       b.attr_int("ceil_mode", win.ceil_mode);
-      graph::Node with_indices = b.node();
-      with_indices.outputs = {100, 101};
       const Tensor input = make_tensor<float>({1, 3, in_h, in_w}, x);
-      auto scalar = run_kernel(with_indices, {input});
-      ASSERT_TRUE(scalar.has_value());
-      const auto expected = to_vector<float>((*scalar)[0]);
+      const auto expected = max_pool_by_indices_path(b, input);
       for (const int threads : {1, 2}) {
-        const auto got = to_vector<float>(run_one(b.node(), {input}, threads));
-        ASSERT_EQ(got.size(), expected.size());
-        for (size_t i = 0; i < got.size(); ++i) {
-          ASSERT_EQ(std::isnan(got[i]), std::isnan(expected[i])) << "in_w " << in_w << " at " << i;
-          if (std::isnan(got[i])) continue;
-          ASSERT_EQ(got[i], expected[i]) << "in_w " << in_w << " at " << i;
-          ASSERT_EQ(std::signbit(got[i]), std::signbit(expected[i])) << "in_w " << in_w << " at " << i;
-        }
+        expect_same_floats(to_vector<float>(run_one(b.node(), {input}, threads)), expected,
+                           "in_w " + std::to_string(in_w));
       }
     }
   }
@@ -344,20 +356,9 @@ TEST(MaxPool, RowsFirstPlanePathMatchesIndicesPath) {
         NodeBuilder b("MaxPool", 12);
         b.attr_ints("kernel_shape", {3, 3}).attr_ints("strides", {2, 2}).attr_ints("pads", win.pads);
         b.attr_int("ceil_mode", win.ceil_mode);
-        graph::Node with_indices = b.node();
-        with_indices.outputs = {100, 101};
         const Tensor input = make_tensor<float>({1, 2, in_h, in_w}, x);
-        auto scalar = run_kernel(with_indices, {input});
-        ASSERT_TRUE(scalar.has_value());
-        const auto expected = to_vector<float>((*scalar)[0]);
-        const auto got = to_vector<float>(run_one(b.node(), {input}));
-        ASSERT_EQ(got.size(), expected.size());
-        for (size_t i = 0; i < got.size(); ++i) {
-          ASSERT_EQ(std::isnan(got[i]), std::isnan(expected[i])) << "in_w " << in_w << " at " << i;
-          if (std::isnan(got[i])) continue;
-          ASSERT_EQ(got[i], expected[i]) << "in_w " << in_w << " special " << special << " at " << i;
-          ASSERT_EQ(std::signbit(got[i]), std::signbit(expected[i])) << "in_w " << in_w << " at " << i;
-        }
+        expect_same_floats(to_vector<float>(run_one(b.node(), {input})), max_pool_by_indices_path(b, input),
+                           "in_w " + std::to_string(in_w) + " special " + std::to_string(special));
       }
     }
   }

@@ -12,6 +12,7 @@
 
 #include "ep/cpu/conv_direct.h"
 #include "ep/cpu/kernels/avx512/activation_avx512.h"
+#include "ep/cpu/kernels/avx512/vector_lanes_avx512.h"
 
 namespace nxrt::cpu::conv {
 
@@ -126,16 +127,15 @@ void f32_conv_direct_8x48__avx512(const DirectConvJob& job, int64_t block, int64
 
 void f32_deinterleave__avx512(const float* src, int64_t even_count, float* even_dst, int64_t odd_count,
                               float* odd_dst) {
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512i even = even_lanes();
+  const __m512i odd = odd_lanes();
   const int64_t inputs = std::max(2 * even_count - 1, 2 * odd_count);  // src[0 .. inputs)
-  auto lanes = [](int64_t n) { return static_cast<__mmask16>((1u << std::clamp<int64_t>(n, 0, 16)) - 1u); };
   for (int64_t i = 0; i < std::max(even_count, odd_count); i += 16) {
     const int64_t left = inputs - 2 * i;
-    const __m512 lo = _mm512_maskz_loadu_ps(lanes(left), src + 2 * i);
-    const __m512 hi = _mm512_maskz_loadu_ps(lanes(left - 16), src + 2 * i + 16);
-    _mm512_mask_storeu_ps(even_dst + i, lanes(even_count - i), _mm512_permutex2var_ps(lo, even, hi));
-    _mm512_mask_storeu_ps(odd_dst + i, lanes(odd_count - i), _mm512_permutex2var_ps(lo, odd, hi));
+    const __m512 lo = _mm512_maskz_loadu_ps(first_lanes(left), src + 2 * i);
+    const __m512 hi = _mm512_maskz_loadu_ps(first_lanes(left - 16), src + 2 * i + 16);
+    _mm512_mask_storeu_ps(even_dst + i, first_lanes(even_count - i), _mm512_permutex2var_ps(lo, even, hi));
+    _mm512_mask_storeu_ps(odd_dst + i, first_lanes(odd_count - i), _mm512_permutex2var_ps(lo, odd, hi));
   }
 }
 

@@ -14,20 +14,13 @@
 
 #include "ep/cpu/conv_winograd.h"
 #include "ep/cpu/kernels/avx512/activation_avx512.h"
+#include "ep/cpu/kernels/avx512/vector_lanes_avx512.h"
 
 namespace nxrt::cpu::conv {
 
 namespace {
 
-inline __mmask16 first_lanes(int64_t n) {
-  return static_cast<__mmask16>((1u << std::clamp<int64_t>(n, 0, 16)) - 1u);
-}
-
-// Lane indices: the even and odd elements of a 32-float pair, and the interleaving of two 16-lane vectors a, b
-// (low half a0 b0 a1 b1 ... a7 b7, high half a8 b8 ... a15 b15). Functions, not globals: this unit's code may
-// only run once the CPU is known to have AVX-512.
-inline __m512i even_lanes() { return _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30); }
-inline __m512i odd_lanes() { return _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31); }
+// Indices interleaving two 16-lane vectors a, b: low half a0 b0 a1 b1 ... a7 b7, high half a8 b8 ... a15 b15.
 inline __m512i interleave_low() { return _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23); }
 inline __m512i interleave_high() {
   return _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);

@@ -11,15 +11,12 @@
 #include <algorithm>
 #include <memory>
 
+#include "ep/cpu/kernels/avx512/vector_lanes_avx512.h"
 #include "ep/cpu/pool_kernels.h"
 
 namespace nxrt::cpu::pool {
 
 namespace {
-
-inline __mmask16 first_lanes(int64_t n) {
-  return static_cast<__mmask16>((1u << std::clamp<int64_t>(n, 0, 16)) - 1u);
-}
 
 // The running max of pool.cpp: v replaces best when v is not NaN and not <= best (so NaN best is replaced, ties
 // keep the earlier tap).
@@ -32,8 +29,8 @@ inline __m512 take_max(__m512 best, __m512 v) {
 }  // namespace
 
 void f32_max_pool_3x3s2_row__avx512(const float* window, int64_t in_w, int64_t count, float* out) {
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512i even = even_lanes();
+  const __m512i odd = odd_lanes();
   for (int64_t j = 0; j < count; j += 16) {
     const int64_t lanes = std::min<int64_t>(16, count - j);
     const int64_t needed = 2 * lanes + 1;  // window columns 0 .. 2 * lanes of this vector's outputs
@@ -76,8 +73,8 @@ bool f32_max_pool_3x3s2_plane__avx512(const float* x, int64_t in_h, int64_t in_w
   for (int64_t c = 0; c < pad_left; ++c) cols[c] = minus_inf;
   for (int64_t c = in_end; c < padded_w + kSlack; ++c) cols[c] = minus_inf;
   const int64_t width = in_end - pad_left;
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512i even = even_lanes();
+  const __m512i odd = odd_lanes();
   __mmask16 unordered_or_minus_zero = 0;  // fpclass: QNaN 0x01, -0 0x04, SNaN 0x80
   constexpr int kNanOrMinusZero = 0x85;
   for (int64_t oh = 0; oh < out_h; ++oh) {
