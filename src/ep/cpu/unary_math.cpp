@@ -174,7 +174,7 @@ class FloatClassKernel final : public Kernel {
     const DataType type = x.dtype();
     if (mask_has(kFloat8Mask, type)) {
       const Op op = op_;
-      unary_map(x.data<uint8_t>(), y, x.numel(), pool, [op, type](uint8_t b) {
+      unary_map(x.data<uint8_t>(), y, x.numel(), pool, [=](uint8_t b) {  // IsNaN reads only type
         if constexpr (std::is_same_v<Op, IsNaNOp>) {
           return float8_is_nan(type, b);
         } else {
