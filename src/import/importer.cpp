@@ -40,7 +40,7 @@ using AttributeEnv = std::map<std::string, const onnx::AttributeProto*>;
 class GraphImporter {
  public:
   GraphImporter(const onnx::ModelProto& model, const std::shared_ptr<const onnx::ModelBytes>& bytes)
-      : model_(model), bytes_(bytes) {
+      : bytes_(bytes) {
     for (const onnx::FunctionProto& function : model.functions) {
       functions_[{normalize_domain(function.domain), std::string(function.name)}] = &function;
     }
@@ -340,7 +340,6 @@ class GraphImporter {
     return sub;
   }
 
-  const onnx::ModelProto& model_;
   const std::shared_ptr<const onnx::ModelBytes>& bytes_;
   std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*> functions_;
   std::set<std::pair<const graph::Graph*, int>> defined_;
