@@ -56,10 +56,9 @@ class PythonBytesModel final : public onnx::ModelBytes {
   std::string directory_;
 };
 
-// model_source is declared first so that it outlives the session.
 struct PySession {
-  nb::object model_source;  // the path (str) or bytes the session was created from
   std::unique_ptr<Session> session;
+  nb::object model_source;  // the path (str) or bytes the session was created from
   std::vector<nb::object> required_input_names;  // Python str, for the missing-input check
 };
 

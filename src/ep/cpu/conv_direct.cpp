@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <memory>
+
+#include "ep/cpu/scratch_floats.h"
 
 namespace nxrt::cpu::conv {
 
@@ -43,6 +44,15 @@ struct PhaseColumns {
   int64_t hi = 0;
 };
 
+PhaseColumns phase_columns(int64_t p, const Geometry& g, const PaddedLayout& l) {
+  const int64_t sw = g.stride[1], in_w = g.in[1];
+  PhaseColumns c;
+  c.first = p - g.pad_begin[1];
+  c.lo = c.first >= 0 ? 0 : std::min(l.grid_w, (-c.first + sw - 1) / sw);
+  c.hi = c.first >= in_w ? c.lo : std::clamp<int64_t>((in_w - c.first + sw - 1) / sw, c.lo, l.grid_w);
+  return c;
+}
+
 // Writes the phase sub-images of channel plane `x` ([H, W]) into `dst`; every float of the plane is written.
 void fill_padded_plane(const float* x, const Geometry& g, const PaddedLayout& l, float* dst) {
   const int64_t in_h = g.in[0], in_w = g.in[1];
@@ -51,12 +61,7 @@ void fill_padded_plane(const float* x, const Geometry& g, const PaddedLayout& l,
   constexpr int64_t kMaxStride = 8;
   PhaseColumns columns[kMaxStride];
   const bool tabled = sw <= kMaxStride;
-  for (int64_t p = 0; tabled && p < sw; ++p) {
-    PhaseColumns& c = columns[p];
-    c.first = p - pad_left;
-    c.lo = c.first >= 0 ? 0 : std::min(l.grid_w, (-c.first + sw - 1) / sw);
-    c.hi = c.first >= in_w ? c.lo : std::clamp<int64_t>((in_w - c.first + sw - 1) / sw, c.lo, l.grid_w);
-  }
+  for (int64_t p = 0; tabled && p < sw; ++p) columns[p] = phase_columns(p, g, l);
   // Row r of the padded image (r < phase_rows * sh; rows past l.rows pad the last phase rows) is phase row
   // r / sh of row phase r % sh; walking (row phase, phase row) avoids dividing per row.
   for (int64_t row_phase = 0; row_phase < sh; ++row_phase) {
@@ -69,12 +74,7 @@ void fill_padded_plane(const float* x, const Geometry& g, const PaddedLayout& l,
       }
       const float* src = x + ih * in_w;
       for (int64_t p = 0; p < sw; ++p) {
-        PhaseColumns c = columns[tabled ? p : 0];
-        if (!tabled) {
-          c.first = p - pad_left;
-          c.lo = c.first >= 0 ? 0 : std::min(l.grid_w, (-c.first + sw - 1) / sw);
-          c.hi = c.first >= in_w ? c.lo : std::clamp<int64_t>((in_w - c.first + sw - 1) / sw, c.lo, l.grid_w);
-        }
+        const PhaseColumns c = tabled ? columns[p] : phase_columns(p, g, l);
         float* phase = row + p * l.sub_size;
         std::fill(phase, phase + c.lo, 0.0f);
         std::fill(phase + c.hi, phase + l.grid_w, 0.0f);
@@ -152,15 +152,10 @@ void run_stripe(const float* x, int64_t in_plane, const Geometry& g, float* y, c
           phase * layout.sub_size + (kh / g.stride[0]) * layout.grid_w + kw / g.stride[1];
     }
   }
-  // Grow-only and never zeroed: fill_padded_plane writes every float the kernel reads but the slack.
-  thread_local std::unique_ptr<float[]> padded;
-  thread_local size_t padded_capacity = 0;
-  const auto padded_floats = static_cast<size_t>(in_channels * layout.plane_stride + kVectorSlack);
-  if (padded_capacity < padded_floats) {
-    padded.reset(new float[padded_floats]);
-    padded_capacity = padded_floats;
-  }
-  float* const scratch = padded.get();  // workers see their own thread_local, so they get this pointer
+  // fill_padded_plane writes every float the kernel reads but the slack.
+  thread_local ScratchFloats padded;
+  const int64_t padded_floats = in_channels * layout.plane_stride + kVectorSlack;
+  float* const scratch = padded.reserve(padded_floats);  // workers get this pointer, not their own buffer
   std::fill(scratch + padded_floats - kVectorSlack, scratch + padded_floats, 0.0f);
   pool.parallel_for(in_channels, 1, [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {

@@ -3,8 +3,9 @@
 #include "ep/cpu/conv_winograd.h"
 
 #include <algorithm>
-#include <memory>
 #include <vector>
+
+#include "ep/cpu/scratch_floats.h"
 
 namespace nxrt::cpu::conv {
 
@@ -14,17 +15,6 @@ namespace {
 // so that the products read the inputs and the output transform reads the products from a 1 MiB L2.
 constexpr int64_t kBlockFloats = int64_t{7} << 15;
 constexpr int64_t kSlack = 16;  // floats past the transformed inputs that the micro-kernel may read
-
-// A per-thread buffer that grows and is never zeroed.
-float* thread_scratch(int64_t floats) {
-  thread_local std::unique_ptr<float[]> buffer;
-  thread_local int64_t capacity = 0;
-  if (capacity < floats) {
-    buffer.reset(new float[static_cast<size_t>(floats)]);
-    capacity = floats;
-  }
-  return buffer.get();
-}
 
 // Tile rows per block, at most max_rows: the count with the shortest estimated run on `threads` threads, in
 // units of the micro-kernel's 48-tile steps (a last step of one or two 16-tile vectors costs about 0.6 or 0.8
@@ -107,7 +97,8 @@ void conv_winograd_f32(const float* x, const WinogradWeights& w, float* y, int64
   const int64_t in_plane = in_h * in_w, out_plane = out_h * out_w;
 
   pool.parallel_for(batch * blocks_per_image, 1, [&](int64_t begin, int64_t end) {
-    float* const v = thread_scratch(v_floats + m_floats + row_floats);
+    thread_local ScratchFloats scratch;
+    float* const v = scratch.reserve(v_floats + m_floats + row_floats);
     float* const m = v + v_floats;
     float* const rows = m + m_floats;
     std::fill(v + v_floats - kSlack, v + v_floats, 0.0f);

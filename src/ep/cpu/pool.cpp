@@ -13,6 +13,7 @@
 
 #include "ep/cpu/conv_direct.h"
 #include "ep/cpu/pool_kernels.h"
+#include "ep/cpu/scratch_floats.h"
 
 namespace nxrt::cpu {
 
@@ -347,8 +348,10 @@ void max_pool_plane_unrolled(const T* x, T* y, const Plan3& plan) {
     const bool windows_in_input = dh.pad_begin <= 2 && pad_w <= 2 && (out_h - 1) * 2 - dh.pad_begin < dh.in &&
                                   (out_w - 1) * 2 - pad_w < in_w;
     static const bool has_avx512dq = conv::cpu_has_avx512f() && __builtin_cpu_supports("avx512dq");
+    thread_local ScratchFloats column_max;
     if (windows_in_input && has_avx512dq && out_h > 0 && out_w > 0 &&
-        pool::f32_max_pool_3x3s2_plane__avx512(x, dh.in, in_w, y, out_h, out_w, dh.pad_begin, pad_w)) {
+        pool::f32_max_pool_3x3s2_plane__avx512(x, dh.in, in_w, y, out_h, out_w, dh.pad_begin, pad_w,
+                                               column_max.reserve(2 * out_w + 1 + pool::kMaxPoolPlaneSlack))) {
       return;
     }
   }

@@ -9,7 +9,6 @@
 #endif
 
 #include <algorithm>
-#include <memory>
 
 #include "ep/cpu/kernels/avx512/vector_lanes_avx512.h"
 #include "ep/cpu/pool_kernels.h"
@@ -26,11 +25,21 @@ inline __m512 take_max(__m512 best, __m512 v) {
   return _mm512_mask_mov_ps(best, take, v);
 }
 
+// The three taps of 16 stride-2 windows along one row: row[2 * lane], row[2 * lane + 1], row[2 * lane + 2] for
+// lanes 0..15, loading row[0 .. 48) in three vectors where m0, m1, m2 allow (masked-off floats read as 0).
+inline void stride_two_taps(const float* row, __mmask16 m0, __mmask16 m1, __mmask16 m2, __m512 taps[3]) {
+  const __m512 v0 = _mm512_maskz_loadu_ps(m0, row);
+  const __m512 v1 = _mm512_maskz_loadu_ps(m1, row + 16);
+  const __m512 v2 = _mm512_maskz_loadu_ps(m2, row + 32);
+  taps[0] = _mm512_permutex2var_ps(v0, even_lanes(), v1);
+  taps[1] = _mm512_permutex2var_ps(v0, odd_lanes(), v1);
+  taps[2] = _mm512_castsi512_ps(  // taps[0] moved down one lane, row[32] on top
+      _mm512_alignr_epi32(_mm512_castps_si512(v2), _mm512_castps_si512(taps[0]), 1));
+}
+
 }  // namespace
 
 void f32_max_pool_3x3s2_row__avx512(const float* window, int64_t in_w, int64_t count, float* out) {
-  const __m512i even = even_lanes();
-  const __m512i odd = odd_lanes();
   for (int64_t j = 0; j < count; j += 16) {
     const int64_t lanes = std::min<int64_t>(16, count - j);
     const int64_t needed = 2 * lanes + 1;  // window columns 0 .. 2 * lanes of this vector's outputs
@@ -39,42 +48,26 @@ void f32_max_pool_3x3s2_row__avx512(const float* window, int64_t in_w, int64_t c
     const __mmask16 m2 = first_lanes(needed - 32);
     __m512 best = _mm512_set1_ps(__builtin_nanf(""));  // pool.cpp's start value: any non-NaN tap replaces it
     for (int a = 0; a < 3; ++a) {
-      const float* row = window + a * in_w + 2 * j;
-      const __m512 v0 = _mm512_maskz_loadu_ps(m0, row);
-      const __m512 v1 = _mm512_maskz_loadu_ps(m1, row + 16);
-      const __m512 v2 = _mm512_maskz_loadu_ps(m2, row + 32);
-      const __m512 tap0 = _mm512_permutex2var_ps(v0, even, v1);  // row[2 * lane]
-      const __m512 tap1 = _mm512_permutex2var_ps(v0, odd, v1);   // row[2 * lane + 1]
-      const __m512 tap2 = _mm512_castsi512_ps(  // row[2 * lane + 2]: tap0 moved down one lane, row[32] on top
-          _mm512_alignr_epi32(_mm512_castps_si512(v2), _mm512_castps_si512(tap0), 1));
-      best = take_max(best, tap0);
-      best = take_max(best, tap1);
-      best = take_max(best, tap2);
+      __m512 taps[3];
+      stride_two_taps(window + a * in_w + 2 * j, m0, m1, m2, taps);
+      best = take_max(best, taps[0]);
+      best = take_max(best, taps[1]);
+      best = take_max(best, taps[2]);
     }
     _mm512_mask_storeu_ps(out + j, first_lanes(lanes), best);
   }
 }
 
 bool f32_max_pool_3x3s2_plane__avx512(const float* x, int64_t in_h, int64_t in_w, float* y, int64_t out_h,
-                                      int64_t out_w, int64_t pad_top, int64_t pad_left) {
-  // Vertical maxima of one output row's window rows, indexed by padded column (input column + pad_left); the
-  // columns outside the input and 32 of slack hold -inf, which never wins against a present tap.
+                                      int64_t out_w, int64_t pad_top, int64_t pad_left, float* cols) {
+  // cols: vertical maxima of one output row's window rows, indexed by padded column (input column + pad_left);
+  // the columns outside the input and the slack hold -inf, which never wins against a present tap.
   const int64_t padded_w = 2 * out_w + 1;
-  constexpr int64_t kSlack = 48;  // the last output vector reads 48 columns from 2 * j
-  thread_local std::unique_ptr<float[]> column_max;
-  thread_local int64_t column_capacity = 0;
-  if (column_capacity < padded_w + kSlack) {
-    column_max.reset(new float[static_cast<size_t>(padded_w + kSlack)]);
-    column_capacity = padded_w + kSlack;
-  }
-  float* const cols = column_max.get();
   const float minus_inf = -__builtin_inff();
   const int64_t in_end = std::min(padded_w, pad_left + in_w);  // padded columns [pad_left, in_end) are input
   for (int64_t c = 0; c < pad_left; ++c) cols[c] = minus_inf;
-  for (int64_t c = in_end; c < padded_w + kSlack; ++c) cols[c] = minus_inf;
+  for (int64_t c = in_end; c < padded_w + kMaxPoolPlaneSlack; ++c) cols[c] = minus_inf;
   const int64_t width = in_end - pad_left;
-  const __m512i even = even_lanes();
-  const __m512i odd = odd_lanes();
   __mmask16 unordered_or_minus_zero = 0;  // fpclass: QNaN 0x01, -0 0x04, SNaN 0x80
   constexpr int kNanOrMinusZero = 0x85;
   for (int64_t oh = 0; oh < out_h; ++oh) {
@@ -94,15 +87,10 @@ bool f32_max_pool_3x3s2_plane__avx512(const float* x, int64_t in_h, int64_t in_w
     }
     float* out = y + oh * out_w;
     for (int64_t j = 0; j < out_w; j += 16) {
-      const float* row = cols + 2 * j;
-      const __m512 v0 = _mm512_loadu_ps(row);
-      const __m512 v1 = _mm512_loadu_ps(row + 16);
-      const __m512 v2 = _mm512_loadu_ps(row + 32);
-      const __m512 tap0 = _mm512_permutex2var_ps(v0, even, v1);
-      const __m512 tap1 = _mm512_permutex2var_ps(v0, odd, v1);
-      const __m512 tap2 = _mm512_castsi512_ps(
-          _mm512_alignr_epi32(_mm512_castps_si512(v2), _mm512_castps_si512(tap0), 1));
-      _mm512_mask_storeu_ps(out + j, first_lanes(out_w - j), _mm512_max_ps(tap2, _mm512_max_ps(tap1, tap0)));
+      __m512 taps[3];
+      stride_two_taps(cols + 2 * j, 0xFFFF, 0xFFFF, 0xFFFF, taps);
+      const __m512 best = _mm512_max_ps(taps[2], _mm512_max_ps(taps[1], taps[0]));
+      _mm512_mask_storeu_ps(out + j, first_lanes(out_w - j), best);
     }
   }
   return unordered_or_minus_zero == 0;
