@@ -310,6 +310,14 @@ class GraphBuilder:
         return helper.make_graph(child.nodes, self.fresh(name), graph_inputs, graph_outputs)
 
 
+class Aval:
+    """The dtype and shape of a subgraph output, where no JAX aval describes it."""
+
+    def __init__(self, dtype, shape):
+        self.dtype = np.dtype(dtype)
+        self.shape = tuple(shape)
+
+
 def value_info(name, dtype, dims):
     return helper.make_tensor_value_info(name, onnx_dtype(dtype), [dim_label(d) for d in dims])
 

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from nxrt.jax.builder import Aval
 from nxrt.jax.functions import emit_function_call, function_name_of
 from nxrt.jax.native_layers import native_call_of
 from nxrt.jax.native_ops import emit_native
@@ -103,14 +104,8 @@ def _while(ctx, eqn, *args):
 
     bool_aval = cond_jaxpr.out_avals[0] if hasattr(cond_jaxpr, "out_avals") else None
     graph = ctx.subgraph("while_body", [(iteration, np.int64, ()), (cond_in, np.bool_, ())] + carried, body,
-                         [bool_aval or _ScalarAval(np.bool_)] + carry_avals)
+                         [bool_aval or Aval(np.bool_, ())] + carry_avals)
     return _as_list(ctx.op("Loop", None, first, *init, outputs=len(init), body=graph))
-
-
-class _ScalarAval:
-    def __init__(self, dtype):
-        self.dtype = np.dtype(dtype)
-        self.shape = ()
 
 
 @register_primitive("scan")
@@ -134,18 +129,10 @@ def _scan(ctx, eqn, *args):
         outs = child.lower(jaxpr, list(consts) + [n for n, _, _ in carried] + slices)
         return [child.op("Identity", cond_in)] + outs
 
-    y_slice_avals = [_SliceAval(a) for a in ys_avals]
+    y_slice_avals = [Aval(a.dtype, a.shape[1:]) for a in ys_avals]  # one iteration's piece of each output
     graph = ctx.subgraph("scan_body", [(iteration, np.int64, ()), (cond_in, np.bool_, ())] + carried, body,
-                         [_ScalarAval(np.bool_)] + carry_avals + y_slice_avals)
+                         [Aval(np.bool_, ())] + carry_avals + y_slice_avals)
     outs = _as_list(ctx.op("Loop", trip_count, None, *init, outputs=len(init) + len(ys_avals), body=graph))
     if reverse:
         outs = outs[:n_carry] + [ctx.slice(y, [-1], [INT64_MIN], [0], [-1]) for y in outs[n_carry:]]
     return outs
-
-
-class _SliceAval:
-    """The aval of one iteration's piece of a stacked scan output."""
-
-    def __init__(self, aval):
-        self.dtype = np.dtype(aval.dtype)
-        self.shape = tuple(aval.shape[1:])

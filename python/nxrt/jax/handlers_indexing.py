@@ -11,6 +11,7 @@ Gather start indices are clamped so that each window fits, as XLA defines gather
 
 import numpy as np
 
+from nxrt.jax.builder import Aval
 from nxrt.jax.registry import UnsupportedPrimitiveError, register_primitive
 
 
@@ -289,11 +290,5 @@ def _scatter_in_order(ctx, data, data_shape, indices, updates, valid, update_fn,
         return [child.op("Identity", keep_going), child.op("ScatterND", current, where, new)]
 
     inputs = [(step, np.int64, ()), (keep_going, np.bool_, ()), (current, dtype, data_shape)]
-    graph = ctx.subgraph("scatter_step", inputs, body, [_Aval(np.bool_, ()), _Aval(dtype, data_shape)])
+    graph = ctx.subgraph("scatter_step", inputs, body, [Aval(np.bool_, ()), Aval(dtype, data_shape)])
     return ctx.op("Loop", count, None, data, body=graph)
-
-
-class _Aval:
-    def __init__(self, dtype, shape):
-        self.dtype = np.dtype(dtype)
-        self.shape = tuple(shape)

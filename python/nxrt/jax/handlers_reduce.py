@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from nxrt.jax.builder import is_symbolic
+from nxrt.jax.builder import Aval, is_symbolic
 from nxrt.jax.registry import register_primitive
 
 
@@ -33,7 +33,7 @@ def _tree_reduce(ctx, x, shape, axis, combine, identity, dtype):
     of the doubling scan for a symbolic one (which must not be empty)."""
     n = shape[axis]
     if is_symbolic(n):
-        scanned = _doubling_loop(ctx, _Aval(dtype, shape), x, lambda b, lhs, rhs: b.op(combine, lhs, rhs),
+        scanned = _doubling_loop(ctx, Aval(dtype, shape), x, lambda b, lhs, rhs: b.op(combine, lhs, rhs),
                                  identity, axis, False)
         return ctx.op("Gather", scanned, ctx.ints([-1]), axis=axis)
     if n == 0:
@@ -147,16 +147,10 @@ def _doubling_loop(ctx, aval, x, combine, identity, axis, reverse):
     inputs = [(ctx.fresh("iter"), np.int64, ()), (ctx.fresh("cond"), np.bool_, ()), (step_in, np.int64, (1,)),
               (x_in, dtype, aval.shape)]
     graph = ctx.subgraph("cumulative_body", inputs, body,
-                         [_Aval(np.bool_, ()), _Aval(np.int64, (1,)), _Aval(dtype, aval.shape)])
+                         [Aval(np.bool_, ()), Aval(np.int64, (1,)), Aval(dtype, aval.shape)])
     keep_going = ctx.op("Squeeze", ctx.op("Less", one, n), ctx.ints([0]))
     _, out = ctx.op("Loop", None, keep_going, one, x, outputs=2, body=graph)
     return out
-
-
-class _Aval:
-    def __init__(self, dtype, shape):
-        self.dtype = np.dtype(dtype)
-        self.shape = tuple(shape)
 
 
 def _identity_for(dtype, kind):
