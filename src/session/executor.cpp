@@ -26,7 +26,14 @@ class TensorArena {
   TensorArena(const TensorArena&) = delete;
   TensorArena& operator=(const TensorArena&) = delete;
   ~TensorArena() {
-    for (const auto& entry : cached_) std::free(entry.second);
+    for (const auto& entry : cached_) std::free(entry.second.block);
+  }
+
+  // Called when a session run starts (not for subgraph runs): blocks given back in the previous run or this one
+  // are the working set that the next requests will hit.
+  void begin_run() {
+    std::lock_guard lock(mutex_);
+    ++runs_;
   }
 
   // A 64-byte aligned block of at least `bytes`; its usable size is written to `size`. Null when out of memory.
@@ -36,7 +43,7 @@ class TensorArena {
       std::lock_guard lock(mutex_);
       auto it = cached_.lower_bound(size);
       if (it != cached_.end() && it->first <= size + size / 8) {
-        void* block = it->second;
+        void* block = it->second.block;
         size = it->first;
         in_use_ += size;
         cached_bytes_ -= size;
@@ -45,12 +52,8 @@ class TensorArena {
       }
       in_use_ += size;
       peak_in_use_ = std::max(peak_in_use_, in_use_);
-      while (!cached_.empty() && in_use_ + cached_bytes_ > peak_in_use_) {
-        auto largest = std::prev(cached_.end());
-        cached_bytes_ -= largest->first;
-        std::free(largest->second);
-        cached_.erase(largest);
-      }
+      ++system_allocations_;
+      trim_cache();
     }
     void* block = std::aligned_alloc(64, size);
     if (block == nullptr && kReuseBlocks) {
@@ -58,6 +61,12 @@ class TensorArena {
       in_use_ -= size;
     }
     return block;
+  }
+
+  Session::ArenaStats stats() {
+    std::lock_guard lock(mutex_);
+    return {static_cast<int64_t>(system_allocations_), static_cast<int64_t>(cached_bytes_),
+            static_cast<int64_t>(peak_in_use_)};
   }
 
   void give_back(void* block, size_t size) {
@@ -68,18 +77,49 @@ class TensorArena {
     std::lock_guard lock(mutex_);
     in_use_ -= size;
     cached_bytes_ += size;
-    cached_.emplace(size, block);
+    cached_.emplace(size, CachedBlock{block, runs_});
   }
 
  private:
+  struct CachedBlock {
+    void* block;
+    uint64_t run;  // the run during which it was given back
+  };
+
+  // After a miss (mutex held): frees cached blocks, largest first, while the blocks held exceed the peak in use.
+  // Blocks of the previous and the current run are spared up to kWorkingSetFactor x the peak: the blocks one run
+  // touches add up to more than its peak in use (a block serves only requests of about its size), and freeing
+  // them would make the next run miss and page-fault fresh memory again.
+  void trim_cache() {
+    const auto stale = [&](const CachedBlock& cached) { return cached.run + 1 < runs_; };
+    for (auto it = cached_.end(); it != cached_.begin() && in_use_ + cached_bytes_ > peak_in_use_;) {
+      --it;
+      if (!stale(it->second)) continue;
+      cached_bytes_ -= it->first;
+      std::free(it->second.block);
+      it = cached_.erase(it);
+    }
+    while (!cached_.empty() && in_use_ + cached_bytes_ > kWorkingSetFactor * peak_in_use_) {
+      auto largest = std::prev(cached_.end());
+      cached_bytes_ -= largest->first;
+      std::free(largest->second.block);
+      cached_.erase(largest);
+    }
+  }
+
+  static constexpr size_t kWorkingSetFactor = 3;
   std::mutex mutex_;
-  std::multimap<size_t, void*> cached_;  // usable size -> block
+  std::multimap<size_t, CachedBlock> cached_;  // usable size -> block
   size_t cached_bytes_ = 0;
   size_t in_use_ = 0;
   size_t peak_in_use_ = 0;
+  uint64_t runs_ = 0;
+  uint64_t system_allocations_ = 0;
 };
 
 std::shared_ptr<TensorArena> make_tensor_arena() { return std::make_shared<TensorArena>(); }
+void begin_arena_run(TensorArena& arena) { arena.begin_run(); }
+Session::ArenaStats tensor_arena_stats(TensorArena& arena) { return arena.stats(); }
 
 Expected<Tensor> allocate_from_arena(const std::shared_ptr<TensorArena>& arena, DataType dtype, Shape shape) {
   if (dtype == DataType::kString) return Tensor::allocate(dtype, std::move(shape));
@@ -430,6 +470,7 @@ Expected<std::vector<Value>> run_fed(const Session::Impl& session, std::vector<V
   const graph::Graph& graph = session.graph;
   seed_initializers(session.main, values);
   ThreadPool::RunScope run_scope(*session.pool);
+  begin_arena_run(*session.arena);
   Frame frame(*session.pool, run_options, session.arena);
   std::vector<double> node_ms(session.profile ? graph.nodes.size() : 0);
   TRY(frame.run_nodes(session.main, values, bound, node_ms));

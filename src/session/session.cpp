@@ -77,6 +77,7 @@ const std::vector<ValueDesc>& Session::outputs() const { return impl_->outputs; 
 const ModelMetadata& Session::metadata() const { return impl_->metadata; }
 const std::map<std::string, int64_t>& Session::opsets() const { return impl_->graph.opsets; }
 const graph::Graph& Session::graph() const { return impl_->graph; }
+Session::ArenaStats Session::arena_stats() const { return tensor_arena_stats(*impl_->arena); }
 int Session::num_threads() const { return impl_->pool->num_threads(); }
 
 Expected<std::vector<Tensor>> Session::run(std::span<const std::string> input_names, std::span<const Tensor> inputs,

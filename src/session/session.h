@@ -98,6 +98,15 @@ class Session {
   const graph::Graph& graph() const;
   int num_threads() const;
 
+  // What the run arena (the blocks runs allocate their values from) holds: blocks taken from the system
+  // allocator so far, bytes cached for later runs, and the most bytes ever in use at once.
+  struct ArenaStats {
+    int64_t system_allocations = 0;
+    int64_t cached_bytes = 0;
+    int64_t peak_in_use_bytes = 0;
+  };
+  ArenaStats arena_stats() const;
+
   // Feeds are matched to graph inputs by name; outputs are returned in the order of `output_names`
   // (empty: every graph output). Errors are worded as ONNX Runtime's: missing input, unknown name,
   // wrong element type, wrong rank, wrong dim.

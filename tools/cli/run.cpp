@@ -212,7 +212,7 @@ void print_profile(const NodeProfile& profile) {
     if (slowest[n].name.empty()) slowest[n].name = "(node " + std::to_string(n) + ")";
   }
   std::sort(slowest.begin(), slowest.end(), by_time);
-  slowest.resize(std::min<size_t>(slowest.size(), 10));
+  slowest.resize(std::min<size_t>(slowest.size(), 20));
   std::cout << "slowest nodes:\n";
   for (const NodeTiming& node : slowest) {
     std::cout << "  " << std::left << std::setw(40) << node.name << std::setw(20)
