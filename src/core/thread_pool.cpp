@@ -43,9 +43,14 @@ ThreadPool::~ThreadPool() {
   for (auto& worker : workers_) worker.join();
 }
 
+bool ThreadPool::spinning_allowed() const {
+  return active_runs_.load(std::memory_order_relaxed) > 0 ||
+         now_ns() - last_run_end_ns_.load(std::memory_order_relaxed) < kRunGraceNs;
+}
+
 template <class Done, class Budget>
 bool ThreadPool::spin_until(const Done& done, Budget& budget) const {
-  if (active_runs_.load(std::memory_order_relaxed) == 0) return done();
+  if (!spinning_allowed()) return done();
   const int64_t spin_ns = budget.take();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(spin_ns);
   for (int i = 1;; ++i) {
@@ -54,7 +59,7 @@ bool ThreadPool::spin_until(const Done& done, Budget& budget) const {
       return true;
     }
     if (i % 64 == 0) {
-      if (active_runs_.load(std::memory_order_relaxed) == 0) return done();
+      if (!spinning_allowed()) return done();
       if (std::chrono::steady_clock::now() > deadline) {
         const bool succeeded = done();
         budget.record(succeeded);

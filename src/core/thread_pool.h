@@ -1,14 +1,18 @@
 // Fixed-size pool; the calling thread always takes part, so a pool of N threads starts N-1 workers.
 // parallel_for may be called from several threads at once: a call that finds the workers busy runs inline.
-// While a run is active (between begin_run and end_run, see RunScope) workers and the dispatching thread spin
-// for a bounded time before sleeping, so back-to-back parallel_for calls skip the futex wake; with no run
-// active they sleep on a condition variable at once (no spinning while idle).
+// While a run is active (see RunScope), and for kRunGraceNs after the last one ended, workers and the
+// dispatching thread spin for a bounded time before sleeping, so back-to-back parallel_for calls, and the
+// back-to-back runs of a caller's loop, skip the futex wake (tens of microseconds on a virtual machine, which
+// made short 2-thread runs slower than 1-thread ones); after that they sleep on a condition variable (no
+// spinning while idle).
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -36,7 +40,10 @@ class ThreadPool {
     explicit RunScope(ThreadPool& pool) : pool_(pool) {
       if (pool_.active_runs_.fetch_add(1, std::memory_order_relaxed) == 0) pool_.wake_for_run();
     }
-    ~RunScope() { pool_.active_runs_.fetch_sub(1, std::memory_order_relaxed); }
+    ~RunScope() {
+      pool_.last_run_end_ns_.store(now_ns(), std::memory_order_relaxed);
+      pool_.active_runs_.fetch_sub(1, std::memory_order_relaxed);
+    }
     RunScope(const RunScope&) = delete;
     RunScope& operator=(const RunScope&) = delete;
 
@@ -45,6 +52,13 @@ class ThreadPool {
   };
 
  private:
+  static constexpr int64_t kRunGraceNs = 100'000;
+  static int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  // True while a run is active or the last one ended less than kRunGraceNs ago.
+  bool spinning_allowed() const;
   void worker_loop();
   void wake_for_run();
   void run_chunks();
@@ -68,6 +82,7 @@ class ThreadPool {
   std::atomic<uint64_t> job_word_{kClosedBit};
   std::atomic<bool> stopping_{false};
   std::atomic<int> active_runs_{0};
+  std::atomic<int64_t> last_run_end_ns_{std::numeric_limits<int64_t>::min() / 2};
   std::atomic<uint64_t> run_starts_{0};  // bumped by wake_for_run; sleeping workers wake on a change
   std::atomic<int> sleeping_workers_{0};
 

@@ -426,7 +426,15 @@ T global_plane(const T* x, int64_t n, const PoolOptions& opt) {
   }
   Acc sum{0};
   if (opt.kind == PoolKind::kAverage) {
-    for (int64_t i = 0; i < n; ++i) sum += static_cast<Acc>(x[i]);
+    // 16 interleaved partial sums: independent add chains the compiler turns into vector adds.
+    constexpr int kLanes = 16;
+    Acc partial[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int lane = 0; lane < kLanes; ++lane) partial[lane] += static_cast<Acc>(x[i + lane]);
+    }
+    for (int lane = 0; lane < kLanes; ++lane) sum += partial[lane];
+    for (; i < n; ++i) sum += static_cast<Acc>(x[i]);
     return T(n == 0 ? Acc{0} : sum / static_cast<Acc>(n));
   }
   for (int64_t i = 0; i < n; ++i) {

@@ -88,7 +88,9 @@ TEST(Executor, RepeatedRunsReuseTheirBlocksWhileTheCallerHoldsAnOutput) {
   const auto run = [&] {
     auto outputs = session->run({{"x"}}, {{Tensor::wrap(DataType::kFloat32, {n}, x.data())}}, {});
     EXPECT_TRUE(outputs) << outputs.status().to_string();
-    if (outputs) EXPECT_FLOAT_EQ((*outputs)[0].data<float>()[4 * n - 1], -1.5f);
+    if (outputs) {
+      EXPECT_FLOAT_EQ((*outputs)[0].data<float>()[4 * n - 1], -1.5f);
+    }
     return outputs ? std::move(outputs).value() : std::vector<Tensor>{};
   };
   const std::vector<Tensor> held = run();  // as a benchmark keeps its first result to check it
