@@ -92,15 +92,13 @@ void conv_winograd_f32(const float* x, const WinogradWeights& w, float* y, int64
   const int64_t max_tiles = rows_per_block * tiles_per_row;
   const int64_t v_floats = kWinogradElements * in_channels * max_tiles + kSlack;
   const int64_t m_floats = kWinogradElements * out_channels * max_tiles + kSlack;
-  const int64_t row_floats = 4 * (2 * tiles_per_row + 50);
   const int64_t blocks_of_channels = (out_channels + kDirectConvBlock - 1) / kDirectConvBlock;
   const int64_t in_plane = in_h * in_w, out_plane = out_h * out_w;
 
   pool.parallel_for(batch * blocks_per_image, 1, [&](int64_t begin, int64_t end) {
     thread_local ScratchFloats scratch;
-    float* const v = scratch.reserve(v_floats + m_floats + row_floats);
+    float* const v = scratch.reserve(v_floats + m_floats);
     float* const m = v + v_floats;
-    float* const rows = m + m_floats;
     std::fill(v + v_floats - kSlack, v + v_floats, 0.0f);
     for (int64_t task = begin; task < end; ++task) {
       const int64_t n = task / blocks_per_image;
@@ -112,7 +110,6 @@ void conv_winograd_f32(const float* x, const WinogradWeights& w, float* y, int64
       in_row.in_w = in_w;
       in_row.pad_left = g.pad_begin[1];
       in_row.tiles = tiles_per_row;
-      in_row.scratch = rows;
       for (int64_t ci = 0; ci < in_channels; ++ci) {
         in_row.x = x + (n * in_channels + ci) * in_plane;
         for (int64_t ti = first_row; ti < last_row; ++ti) {
@@ -138,8 +135,10 @@ void conv_winograd_f32(const float* x, const WinogradWeights& w, float* y, int64
         job.padded = v + xi * in_channels * tiles;
         job.weights = w.element(xi).data();
         job.y = m + xi * out_channels * tiles;
-        for (int64_t block = 0; block < blocks_of_channels; ++block) {
-          f32_conv_direct_8x48__avx512(job, block, 0, tiles);
+        // 48-tile steps outer: a step's inputs (in_channels x 48 floats) stay in L1 for every channel block.
+        for (int64_t q0 = 0; q0 < tiles; q0 += 48) {
+          const int64_t q1 = std::min(tiles, q0 + 48);
+          for (int64_t block = 0; block < blocks_of_channels; ++block) f32_conv_direct_8x48__avx512(job, block, q0, q1);
         }
       }
       WinogradOutputRow out_row;

@@ -45,7 +45,6 @@ void conv_winograd_f32(const float* x, const WinogradWeights& w, float* y, int64
 
 // One tile row of one input channel plane for the input transform: tiles t < `tiles` read the 4x4 patch whose
 // top-left input element is (top, 2t - pad_left); elements outside [0, in_h) x [0, in_w) read as zero.
-// `scratch` holds 4 * (2 * tiles + 50) floats (contents on entry do not matter).
 struct WinogradInputRow {
   const float* x = nullptr;  // the [in_h, in_w] plane
   int64_t in_h = 0;
@@ -53,7 +52,6 @@ struct WinogradInputRow {
   int64_t top = 0;
   int64_t pad_left = 0;
   int64_t tiles = 0;
-  float* scratch = nullptr;
 };
 
 // One tile row of one output channel for the output transform: output rows [0, rows) (rows is 1 or 2) of

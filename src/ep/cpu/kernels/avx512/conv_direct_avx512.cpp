@@ -106,9 +106,10 @@ void f32_conv_direct_8x48__avx512(const DirectConvJob& job, int64_t block, int64
   const int64_t out_w = job.out_w;
   const int64_t gap = grid_w - out_w;
   const int64_t q_total = (job.out_h - 1) * grid_w + out_w;
+  int64_t row = q_begin / grid_w;  // the output row of q0, advanced as q0 moves on
   for (int64_t q0 = q_begin; q0 < q_end; q0 += 16) {
     OutputVector vec{job.padded + q0, {0, 0}, {0, 0}};
-    const int64_t row = q0 / grid_w;
+    while ((row + 1) * grid_w <= q0) ++row;
     for (int r = 0; r < 2; ++r) {
       const int64_t row_start = (row + r) * grid_w;  // grid position of this row's column 0
       const int64_t lo = std::max<int64_t>(q0, row_start);
@@ -130,7 +131,16 @@ void f32_deinterleave__avx512(const float* src, int64_t even_count, float* even_
   const __m512i even = even_lanes();
   const __m512i odd = odd_lanes();
   const int64_t inputs = std::max(2 * even_count - 1, 2 * odd_count);  // src[0 .. inputs)
-  for (int64_t i = 0; i < std::max(even_count, odd_count); i += 16) {
+  const int64_t outputs = std::max(even_count, odd_count);
+  int64_t i = 0;
+  // Whole vectors with plain loads (masked loads of a cold input measured several times slower here).
+  for (; i + 16 <= std::min(even_count, odd_count) && 2 * i + 32 <= inputs; i += 16) {
+    const __m512 lo = _mm512_loadu_ps(src + 2 * i);
+    const __m512 hi = _mm512_loadu_ps(src + 2 * i + 16);
+    _mm512_storeu_ps(even_dst + i, _mm512_permutex2var_ps(lo, even, hi));
+    _mm512_storeu_ps(odd_dst + i, _mm512_permutex2var_ps(lo, odd, hi));
+  }
+  for (; i < outputs; i += 16) {
     const int64_t left = inputs - 2 * i;
     const __m512 lo = _mm512_maskz_loadu_ps(first_lanes(left), src + 2 * i);
     const __m512 hi = _mm512_maskz_loadu_ps(first_lanes(left - 16), src + 2 * i + 16);

@@ -26,56 +26,50 @@ inline __m512i interleave_high() {
   return _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
 }
 
-// Floats past the padded columns in each scratch row: the 16-column steps overrun padded_w by up to 15, and
-// the last vector of tiles reads up to 2 * tiles + 34; lanes read there only feed masked-off tiles.
-constexpr int64_t kRowSlack = 48;
-
 }  // namespace
 
 void f32_winograd_input_row__avx512(const WinogradInputRow& row, float* v, int64_t xi_stride) {
-  // Rows of B^T d (d0 - d2, d1 + d2, d2 - d1, d1 - d3) over padded columns c' (input column c' - pad_left;
-  // outside the input, and rows outside it, read as zero), straight from the input with masked loads.
-  const int64_t padded_w = 2 * row.tiles + 2;
-  const int64_t stride = padded_w + kRowSlack;
-  float* const rows = row.scratch;  // [4][stride]
+  // Padded column c reads input column c - pad_left; columns outside the input, and rows outside it, read as zero.
   const float* in_rows[4];
   for (int a = 0; a < 4; ++a) {
     const int64_t ih = row.top + a;
     in_rows[a] = ih >= 0 && ih < row.in_h ? row.x + ih * row.in_w : nullptr;
   }
   const __m512 zero = _mm512_setzero_ps();
-  for (int64_t c = 0; c < padded_w; c += 16) {
-    const int64_t col = c - row.pad_left;  // input column of lane 0
-    // Lanes l with 0 <= col + l < in_w (and c + l < padded_w) hold input; the rest are padding.
-    const int64_t lo = std::clamp<int64_t>(-col, 0, 16);
-    const int64_t hi = std::clamp<int64_t>(std::min(row.in_w - col, padded_w - c), lo, 16);
-    const __mmask16 lanes = static_cast<__mmask16>(first_lanes(hi) & ~first_lanes(lo));
-    __m512 d[4];
-    for (int a = 0; a < 4; ++a) {
-      // The address of lane 0 may lie before the row (a masked-off lane): formed as an integer.
-      d[a] = in_rows[a] == nullptr || lanes == 0
-                 ? zero
-                 : _mm512_maskz_loadu_ps(lanes, reinterpret_cast<const void*>(
-                                                    reinterpret_cast<uintptr_t>(in_rows[a]) +
-                                                    static_cast<uintptr_t>(col * static_cast<int64_t>(sizeof(float)))));
-    }
-    _mm512_storeu_ps(rows + c, _mm512_sub_ps(d[0], d[2]));
-    _mm512_storeu_ps(rows + stride + c, _mm512_add_ps(d[1], d[2]));
-    _mm512_storeu_ps(rows + 2 * stride + c, _mm512_sub_ps(d[2], d[1]));
-    _mm512_storeu_ps(rows + 3 * stride + c, _mm512_sub_ps(d[1], d[3]));
-  }
-  // Columns of (B^T d) B for tiles j .. j + 15: tile j reads padded columns 2j .. 2j + 3.
   const __m512i kEven = even_lanes(), kOdd = odd_lanes();
   for (int64_t j = 0; j < row.tiles; j += 16) {
+    // Tiles j .. j + 15 read padded columns 2j .. 2j + 33: rows of B^T d (d0 - d2, d1 + d2, d2 - d1, d1 - d3)
+    // over three vectors of 16 columns, straight from the input with masked loads.
+    __m512 rows[4][3];
+    for (int k = 0; k < 3; ++k) {
+      const int64_t col = 2 * j + 16 * k - row.pad_left;  // input column of lane 0
+      const int64_t lo = std::clamp<int64_t>(-col, 0, 16);
+      const int64_t hi = std::clamp<int64_t>(row.in_w - col, lo, 16);
+      const __mmask16 lanes = static_cast<__mmask16>(first_lanes(hi) & ~first_lanes(lo));
+      __m512 d[4];
+      for (int a = 0; a < 4; ++a) {
+        // The address of lane 0 may lie before the row (a masked-off lane): formed as an integer.
+        d[a] = in_rows[a] == nullptr || lanes == 0
+                   ? zero
+                   : _mm512_maskz_loadu_ps(lanes, reinterpret_cast<const void*>(
+                                                      reinterpret_cast<uintptr_t>(in_rows[a]) +
+                                                      static_cast<uintptr_t>(col * static_cast<int64_t>(sizeof(float)))));
+      }
+      rows[0][k] = _mm512_sub_ps(d[0], d[2]);
+      rows[1][k] = _mm512_add_ps(d[1], d[2]);
+      rows[2][k] = _mm512_sub_ps(d[2], d[1]);
+      rows[3][k] = _mm512_sub_ps(d[1], d[3]);
+    }
+    // Columns of (B^T d) B: tile j + l reads columns 2l .. 2l + 3 of the three vectors; e2 and e3 are e0 and
+    // e1 moved down one lane with columns 32 and 33 on top.
     const __mmask16 lanes = first_lanes(row.tiles - j);
     for (int a = 0; a < 4; ++a) {
-      const float* r = rows + a * stride + 2 * j;
-      const __m512 lo = _mm512_loadu_ps(r), hi = _mm512_loadu_ps(r + 16);
-      const __m512 lo2 = _mm512_loadu_ps(r + 2), hi2 = _mm512_loadu_ps(r + 18);
-      const __m512 e0 = _mm512_permutex2var_ps(lo, kEven, hi);
-      const __m512 e1 = _mm512_permutex2var_ps(lo, kOdd, hi);
-      const __m512 e2 = _mm512_permutex2var_ps(lo2, kEven, hi2);
-      const __m512 e3 = _mm512_permutex2var_ps(lo2, kOdd, hi2);
+      const __m512 e0 = _mm512_permutex2var_ps(rows[a][0], kEven, rows[a][1]);
+      const __m512 e1 = _mm512_permutex2var_ps(rows[a][0], kOdd, rows[a][1]);
+      const __m512i top = _mm512_castps_si512(rows[a][2]);
+      const __m512 e2 = _mm512_castsi512_ps(_mm512_alignr_epi32(top, _mm512_castps_si512(e0), 1));
+      const __m512 e3 =
+          _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_alignr_epi32(top, top, 1), _mm512_castps_si512(e1), 1));
       float* out = v + (4 * a) * xi_stride + j;
       _mm512_mask_storeu_ps(out, lanes, _mm512_sub_ps(e0, e2));
       _mm512_mask_storeu_ps(out + xi_stride, lanes, _mm512_add_ps(e1, e2));
