@@ -2,6 +2,8 @@
 //   MatMul(A, W const 2-D) [+ Add(bias const along the last axis)] [+ act] -> com.nxrt:FusedMatMul
 //   Gemm + act                                                           -> com.microsoft:FusedGemm
 //   Conv [+ Add(Z with Y's shape)] + act                                 -> com.microsoft:FusedConv
+//   Conv or FusedConv (no Z, W const) + MaxPool 3x3 stride 2              -> com.nxrt:FusedConvMaxPool
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -214,7 +216,66 @@ Status fuse_conv(Rewriter& rw, int n) {
   return replace_chain(rw, std::move(fused), {n, add, act->node}, rw.node(act->node).outputs[0]);
 }
 
+// True when `pool` is a MaxPool this fusion covers: one output, 3x3 window, stride 2, explicit pads of 0 or 1
+// (so every window holds input taps), no dilation, floor rounding.
+bool is_fusable_max_pool(const graph::Node& pool) {
+  if (pool.op_type != "MaxPool" || !pool.domain.empty() || pool.outputs.size() != 1) return false;
+  const auto kernel = pool.attr_ints("kernel_shape", {});
+  const auto strides = pool.attr_ints("strides", {});
+  const auto pads = pool.attr_ints("pads", {0, 0, 0, 0});
+  const auto dilations = pool.attr_ints("dilations", {1, 1});
+  const auto auto_pad = pool.attr_string("auto_pad", "NOTSET");
+  const auto ceil_mode = pool.attr_int("ceil_mode", 0);
+  if (!kernel || !strides || !pads || !dilations || !auto_pad || !ceil_mode) return false;
+  const bool pads_fit = pads->size() == 4 && std::all_of(pads->begin(), pads->end(), [](int64_t p) {
+                          return p == 0 || p == 1;
+                        });
+  return *kernel == std::vector<int64_t>{3, 3} && *strides == std::vector<int64_t>{2, 2} && pads_fit &&
+         *dilations == std::vector<int64_t>{1, 1} && *auto_pad == "NOTSET" && *ceil_mode == 0;
+}
+
+Status fuse_conv_max_pool_at(Rewriter& rw, int n) {
+  const graph::Node& pool = rw.node(n);
+  if (!is_fusable_max_pool(pool) || pool.inputs.size() != 1) return Status::ok();
+  const int conv_index = rw.producer(pool.inputs[0]);
+  if (conv_index < 0 || rw.sole_consumer(pool.inputs[0]) != n) return Status::ok();
+  const graph::Node& conv = rw.node(conv_index);
+  const bool plain = conv.domain.empty() && conv.op_type == "Conv";
+  const bool fused = conv.domain == graph::kMsDomain && conv.op_type == "FusedConv";
+  if ((!plain && !fused) || conv.outputs.size() != 1 || conv.inputs.size() < 2 || conv.inputs.size() > 3) {
+    return Status::ok();
+  }
+  const graph::TypeInfo& out_type = rw.value(conv.outputs[0]).type;
+  const Tensor* w = rw.constant(conv.inputs[1]);
+  const auto group = conv.attr_int("group", 1);
+  const auto auto_pad = conv.attr_string("auto_pad", "NOTSET");
+  if (!out_type.is_tensor() || out_type.elem_type != DataType::kFloat32 || w == nullptr || w->rank() != 4 ||
+      !group || *group != 1 || !auto_pad || *auto_pad != "NOTSET" ||
+      !has_kernel(kNxrtDomain, "FusedConvMaxPool", DataType::kFloat32)) {
+    return Status::ok();
+  }
+  graph::Node node = fused_node("FusedConvMaxPool", kNxrtDomain, joined_name(rw, {conv_index, n}));
+  node.inputs = conv.inputs;
+  node.attributes = conv.attributes;
+  if (plain) {
+    node.attributes.push_back(make_string_attribute("activation", ""));
+    node.attributes.push_back(make_floats_attribute("activation_params", {}));
+  }
+  node.attributes.push_back(make_ints_attribute("pool_pads", *pool.attr_ints("pads", {0, 0, 0, 0})));
+  return replace_chain(rw, std::move(node), {conv_index, n}, pool.outputs[0]);
+}
+
 }  // namespace
+
+Expected<bool> fuse_conv_max_pool(graph::Graph& graph) {
+  Rewriter rw(graph);
+  const int original_count = rw.node_count();
+  for (int n = 0; n < original_count; ++n) {
+    if (!rw.is_removed(n)) TRY(fuse_conv_max_pool_at(rw, n));
+  }
+  TRY(rw.finish());
+  return rw.changed();
+}
 
 Expected<bool> fuse_linear_activations(graph::Graph& graph) {
   Rewriter rw(graph);

@@ -22,6 +22,7 @@ constexpr Pass kPasses[] = {
     {"gelu_fusion", kLevelExtended, fuse_gelu},
     {"layer_norm_fusion", kLevelExtended, fuse_layer_norm},
     {"linear_activation_fusion", kLevelExtended, fuse_linear_activations},
+    {"conv_max_pool_fusion", kLevelExtended, fuse_conv_max_pool},
     {"attention_fusion", kLevelExtended, fuse_attention},
     {"elementwise_fusion", kLevelExtended, fuse_elementwise},
 };

@@ -197,42 +197,48 @@ void run_stripe(const float* x, int64_t in_plane, const Geometry& g, float* y, c
 
 }  // namespace
 
-void conv_direct_f32(const float* x, const DirectConvWeights& w, float* y, int64_t batch, const Geometry& g,
-                     ThreadPool& pool, const ConvEpilogue<float>& epilogue) {
+void conv_direct_f32_rows(const float* image, const DirectConvWeights& w, const Geometry& g, int64_t o0,
+                          int64_t o1, float* y, const float* z, int64_t out_plane, ThreadPool& pool,
+                          const ConvEpilogue<float>& epilogue) {
 #if defined(__x86_64__)
   const int64_t in_channels = w.in_channels();
-  const int64_t out_channels = w.out_channels();
-  const int64_t out_h = g.out[0], out_w = g.out[1];
+  const int64_t out_w = g.out[1];
   const int64_t in_plane = g.in[0] * g.in[1];
-  const int64_t out_plane = out_h * out_w;
   const int64_t sh = g.stride[0];
   // Stripes of output rows bound the padded scratch (about in_channels * sw * grid_w floats per padded row).
   const int64_t floats_per_row = std::max<int64_t>(1, in_channels * g.stride[1] * padded_layout(g).grid_w);
   const int64_t stripe_rows =
-      std::clamp<int64_t>((kStripeFloats / floats_per_row - g.kernel[0]) / sh, 1, std::max<int64_t>(1, out_h));
-  for (int64_t n = 0; n < batch; ++n) {
-    const float* image = x + n * in_channels * in_plane;
-    const int64_t y_offset = n * out_channels * out_plane;
-    for (int64_t o0 = 0; o0 < out_h; o0 += stripe_rows) {
-      const int64_t o1 = std::min(out_h, o0 + stripe_rows);
-      // Input rows [first, last) feed the stripe; the ones outside [0, in_h) become its pads.
-      const int64_t first = o0 * sh - g.pad_begin[0];
-      const int64_t last = (o1 - 1) * sh - g.pad_begin[0] + g.kernel[0];
-      const int64_t i0 = std::clamp<int64_t>(first, 0, g.in[0]);
-      const int64_t i1 = std::clamp<int64_t>(last, i0, g.in[0]);
-      Geometry stripe = g;
-      stripe.in[0] = i1 - i0;
-      stripe.out[0] = o1 - o0;
-      stripe.pad_begin[0] = i0 - first;
-      stripe.pad_end[0] = std::max<int64_t>(0, last - i1);
-      const int64_t out_row = y_offset + o0 * out_w;
-      run_stripe(image + i0 * g.in[1], in_plane, stripe, y + out_row, epilogue.z ? epilogue.z + out_row : nullptr,
-                 out_plane, w, epilogue, pool);
-    }
+      std::clamp<int64_t>((kStripeFloats / floats_per_row - g.kernel[0]) / sh, 1, std::max<int64_t>(1, o1 - o0));
+  for (int64_t s0 = o0; s0 < o1; s0 += stripe_rows) {
+    const int64_t s1 = std::min(o1, s0 + stripe_rows);
+    // Input rows [first, last) feed the stripe; the ones outside [0, in_h) become its pads.
+    const int64_t first = s0 * sh - g.pad_begin[0];
+    const int64_t last = (s1 - 1) * sh - g.pad_begin[0] + g.kernel[0];
+    const int64_t i0 = std::clamp<int64_t>(first, 0, g.in[0]);
+    const int64_t i1 = std::clamp<int64_t>(last, i0, g.in[0]);
+    Geometry stripe = g;
+    stripe.in[0] = i1 - i0;
+    stripe.out[0] = s1 - s0;
+    stripe.pad_begin[0] = i0 - first;
+    stripe.pad_end[0] = std::max<int64_t>(0, last - i1);
+    const int64_t row = (s0 - o0) * out_w;
+    run_stripe(image + i0 * g.in[1], in_plane, stripe, y + row, z ? z + row : nullptr, out_plane, w, epilogue,
+               pool);
   }
 #else
-  (void)x, (void)w, (void)y, (void)batch, (void)g, (void)pool, (void)epilogue;
+  (void)image, (void)w, (void)g, (void)o0, (void)o1, (void)y, (void)z, (void)out_plane, (void)pool, (void)epilogue;
 #endif
+}
+
+void conv_direct_f32(const float* x, const DirectConvWeights& w, float* y, int64_t batch, const Geometry& g,
+                     ThreadPool& pool, const ConvEpilogue<float>& epilogue) {
+  const int64_t in_image = w.in_channels() * g.in[0] * g.in[1];
+  const int64_t out_plane = g.out[0] * g.out[1];
+  const int64_t out_image = w.out_channels() * out_plane;
+  for (int64_t n = 0; n < batch; ++n) {
+    conv_direct_f32_rows(x + n * in_image, w, g, 0, g.out[0], y + n * out_image,
+                         epilogue.z ? epilogue.z + n * out_image : nullptr, out_plane, pool, epilogue);
+  }
 }
 
 }  // namespace nxrt::cpu::conv

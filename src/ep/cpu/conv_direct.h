@@ -51,6 +51,13 @@ bool direct_conv_applies(int64_t group, const Geometry& g);
 void conv_direct_f32(const float* x, const DirectConvWeights& w, float* y, int64_t batch, const Geometry& g,
                      ThreadPool& pool, const ConvEpilogue<float>& epilogue);
 
+// Output rows [o0, o1) of one image (x's [in_channels, H, W] at `image`) into y, which points at output row o0
+// of channel 0 with channels out_plane floats apart; z (null or the same layout as y, may alias it) likewise.
+// Same requirements as conv_direct_f32; epilogue.z is not read (z is).
+void conv_direct_f32_rows(const float* image, const DirectConvWeights& w, const Geometry& g, int64_t o0,
+                          int64_t o1, float* y, const float* z, int64_t out_plane, ThreadPool& pool,
+                          const ConvEpilogue<float>& epilogue);
+
 // One image's work as the micro-kernel sees it. The padded image (pads as zeros) is split into its
 // stride_h x stride_w phases: `padded` holds in_channels planes of `plane_stride` floats, each plane the phase
 // sub-images one after another, sub-image (ph, pw) holding padded rows ph, ph + stride_h, ... of padded columns

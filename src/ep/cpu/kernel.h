@@ -133,6 +133,7 @@ inline constexpr int kLatestOpset = 1 << 20;
 std::span<const KernelDef> elementwise_kernels();
 std::span<const KernelDef> matmul_kernels();
 std::span<const KernelDef> fused_attention_kernels();
+std::span<const KernelDef> conv_max_pool_kernels();
 std::span<const KernelDef> tensor_kernels();
 std::span<const KernelDef> cast_kernels();
 std::span<const KernelDef> unary_math_kernels();

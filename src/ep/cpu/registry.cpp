@@ -32,6 +32,7 @@ constexpr FamilyFn kFamilies[] = {
     linalg_kernels,
     topk_kernels,
     conv_kernels,
+    conv_max_pool_kernels,
     pool_kernels,
     norm_kernels,
     loss_kernels,
