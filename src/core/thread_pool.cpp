@@ -18,6 +18,16 @@ constexpr int64_t kMaxSpinNs = 100'000;
 // a thread that slept at every wait paid a wake-up per job, which measured up to 1.8x slower on small models.
 constexpr int64_t kMinSpinNs = 25'000;
 
+// Tells the core this is a spin-wait: on x86 `pause` hands the execution resources to the sibling hardware
+// thread (a virtual CPU may share its core with the other one) and avoids the memory-order flush on exit.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 class SpinBudget {
  public:
   int64_t take() const { return ns_; }
@@ -58,6 +68,7 @@ bool ThreadPool::spin_until(const Done& done, Budget& budget) const {
       budget.record(true);
       return true;
     }
+    cpu_relax();
     if (i % 64 == 0) {
       if (!spinning_allowed()) return done();
       if (std::chrono::steady_clock::now() > deadline) {
