@@ -81,8 +81,9 @@ class FusedAttentionKernel final : public Kernel {
       return;
     }
     if (sh.d > 0) {
+      // A multiplying scale rides on the GEMM's alpha (applied once to each finished dot product).
       const GemmArgs qk{false, false, rows, sh.t, sh.d, sh.d, sh.t, sh.t};
-      gemm_f32(qk, 1.0f, q + (b * sh.s + row0) * sh.d, kt + b * sh.d * sh.t, 0.0f, scores, pool);
+      gemm_f32(qk, divide_ ? 1.0f : scale_, q + (b * sh.s + row0) * sh.d, kt + b * sh.d * sh.t, 0.0f, scores, pool);
     } else {
       std::fill_n(scores, rows * sh.t, 0.0f);
     }
@@ -100,8 +101,6 @@ class FusedAttentionKernel final : public Kernel {
       float* s = scores + i * sh.t;
       if (divide_) {
         for (int64_t j = 0; j < sh.t; ++j) s[j] = s[j] / scale_;
-      } else if (scale_ != 1.0f) {
-        for (int64_t j = 0; j < sh.t; ++j) s[j] = s[j] * scale_;
       }
       if (mask != nullptr) {
         const float* m = mask + mask_base + (row0 + i) * mask_row_stride;
