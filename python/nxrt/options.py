@@ -29,8 +29,9 @@ class ExecutionOrder(enum.IntEnum):
 class SessionOptions:
     """Options read once when an InferenceSession is created (later changes do not affect it).
 
-    intra_op_num_threads (0: one thread per core), graph_optimization_level and free dimension overrides reach
-    the engine; the other fields are kept for compatibility and reported back unchanged.
+    intra_op_num_threads (0: one thread per core), graph_optimization_level, free dimension overrides,
+    enable_profiling and profile_file_prefix (see InferenceSession.end_profiling) reach the engine; the other
+    fields are kept for compatibility and reported back unchanged.
     """
 
     def __init__(self):

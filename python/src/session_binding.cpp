@@ -60,6 +60,7 @@ struct PySession {
   std::unique_ptr<Session> session;
   nb::object model_source;  // the path (str) or bytes the session was created from
   std::vector<nb::object> required_input_names;  // Python str, for the missing-input check
+  std::shared_ptr<NodeProfile> profile;           // set when profiling is enabled
 };
 
 std::string utf8(nb::handle text) {
@@ -93,12 +94,18 @@ nb::list describe(const std::vector<ValueDesc>& values) {
 }
 
 std::unique_ptr<PySession> create_session(nb::handle model, int intra_op_num_threads, int graph_optimization_level,
-                                          const std::map<std::string, int64_t>& free_dimension_overrides) {
+                                          const std::map<std::string, int64_t>& free_dimension_overrides,
+                                          bool enable_profiling) {
   SessionOptions options;
   options.intra_op_num_threads = intra_op_num_threads;
   options.graph_optimization_level = graph_optimization_level;
   options.free_dimension_overrides = free_dimension_overrides;
   auto result = std::make_unique<PySession>();
+  if (enable_profiling) {
+    result->profile = std::make_shared<NodeProfile>();
+    options.enable_profiling = true;
+    options.profile = result->profile;
+  }
   result->model_source = nb::borrow(model);
   std::optional<Expected<std::unique_ptr<Session>>> created;
   if (PyBytes_Check(model.ptr())) {
@@ -305,7 +312,20 @@ void register_session(nb::module_& m) {
   nb::class_<PySession>(m, "Session", "The C++ session behind nxrt.InferenceSession.")
       .def_static("create", &create_session, nb::arg("model"), nb::arg("intra_op_num_threads") = 0,
                   nb::arg("graph_optimization_level") = 99,
-                  nb::arg("free_dimension_overrides") = std::map<std::string, int64_t>{})
+                  nb::arg("free_dimension_overrides") = std::map<std::string, int64_t>{},
+                  nb::arg("enable_profiling") = false)
+      .def(
+          "profiled_nodes",
+          [](const PySession& self) {
+            nb::list out;
+            if (!self.profile) return out;
+            for (const NodeTiming& node : self.profile->nodes()) {
+              out.append(nb::make_tuple(node.name, node.op_type, node.calls, node.total_ms));
+            }
+            return out;
+          },
+          "(name, op_type, calls, total ms) per node of the optimised graph, summed over the runs so far; empty "
+          "unless the session was created with profiling enabled.")
       .def("inputs", [](const PySession& self) { return describe(self.session->inputs()); })
       .def("outputs", [](const PySession& self) { return describe(self.session->outputs()); })
       .def("overridable_initializers", &overridable_initializers)
