@@ -158,4 +158,52 @@ Status topological_sort(Graph& graph) {
   return Status::ok();
 }
 
+Attribute make_int_attribute(std::string name, int64_t value) {
+  Attribute a;
+  a.name = std::move(name);
+  a.type = Attribute::Type::kInt;
+  a.i = value;
+  return a;
+}
+
+Attribute make_float_attribute(std::string name, float value) {
+  Attribute a;
+  a.name = std::move(name);
+  a.type = Attribute::Type::kFloat;
+  a.f = value;
+  return a;
+}
+
+Attribute make_string_attribute(std::string name, std::string value) {
+  Attribute a;
+  a.name = std::move(name);
+  a.type = Attribute::Type::kString;
+  a.s = std::move(value);
+  return a;
+}
+
+Attribute make_ints_attribute(std::string name, std::vector<int64_t> values) {
+  Attribute a;
+  a.name = std::move(name);
+  a.type = Attribute::Type::kInts;
+  a.ints = std::move(values);
+  return a;
+}
+
+Attribute make_floats_attribute(std::string name, std::vector<float> values) {
+  Attribute a;
+  a.name = std::move(name);
+  a.type = Attribute::Type::kFloats;
+  a.floats = std::move(values);
+  return a;
+}
+
+Attribute make_tensor_attribute(std::string name, Tensor value) {
+  Attribute a;
+  a.name = std::move(name);
+  a.type = Attribute::Type::kTensor;
+  a.t = std::move(value);
+  return a;
+}
+
 }  // namespace nxrt::graph

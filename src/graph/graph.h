@@ -65,6 +65,14 @@ struct Node {
   std::string describe() const;
 };
 
+// Attribute builders (for nodes made by the optimizer and by kernels that compose other kernels).
+Attribute make_int_attribute(std::string name, int64_t value);
+Attribute make_float_attribute(std::string name, float value);
+Attribute make_string_attribute(std::string name, std::string value);
+Attribute make_ints_attribute(std::string name, std::vector<int64_t> values);
+Attribute make_floats_attribute(std::string name, std::vector<float> values);
+Attribute make_tensor_attribute(std::string name, Tensor value);
+
 struct Value {
   std::string name;
   TypeInfo type;

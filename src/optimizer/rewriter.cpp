@@ -184,54 +184,6 @@ bool same_static_or_symbolic_shape(const graph::TypeInfo& a, const graph::TypeIn
   return true;
 }
 
-graph::Attribute make_int_attribute(std::string name, int64_t value) {
-  graph::Attribute a;
-  a.name = std::move(name);
-  a.type = graph::Attribute::Type::kInt;
-  a.i = value;
-  return a;
-}
-
-graph::Attribute make_float_attribute(std::string name, float value) {
-  graph::Attribute a;
-  a.name = std::move(name);
-  a.type = graph::Attribute::Type::kFloat;
-  a.f = value;
-  return a;
-}
-
-graph::Attribute make_string_attribute(std::string name, std::string value) {
-  graph::Attribute a;
-  a.name = std::move(name);
-  a.type = graph::Attribute::Type::kString;
-  a.s = std::move(value);
-  return a;
-}
-
-graph::Attribute make_ints_attribute(std::string name, std::vector<int64_t> values) {
-  graph::Attribute a;
-  a.name = std::move(name);
-  a.type = graph::Attribute::Type::kInts;
-  a.ints = std::move(values);
-  return a;
-}
-
-graph::Attribute make_floats_attribute(std::string name, std::vector<float> values) {
-  graph::Attribute a;
-  a.name = std::move(name);
-  a.type = graph::Attribute::Type::kFloats;
-  a.floats = std::move(values);
-  return a;
-}
-
-graph::Attribute make_tensor_attribute(std::string name, Tensor value) {
-  graph::Attribute a;
-  a.name = std::move(name);
-  a.type = graph::Attribute::Type::kTensor;
-  a.t = std::move(value);
-  return a;
-}
-
 void set_attribute(graph::Node& node, graph::Attribute attribute) {
   for (graph::Attribute& existing : node.attributes) {
     if (existing.name == attribute.name) {

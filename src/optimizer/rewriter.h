@@ -66,13 +66,13 @@ class Rewriter {
 
 // Shape equality for fusion checks: same rank, every dim known-and-equal or the same symbol.
 bool same_static_or_symbolic_shape(const graph::TypeInfo& a, const graph::TypeInfo& b);
-// Attribute builders.
-graph::Attribute make_int_attribute(std::string name, int64_t value);
-graph::Attribute make_float_attribute(std::string name, float value);
-graph::Attribute make_string_attribute(std::string name, std::string value);
-graph::Attribute make_ints_attribute(std::string name, std::vector<int64_t> values);
-graph::Attribute make_floats_attribute(std::string name, std::vector<float> values);
-graph::Attribute make_tensor_attribute(std::string name, Tensor value);
+// Attribute builders (graph/graph.h).
+using graph::make_float_attribute;
+using graph::make_floats_attribute;
+using graph::make_int_attribute;
+using graph::make_ints_attribute;
+using graph::make_string_attribute;
+using graph::make_tensor_attribute;
 // Sets or replaces attribute `attribute.name` on `node`.
 void set_attribute(graph::Node& node, graph::Attribute attribute);
 // The opset the graph imports for `domain`, 0 when absent.

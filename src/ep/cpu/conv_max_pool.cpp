@@ -25,14 +25,6 @@ using conv::WindowAttrs;
 // Conv rows one stripe holds (all channels): 512 KiB, so they stay in L2 between the conv and the pool.
 constexpr int64_t kStripeFloats = int64_t{1} << 17;
 
-graph::Attribute ints_attribute(std::string name, std::vector<int64_t> values) {
-  graph::Attribute attribute;
-  attribute.name = std::move(name);
-  attribute.type = graph::Attribute::Type::kInts;
-  attribute.ints = std::move(values);
-  return attribute;
-}
-
 class FusedConvMaxPoolKernel final : public Kernel {
  public:
   FusedConvMaxPoolKernel(std::string description, WindowAttrs conv_attrs, FusedActivation activation,
@@ -184,8 +176,8 @@ Expected<std::unique_ptr<Kernel>> create_fused_conv_max_pool(const KernelInfo& i
   pool_node.opset = 12;
   pool_node.inputs = {graph::kNoValue};
   pool_node.outputs = node.outputs;
-  pool_node.attributes = {ints_attribute("kernel_shape", {3, 3}), ints_attribute("strides", {2, 2}),
-                          ints_attribute("pads", pads)};
+  pool_node.attributes = {graph::make_ints_attribute("kernel_shape", {3, 3}), graph::make_ints_attribute("strides", {2, 2}),
+                          graph::make_ints_attribute("pads", pads)};
   const KernelInfo pool_info{pool_node, {DataType::kFloat32}, {DataType::kFloat32}, {nullptr}, info.graph,
                              info.subgraphs};
   TRY_ASSIGN(std::unique_ptr<Kernel> pool, create_kernel_of("", "MaxPool", 12, pool_info));
