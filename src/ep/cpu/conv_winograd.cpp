@@ -18,7 +18,9 @@ constexpr int64_t kSlack = 16;  // floats past the transformed inputs that the m
 
 // Tile rows per block, at most max_rows: the count with the shortest estimated run on `threads` threads, in
 // units of the micro-kernel's 48-tile steps (a last step of one or two 16-tile vectors costs about 0.6 or 0.8
-// of a full one) plus a fixed cost per block for the transforms' setup; the larger count on ties.
+// of a full one), plus the transforms (about 0.05 of a step per 48 tiles) and a fixed cost per block for their
+// setup; the larger count on ties. Counting the transforms per tile matters where the steps tie: 14 tile rows
+// on 2 threads as 8 + 6 rows ran 20% longer than as 7 + 7.
 int64_t pick_rows_per_block(int64_t batch, int64_t tile_rows, int64_t tiles_per_row, int64_t max_rows,
                             int64_t threads) {
   int64_t best = max_rows;
@@ -26,7 +28,8 @@ int64_t pick_rows_per_block(int64_t batch, int64_t tile_rows, int64_t tiles_per_
   for (int64_t rows = max_rows; rows >= 1; --rows) {
     const int64_t vectors = (rows * tiles_per_row + 15) / 16;
     const double tail_cost[3] = {0.0, 0.6, 0.8};
-    const double block_cost = static_cast<double>(vectors / 3) + tail_cost[vectors % 3] + 0.2;
+    const double block_cost = static_cast<double>(vectors / 3) + tail_cost[vectors % 3] + 0.2 +
+                              0.05 * static_cast<double>(rows * tiles_per_row) / 48.0;
     const int64_t blocks = batch * ((tile_rows + rows - 1) / rows);
     const double time = static_cast<double>((blocks + threads - 1) / threads) * block_cost;
     if (rows == max_rows || time < best_time - 1e-9) {
