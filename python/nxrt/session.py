@@ -204,9 +204,9 @@ class InferenceSession:
         directory (Chrome trace format, as onnxruntime) and returns its name; "" when profiling is off.
 
         Each node of the optimised graph is one ``"cat": "Node"`` event named ``<node>_kernel_time`` (a repeated or
-        empty node name gets ``_<index>``) whose ``dur``
-        is its total time over all runs in microseconds, with ``op_name`` and ``calls`` in ``args`` (onnxruntime
-        writes one event per node and run; summing ``dur`` per node gives the same totals).
+        empty node name gets ``_<index>``) whose ``dur`` is its total time over all runs in microseconds, with
+        ``op_name`` and ``calls`` in ``args`` (onnxruntime writes one event per node and run; summing ``dur`` per
+        node gives the same totals).
         """
         if not self._profiling:
             return ""

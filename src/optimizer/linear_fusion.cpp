@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "ep/cpu/conv_winograd.h"
 #include "ep/cpu/kernel.h"
 #include "optimizer/passes.h"
 #include "optimizer/rewriter.h"
@@ -249,9 +250,17 @@ Status fuse_conv_max_pool_at(Rewriter& rw, int n) {
   const Tensor* w = rw.constant(conv.inputs[1]);
   const auto group = conv.attr_int("group", 1);
   const auto auto_pad = conv.attr_string("auto_pad", "NOTSET");
+  const auto strides = conv.attr_ints("strides", {1, 1});
+  const auto dilations = conv.attr_ints("dilations", {1, 1});
   if (!out_type.is_tensor() || out_type.elem_type != DataType::kFloat32 || w == nullptr || w->rank() != 4 ||
-      !group || *group != 1 || !auto_pad || *auto_pad != "NOTSET" ||
+      !group || *group != 1 || !auto_pad || *auto_pad != "NOTSET" || !strides || !dilations ||
       !has_kernel(kNxrtDomain, "FusedConvMaxPool", DataType::kFloat32)) {
+    return Status::ok();
+  }
+  // A conv that FusedConv runs with Winograd stays as it is: the fused kernel's striped path is the direct one.
+  const Shape& ws = w->shape();
+  const std::vector<int64_t> ones{1, 1};
+  if (cpu::conv::winograd_weights_fit(ws[0], ws[1], ws[2], ws[3]) && *strides == ones && *dilations == ones) {
     return Status::ok();
   }
   graph::Node node = fused_node("FusedConvMaxPool", kNxrtDomain, joined_name(rw, {conv_index, n}));

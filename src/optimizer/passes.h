@@ -28,8 +28,8 @@ Expected<bool> fuse_layer_norm(graph::Graph& graph);
 // MatMul + bias [+ act] -> com.nxrt:FusedMatMul, Gemm + act -> com.microsoft:FusedGemm,
 // Conv [+ Add] + act -> com.microsoft:FusedConv.
 Expected<bool> fuse_linear_activations(graph::Graph& graph);
-// Conv / FusedConv (f32, W const, group 1, no Z) whose only reader is a MaxPool 3x3 stride 2 (pads 0 or 1) ->
-// com.nxrt:FusedConvMaxPool.
+// Conv / FusedConv (f32, W const, group 1, no Z, not one FusedConv runs with Winograd) whose only reader is a
+// MaxPool 3x3 stride 2 (pads 0 or 1) -> com.nxrt:FusedConvMaxPool.
 Expected<bool> fuse_conv_max_pool(graph::Graph& graph);
 // MatMul(Q, Kt) [* or / scalar] [+ mask] -> Softmax(last axis) -> MatMul(., V) -> com.nxrt:FusedAttention (f32).
 Expected<bool> fuse_attention(graph::Graph& graph);

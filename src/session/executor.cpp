@@ -94,17 +94,18 @@ class TensorArena {
     const auto stale = [&](const CachedBlock& cached) { return cached.run + 1 < runs_; };
     for (auto it = cached_.end(); it != cached_.begin() && in_use_ + cached_bytes_ > peak_in_use_;) {
       --it;
-      if (!stale(it->second)) continue;
-      cached_bytes_ -= it->first;
-      std::free(it->second.block);
-      it = cached_.erase(it);
+      if (stale(it->second)) it = release(it);
     }
     while (!cached_.empty() && in_use_ + cached_bytes_ > kWorkingSetFactor * peak_in_use_) {
-      auto largest = std::prev(cached_.end());
-      cached_bytes_ -= largest->first;
-      std::free(largest->second.block);
-      cached_.erase(largest);
+      release(std::prev(cached_.end()));
     }
+  }
+
+  // Frees a cached block (mutex held); returns the entry after it.
+  std::multimap<size_t, CachedBlock>::iterator release(std::multimap<size_t, CachedBlock>::iterator it) {
+    cached_bytes_ -= it->first;
+    std::free(it->second.block);
+    return cached_.erase(it);
   }
 
   static constexpr size_t kWorkingSetFactor = 3;

@@ -66,11 +66,13 @@ class ConvKernel final : public Kernel {
         attrs_.group == 1) {
       const Shape& s = constant_w->shape();
       direct_weights_ = conv::DirectConvWeights::pack(constant_w->data<float>(), s[0], s[1], s[2], s[3]);
-      if (s[2] == 3 && s[3] == 3 && s[0] >= 16 && s[1] >= 16) {
+      if (conv::winograd_weights_fit(s[0], s[1], s[2], s[3])) {
         winograd_weights_ = conv::WinogradWeights::pack(constant_w->data<float>(), s[0], s[1]);
       }
     }
   }
+
+  const conv::DirectConvWeights& direct_weights() const { return direct_weights_; }
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     TRY(require_inputs(inputs, 2, description_));
@@ -167,6 +169,15 @@ class ConvKernel final : public Kernel {
   conv::DirectConvWeights direct_weights_;  // empty unless W is a constant f32 4-D tensor and group is 1
   conv::WinogradWeights winograd_weights_;  // also 3x3 with at least 16 input and output channels
 };
+
+}  // namespace
+
+const conv::DirectConvWeights* conv::prepacked_direct_weights(const Kernel& conv_kernel) {
+  const auto* kernel = dynamic_cast<const ConvKernel*>(&conv_kernel);
+  return kernel != nullptr && !kernel->direct_weights().empty() ? &kernel->direct_weights() : nullptr;
+}
+
+namespace {
 
 const Tensor* constant_w(const KernelInfo& info) {
   return info.constant_inputs.size() > 1 ? info.constant_inputs[1] : nullptr;

@@ -21,6 +21,11 @@ struct ConvProblem {
   Shape y_shape;
 };
 
+class DirectConvWeights;
+// The direct-kernel weights a Conv / FusedConv kernel packed at creation (W constant, f32, 4-D, group 1), or null;
+// they live as long as the kernel.
+const DirectConvWeights* prepacked_direct_weights(const Kernel& conv_kernel);
+
 // Validates x/w ranks and channel counts against group and kernel_shape, resolves the window geometry.
 Expected<ConvProblem> conv_problem(const WindowAttrs& attrs, const Shape& x, const Shape& w,
                                    const std::string& description);

@@ -1,8 +1,9 @@
 // com.nxrt:FusedConvMaxPool (made by the optimizer's conv_max_pool_fusion), float32:
 //   Y = MaxPool(FusedConv(X, W, B), kernel_shape 3x3, strides 2x2, pads = pool_pads (each 0 or 1))
-// with FusedConv's attributes (Conv's plus activation / activation_params). Where the direct AVX-512 convolution
-// applies, the conv runs in stripes of output rows into a scratch sized for L2 and each stripe is pooled at
-// once, so the conv output (the largest tensor of a ResNet stem) never travels to memory and back. Otherwise,
+// with FusedConv's attributes (Conv's plus activation / activation_params). Where the FusedConv kernel would use
+// the direct AVX-512 convolution (not Winograd), the conv runs in stripes of output rows into a scratch sized for
+// L2 with FusedConv's prepacked weights and each stripe is pooled at once, so the conv output (the largest tensor
+// of a ResNet stem) never travels to memory and back. Otherwise,
 // and whenever a stripe holds NaN or -0 (where MaxPool's window order decides), it runs the FusedConv and
 // MaxPool kernels one after the other, so results are always those of the unfused pair.
 #include <algorithm>
@@ -12,6 +13,7 @@
 
 #include "ep/cpu/conv_direct.h"
 #include "ep/cpu/conv_kernels.h"
+#include "ep/cpu/conv_winograd.h"
 #include "ep/cpu/kernel.h"
 #include "ep/cpu/pool_kernels.h"
 #include "ep/cpu/scratch_floats.h"
@@ -28,15 +30,14 @@ constexpr int64_t kStripeFloats = int64_t{1} << 17;
 class FusedConvMaxPoolKernel final : public Kernel {
  public:
   FusedConvMaxPoolKernel(std::string description, WindowAttrs conv_attrs, FusedActivation activation,
-                         std::array<int64_t, 4> pool_pads, std::unique_ptr<Kernel> conv, std::unique_ptr<Kernel> pool,
-                         conv::DirectConvWeights weights)
+                         std::array<int64_t, 4> pool_pads, std::unique_ptr<Kernel> conv, std::unique_ptr<Kernel> pool)
       : description_(std::move(description)),
         conv_attrs_(std::move(conv_attrs)),
         activation_(activation),
         pool_pads_(pool_pads),
         conv_(std::move(conv)),
         pool_(std::move(pool)),
-        weights_(std::move(weights)) {}
+        weights_(conv::prepacked_direct_weights(*conv_)) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     std::vector<OutputDesc> conv_out;
@@ -68,14 +69,17 @@ class FusedConvMaxPoolKernel final : public Kernel {
     static const bool has_avx512dq = conv::cpu_has_avx512f() && __builtin_cpu_supports("avx512dq");
     const Tensor& x = *inputs[0];
     const Tensor& w = *inputs[1];
-    if (!has_avx512dq || weights_.empty() || x.dtype() != DataType::kFloat32) return false;
+    if (!has_avx512dq || weights_ == nullptr || x.dtype() != DataType::kFloat32) return false;
     auto problem = conv::conv_problem(conv_attrs_, x.shape(), w.shape(), description_);
     if (!problem) return false;
     const conv::ConvProblem& p = *problem;
     const conv::Geometry& g = p.geometry;
     const Shape& ws = w.shape();
-    if (ws[0] != weights_.out_channels() || ws[1] != weights_.in_channels() || ws[2] != weights_.kernel_h() ||
-        ws[3] != weights_.kernel_w() || !conv::direct_conv_applies(conv_attrs_.group, g)) {
+    // The striped path takes exactly the convolutions the FusedConv kernel runs with the direct kernel (never
+    // those it gives to Winograd), so the result is the unfused pair's bit for bit.
+    if (ws[0] != weights_->out_channels() || ws[1] != weights_->in_channels() || ws[2] != weights_->kernel_h() ||
+        ws[3] != weights_->kernel_w() || !conv::direct_conv_applies(conv_attrs_.group, g) ||
+        conv::winograd_applies(conv_attrs_.group, g, p.in_channels, p.out_channels)) {
       return false;
     }
     const Tensor* b = optional_input(inputs, 2);
@@ -105,7 +109,7 @@ class FusedConvMaxPoolKernel final : public Kernel {
         const int64_t top = 2 * p0 - pad_top;  // conv row of the first window's top tap
         const int64_t need0 = std::max<int64_t>(0, top);
         const int64_t need1 = std::min(conv_h, 2 * (p1 - 1) - pad_top + 3);
-        conv::conv_direct_f32_rows(x.data<float>() + n * in_image, weights_, g, need0, need1, rows, nullptr, plane,
+        conv::conv_direct_f32_rows(x.data<float>() + n * in_image, *weights_, g, need0, need1, rows, nullptr, plane,
                                    pool, epilogue);
         float* out = y.data<float>() + (n * channels * pool_h + p0) * pool_w;
         for (int64_t c = 0; c < channels; ++c) {
@@ -139,7 +143,7 @@ class FusedConvMaxPoolKernel final : public Kernel {
   std::array<int64_t, 4> pool_pads_;
   std::unique_ptr<Kernel> conv_;  // com.microsoft FusedConv with the same attributes
   std::unique_ptr<Kernel> pool_;  // MaxPool 3x3 stride 2 with pool_pads
-  conv::DirectConvWeights weights_;  // empty unless W is a constant f32 4-D tensor
+  const conv::DirectConvWeights* weights_;  // conv_'s prepacked direct weights, or null
 };
 
 Expected<std::unique_ptr<Kernel>> create_kernel_of(std::string_view domain, std::string_view op_type, int opset,
@@ -176,21 +180,15 @@ Expected<std::unique_ptr<Kernel>> create_fused_conv_max_pool(const KernelInfo& i
   pool_node.opset = 12;
   pool_node.inputs = {graph::kNoValue};
   pool_node.outputs = node.outputs;
-  pool_node.attributes = {graph::make_ints_attribute("kernel_shape", {3, 3}), graph::make_ints_attribute("strides", {2, 2}),
-                          graph::make_ints_attribute("pads", pads)};
+  pool_node.attributes = {graph::make_ints_attribute("kernel_shape", {3, 3}),
+                          graph::make_ints_attribute("strides", {2, 2}), graph::make_ints_attribute("pads", pads)};
   const KernelInfo pool_info{pool_node, {DataType::kFloat32}, {DataType::kFloat32}, {nullptr}, info.graph,
                              info.subgraphs};
   TRY_ASSIGN(std::unique_ptr<Kernel> pool, create_kernel_of("", "MaxPool", 12, pool_info));
 
-  conv::DirectConvWeights weights;
-  const Tensor* w = info.constant_inputs.size() > 1 ? info.constant_inputs[1] : nullptr;
-  if (w != nullptr && w->dtype() == DataType::kFloat32 && w->rank() == 4 && conv_attrs.group == 1) {
-    const Shape& s = w->shape();
-    weights = conv::DirectConvWeights::pack(w->data<float>(), s[0], s[1], s[2], s[3]);
-  }
   return std::unique_ptr<Kernel>(std::make_unique<FusedConvMaxPoolKernel>(
       node.describe(), std::move(conv_attrs), activation, std::array<int64_t, 4>{pads[0], pads[1], pads[2], pads[3]},
-      std::move(conv), std::move(pool), std::move(weights)));
+      std::move(conv), std::move(pool)));
 }
 
 const KernelDef kConvMaxPoolKernels[] = {

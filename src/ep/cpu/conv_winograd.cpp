@@ -74,11 +74,15 @@ WinogradWeights WinogradWeights::pack(const float* w, int64_t out_channels, int6
   return packed;
 }
 
+bool winograd_weights_fit(int64_t out_channels, int64_t in_channels, int64_t kernel_h, int64_t kernel_w) {
+  return kernel_h == 3 && kernel_w == 3 && in_channels >= 16 && out_channels >= 16;
+}
+
 bool winograd_applies(int64_t group, const Geometry& g, int64_t in_channels, int64_t out_channels) {
   if (!cpu_has_avx512f() || group != 1 || g.rank() != 2) return false;
-  if (g.kernel[0] != 3 || g.kernel[1] != 3 || g.stride[0] != 1 || g.stride[1] != 1) return false;
-  if (g.dilation[0] != 1 || g.dilation[1] != 1) return false;
-  return in_channels >= 16 && out_channels >= 16 && g.out[0] >= 4 && g.out[1] >= 8;
+  if (!winograd_weights_fit(out_channels, in_channels, g.kernel[0], g.kernel[1])) return false;
+  if (g.stride[0] != 1 || g.stride[1] != 1 || g.dilation[0] != 1 || g.dilation[1] != 1) return false;
+  return g.out[0] >= 4 && g.out[1] >= 8;
 }
 
 void conv_winograd_f32(const float* x, const WinogradWeights& w, float* y, int64_t batch, const Geometry& g,

@@ -33,8 +33,11 @@ class WinogradWeights {
   std::array<DirectConvWeights, kWinogradElements> elements_;
 };
 
-// True when conv_winograd_f32 runs this convolution (and is worth it): avx512f, 2-D, group 1, 3x3 kernel,
-// stride 1, no dilation, at least 16 input and output channels and an output of at least 4 x 8.
+// The part of winograd_applies that W decides: a 3x3 kernel with at least 16 input and output channels.
+bool winograd_weights_fit(int64_t out_channels, int64_t in_channels, int64_t kernel_h, int64_t kernel_w);
+
+// True when conv_winograd_f32 runs this convolution (and is worth it): avx512f, 2-D, group 1,
+// winograd_weights_fit, stride 1, no dilation and an output of at least 4 x 8.
 bool winograd_applies(int64_t group, const Geometry& g, int64_t in_channels, int64_t out_channels);
 
 // y = activation(conv(x, w) + bias + z) for x [batch, in_channels, H, W] and y [batch, out_channels, OH, OW],

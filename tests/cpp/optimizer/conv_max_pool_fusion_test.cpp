@@ -126,5 +126,15 @@ TEST(ConvMaxPoolFusion, OtherPoolsAndSharedConvOutputsStayUnfused) {
   EXPECT_EQ(count_op(*optimized, "com.nxrt:FusedConvMaxPool"), 0);
 }
 
+// FusedConv runs a 3x3 stride-1 conv of 16+ channels with Winograd; the fused kernel's striped path is the
+// direct one, so such a conv keeps its own node (and its Winograd speed and rounding).
+TEST(ConvMaxPoolFusion, WinogradConvsStayUnfused) {
+  const StemCase c{1, 16, 16, 30, 30, 3, 1, 1, {1, 1, 1, 1}, "Relu"};
+  auto optimized = optimize_and_compare(stem_model(c), 0.0);
+  ASSERT_TRUE(optimized);
+  EXPECT_EQ(count_op(*optimized, "com.nxrt:FusedConvMaxPool"), 0);
+  EXPECT_EQ(count_op(*optimized, "MaxPool"), 1);
+}
+
 }  // namespace
 }  // namespace nxrt::optimizer_test
