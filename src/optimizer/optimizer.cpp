@@ -13,7 +13,8 @@ struct Pass {
 };
 
 // Order matters: clean-ups first so fusions see the simplest graph; linear-op fusions before the elementwise
-// fusion so Conv + Add + Relu becomes FusedConv rather than Conv + FusedElementwise.
+// fusion so Conv + Add + Relu becomes FusedConv rather than Conv + FusedElementwise; the layout pass after
+// them (it converts FusedConv) and before the conv + pool fusion (which it supersedes where it applies).
 constexpr Pass kPasses[] = {
     {"type_completion", kLevelBasic, complete_types},
     {"constant_folding", kLevelBasic, fold_constants},
@@ -22,6 +23,7 @@ constexpr Pass kPasses[] = {
     {"gelu_fusion", kLevelExtended, fuse_gelu},
     {"layer_norm_fusion", kLevelExtended, fuse_layer_norm},
     {"linear_activation_fusion", kLevelExtended, fuse_linear_activations},
+    {"nchwc_layout", kLevelLayout, convert_to_nchwc},
     {"conv_max_pool_fusion", kLevelExtended, fuse_conv_max_pool},
     {"attention_fusion", kLevelExtended, fuse_attention},
     {"elementwise_fusion", kLevelExtended, fuse_elementwise},

@@ -1,7 +1,8 @@
 // Graph optimizer: named passes over graph::Graph, run in order and repeated until none changes the graph.
 // Levels follow ONNX Runtime: 0 disables everything, 1 (basic) runs semantics-preserving clean-ups (constant
 // folding, redundant-node removal, Conv folding), 2 (extended) and above add fusions into fused kernels
-// (Gelu, LayerNormalization, FusedMatMul/FusedGemm/FusedConv, FusedElementwise). A fusion is applied only when
+// (Gelu, LayerNormalization, FusedMatMul/FusedGemm/FusedConv, FusedElementwise), 3 (layout) and above convert
+// CNN chains to the blocked-channel layout of the CPU EP. A fusion is applied only when
 // the CPU kernel registry has a kernel for the fused op.
 // Contract: the graph arrives topologically sorted with inferred types; it leaves sorted, with links rebuilt,
 // graph inputs/outputs unchanged (same value names and types), and values read by subgraphs untouched.
@@ -18,6 +19,7 @@ namespace nxrt::optimizer {
 inline constexpr int kLevelDisabled = 0;
 inline constexpr int kLevelBasic = 1;
 inline constexpr int kLevelExtended = 2;
+inline constexpr int kLevelLayout = 3;
 
 // Optimizes `graph` and, first, every subgraph held in its nodes' attributes.
 Status optimize(graph::Graph& graph, int level);

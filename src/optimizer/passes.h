@@ -36,4 +36,9 @@ Expected<bool> fuse_attention(graph::Graph& graph);
 // Connected groups of same-shape float/double elementwise ops -> com.nxrt:FusedElementwise.
 Expected<bool> fuse_elementwise(graph::Graph& graph);
 
+// Level 3 (layout).
+// f32 Conv / FusedConv chains with their MaxPool, GlobalAveragePool, Add and Relu -> the blocked-channel
+// com.nxrt:Nchwc* ops (ep/cpu/nchwc.h), on CPUs with AVX-512F; see nchwc_layout.cpp.
+Expected<bool> convert_to_nchwc(graph::Graph& graph);
+
 }  // namespace nxrt::optimizer

@@ -134,6 +134,7 @@ std::span<const KernelDef> elementwise_kernels();
 std::span<const KernelDef> matmul_kernels();
 std::span<const KernelDef> fused_attention_kernels();
 std::span<const KernelDef> conv_max_pool_kernels();
+std::span<const KernelDef> nchwc_kernels();
 std::span<const KernelDef> tensor_kernels();
 std::span<const KernelDef> cast_kernels();
 std::span<const KernelDef> unary_math_kernels();

@@ -33,6 +33,7 @@ constexpr FamilyFn kFamilies[] = {
     topk_kernels,
     conv_kernels,
     conv_max_pool_kernels,
+    nchwc_kernels,
     pool_kernels,
     norm_kernels,
     loss_kernels,

@@ -1,6 +1,7 @@
 // Conv [+ activation] + MaxPool 3x3 stride 2 -> com.nxrt:FusedConvMaxPool: which graphs fuse, and that the fused
 // kernel (striped on AVX-512 CPUs, the unfused pair elsewhere and on NaN / -0) gives bit-identical outputs to the
-// unoptimised graph at 1 and 3 threads.
+// unoptimised graph at 1 and 3 threads. Level 2 (extended): at level 3 the blocked-channel layout pass takes these
+// graphs first on AVX-512 CPUs (nchwc_layout_test.cpp).
 #include <cmath>
 #include <limits>
 
@@ -9,6 +10,8 @@
 
 namespace nxrt::optimizer_test {
 namespace {
+
+constexpr int kExtended = 2;
 
 struct StemCase {
   int64_t batch, in_channels, out_channels, in_h, in_w, kernel, stride, conv_pad;
@@ -64,7 +67,7 @@ TEST(ConvMaxPoolFusion, StemShapesFuseAndMatchExactly) {
       SCOPED_TRACE(testing::Message() << "in " << c.in_h << "x" << c.in_w << " threads " << threads);
       const w::Model model = stem_model(c);
       auto reference = create_session(model, 0);
-      auto optimized = create_session(model, 99, threads);
+      auto optimized = create_session(model, kExtended, threads);
       ASSERT_TRUE(reference && optimized);
       if (fused_kernel_registered()) {
         EXPECT_EQ(op_types(*optimized), (std::vector<std::string>{"com.nxrt:FusedConvMaxPool"}));
@@ -82,7 +85,7 @@ TEST(ConvMaxPoolFusion, NanAndNegativeZeroGiveTheUnfusedResult) {
   model.graph.initializers[1] = w::float_tensor("B", {c.out_channels}, std::vector<float>(16, 0.0f));
   for (float special : {std::numeric_limits<float>::quiet_NaN(), -0.0f}) {
     auto reference = create_session(model, 0);
-    auto optimized = create_session(model, 99, 2);
+    auto optimized = create_session(model, kExtended, 2);
     ASSERT_TRUE(reference && optimized);
     auto x = Tensor::allocate(DataType::kFloat32, {1, 3, 64, 64});
     ASSERT_TRUE(x.has_value());
@@ -107,21 +110,21 @@ TEST(ConvMaxPoolFusion, NanAndNegativeZeroGiveTheUnfusedResult) {
 
 TEST(ConvMaxPoolFusion, OtherPoolsAndSharedConvOutputsStayUnfused) {
   StemCase c{1, 3, 8, 30, 30, 3, 2, 1, {2, 2, 2, 2}, "Relu"};  // pool pads of 2
-  auto optimized = optimize_and_compare(stem_model(c), 0.0);
+  auto optimized = optimize_and_compare(stem_model(c), 0.0, kExtended);
   ASSERT_TRUE(optimized);
   EXPECT_EQ(count_op(*optimized, "com.nxrt:FusedConvMaxPool"), 0);
 
   c.pool_pads = {1, 1, 1, 1};
   w::Model shared = stem_model(c);
   shared.graph.outputs.push_back({"a", 1, {}, false});  // the activation output is also a graph output
-  optimized = optimize_and_compare(shared, 0.0);
+  optimized = optimize_and_compare(shared, 0.0, kExtended);
   ASSERT_TRUE(optimized);
   EXPECT_EQ(count_op(*optimized, "com.nxrt:FusedConvMaxPool"), 0);
 
   w::Model two_by_two = stem_model(c);
   two_by_two.graph.nodes.back().attributes[0] = w::attr_ints("kernel_shape", {2, 2});
   two_by_two.graph.nodes.back().attributes[2] = w::attr_ints("pads", {0, 0, 0, 0});
-  optimized = optimize_and_compare(two_by_two, 0.0);
+  optimized = optimize_and_compare(two_by_two, 0.0, kExtended);
   ASSERT_TRUE(optimized);
   EXPECT_EQ(count_op(*optimized, "com.nxrt:FusedConvMaxPool"), 0);
 }
@@ -130,7 +133,7 @@ TEST(ConvMaxPoolFusion, OtherPoolsAndSharedConvOutputsStayUnfused) {
 // direct one, so such a conv keeps its own node (and its Winograd speed and rounding).
 TEST(ConvMaxPoolFusion, WinogradConvsStayUnfused) {
   const StemCase c{1, 16, 16, 30, 30, 3, 1, 1, {1, 1, 1, 1}, "Relu"};
-  auto optimized = optimize_and_compare(stem_model(c), 0.0);
+  auto optimized = optimize_and_compare(stem_model(c), 0.0, kExtended);
   ASSERT_TRUE(optimized);
   EXPECT_EQ(count_op(*optimized, "com.nxrt:FusedConvMaxPool"), 0);
   EXPECT_EQ(count_op(*optimized, "MaxPool"), 1);
