@@ -1,8 +1,6 @@
-// The blocked-channel layout pass (level 3) and its com.nxrt:Nchwc* kernels:
-// which graphs convert, and that the converted graph matches the unoptimised
-// one (convs within float rounding, pools exactly) at 1 and 3 threads, over
-// channel counts off the 16-lane block, strides, pads, small images, batches
-// and activations.
+// The blocked-channel layout pass (level 3) and its com.nxrt:Nchwc* kernels: which graphs convert, and that the
+// converted graph matches the unoptimised one (convs within float rounding, pools exactly) at 1 and 3 threads, over
+// channel counts off the 16-lane block, strides, pads, small images, batches and activations.
 #include <cmath>
 #include <limits>
 
@@ -20,8 +18,7 @@ std::vector<float> weights(size_t count, uint32_t seed, float scale = 0.5f) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-scale, scale);
   std::vector<float> values(count);
-  for (float &v : values)
-    v = dist(rng);
+  for (float& v : values) v = dist(rng);
   return values;
 }
 
@@ -32,30 +29,24 @@ struct ConvSpec {
 };
 
 // Appends Conv `spec` (W_<output>, B_<output> initializers) to `model`.
-void add_conv(w::Model &model, const ConvSpec &spec, uint32_t seed) {
+void add_conv(w::Model& model, const ConvSpec& spec, uint32_t seed) {
   const int64_t k = spec.kernel;
-  const float scale =
-      1.0f / std::sqrt(static_cast<float>(spec.in_channels * k * k));
-  model.graph.initializers.push_back(w::float_tensor(
-      "W_" + spec.output, {spec.out_channels, spec.in_channels, k, k},
-      weights(static_cast<size_t>(spec.out_channels * spec.in_channels * k * k),
-              seed, scale)));
-  model.graph.initializers.push_back(w::float_tensor(
-      "B_" + spec.output, {spec.out_channels},
-      weights(static_cast<size_t>(spec.out_channels), seed + 1)));
-  model.graph.nodes.push_back(
-      {"Conv",
-       {spec.input, "W_" + spec.output, "B_" + spec.output},
-       {spec.output},
-       {w::attr_ints("kernel_shape", {k, k}),
-        w::attr_ints("strides", {spec.stride, spec.stride}),
-        w::attr_ints("pads", spec.pads)},
-       spec.output});
+  const float scale = 1.0f / std::sqrt(static_cast<float>(spec.in_channels * k * k));
+  model.graph.initializers.push_back(
+      w::float_tensor("W_" + spec.output, {spec.out_channels, spec.in_channels, k, k},
+                      weights(static_cast<size_t>(spec.out_channels * spec.in_channels * k * k), seed, scale)));
+  model.graph.initializers.push_back(w::float_tensor("B_" + spec.output, {spec.out_channels},
+                                                     weights(static_cast<size_t>(spec.out_channels), seed + 1)));
+  model.graph.nodes.push_back({"Conv",
+                               {spec.input, "W_" + spec.output, "B_" + spec.output},
+                               {spec.output},
+                               {w::attr_ints("kernel_shape", {k, k}),
+                                w::attr_ints("strides", {spec.stride, spec.stride}), w::attr_ints("pads", spec.pads)},
+                               spec.output});
 }
 
-// A small ResNet: 7x7/2 stem on 3 channels, MaxPool, a basic block, a stride-2
-// block with a 1x1 projection, GlobalAveragePool. Channels are multiples of 16
-// or not (`width`).
+// A small ResNet: 7x7/2 stem on 3 channels, MaxPool, a basic block, a stride-2 block with a 1x1 projection,
+// GlobalAveragePool. Channels are multiples of 16 or not (`width`).
 w::Model resnet(int64_t batch, int64_t size, int64_t width) {
   w::Model model;
   model.graph.inputs = {{"x", 1, {batch, 3, size, size}}};
@@ -66,8 +57,7 @@ w::Model resnet(int64_t batch, int64_t size, int64_t width) {
       {"MaxPool",
        {"stem_r"},
        {"p"},
-       {w::attr_ints("kernel_shape", {3, 3}), w::attr_ints("strides", {2, 2}),
-        w::attr_ints("pads", {1, 1, 1, 1})},
+       {w::attr_ints("kernel_shape", {3, 3}), w::attr_ints("strides", {2, 2}), w::attr_ints("pads", {1, 1, 1, 1})},
        "pool"});
   add_conv(model, {"p", "a1", width, width, 3, 1, {1, 1, 1, 1}}, 3);
   model.graph.nodes.push_back({"Relu", {"a1"}, {"a1r"}, {}, "a1_relu"});
@@ -86,24 +76,19 @@ w::Model resnet(int64_t batch, int64_t size, int64_t width) {
 }
 
 TEST(NchwcLayout, ResnetConvertsAndMatches) {
-  const struct {
-    int64_t batch, size, width;
-  } cases[] = {{1, 64, 32}, {2, 45, 16}, {1, 38, 24}, {1, 20, 8}};
-  for (const auto &c : cases) {
+  const struct { int64_t batch, size, width; } cases[] = {{1, 64, 32}, {2, 45, 16}, {1, 38, 24}, {1, 20, 8}};
+  for (const auto& c : cases) {
     for (int threads : {1, 3}) {
-      SCOPED_TRACE(testing::Message()
-                   << "batch " << c.batch << " size " << c.size << " width "
-                   << c.width << " threads " << threads);
+      SCOPED_TRACE(testing::Message() << "batch " << c.batch << " size " << c.size << " width " << c.width
+                                      << " threads " << threads);
       const w::Model model = resnet(c.batch, c.size, c.width);
       auto optimized = optimize_and_compare(model, kConvTolerance, 99, threads);
       ASSERT_TRUE(optimized);
-      if (!layout_applies())
-        continue;
+      if (!layout_applies()) continue;
       EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcConv"), 6);
       EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcMaxPool"), 1);
       EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcGlobalAveragePool"), 1);
-      // The stem reads the 3-channel input as it is; only the pooled result
-      // goes back to NCHW.
+      // The stem reads the 3-channel input as it is; only the pooled result goes back to NCHW.
       EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcReorderIn"), 0);
       EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcReorderOut"), 1);
       EXPECT_EQ(count_op(*optimized, "Conv"), 0);
@@ -111,35 +96,30 @@ TEST(NchwcLayout, ResnetConvertsAndMatches) {
   }
 }
 
-// One conv over many geometries: every tile width, edge pixels on both sides,
-// windows wider than the image.
+// One conv over many geometries: every tile width, edge pixels on both sides, windows wider than the image.
 TEST(NchwcLayout, SingleConvGeometriesMatch) {
   const struct {
     int64_t in_channels, out_channels, height, width, kernel, stride;
     std::vector<int64_t> pads;
   } cases[] = {
-      {5, 16, 9, 30, 3, 1, {1, 1, 1, 1}},   // reordered input (5 > 4 channels),
-                                            // one output block
-      {17, 40, 13, 27, 3, 2, {1, 0, 2, 1}}, // partial blocks in and out,
-                                            // asymmetric pads
-      {32, 48, 6, 5, 5, 1, {2, 2, 2, 2}},   // image narrower than the window:
-                                            // edge pixels only
-      {16, 32, 11, 100, 1, 1, {0, 0, 0, 0}}, // 1x1, long rows
-      {3, 32, 23, 41, 7, 3, {3, 3, 3, 3}},   // plain input, stride 3 (run-time
-                                             // column step)
-      {2, 8, 4, 4, 3, 1, {0, 0, 0, 0}}, // plain input, one output pixel per row
+      {5, 16, 9, 30, 3, 1, {1, 1, 1, 1}},     // reordered input (5 > 4 channels),
+                                              // one output block
+      {17, 40, 13, 27, 3, 2, {1, 0, 2, 1}},   // partial blocks in and out,
+                                              // asymmetric pads
+      {32, 48, 6, 5, 5, 1, {2, 2, 2, 2}},     // image narrower than the window:
+                                              // edge pixels only
+      {16, 32, 11, 100, 1, 1, {0, 0, 0, 0}},  // 1x1, long rows
+      {3, 32, 23, 41, 7, 3, {3, 3, 3, 3}},    // plain input, stride 3 (run-time
+                                              // column step)
+      {2, 8, 4, 4, 3, 1, {0, 0, 0, 0}},       // plain input, one output pixel per row
   };
-  for (const auto &c : cases) {
-    SCOPED_TRACE(testing::Message()
-                 << c.in_channels << "->" << c.out_channels << " " << c.height
-                 << "x" << c.width << " k" << c.kernel << " s" << c.stride);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(testing::Message() << c.in_channels << "->" << c.out_channels << " " << c.height << "x" << c.width
+                                    << " k" << c.kernel << " s" << c.stride);
     w::Model model;
     model.graph.inputs = {{"x", 1, {2, c.in_channels, c.height, c.width}}};
     model.graph.outputs = {{"y", 1, {}, false}};
-    add_conv(
-        model,
-        {"x", "y", c.in_channels, c.out_channels, c.kernel, c.stride, c.pads},
-        21);
+    add_conv(model, {"x", "y", c.in_channels, c.out_channels, c.kernel, c.stride, c.pads}, 21);
     for (int threads : {1, 3}) {
       auto optimized = optimize_and_compare(model, kConvTolerance, 99, threads);
       ASSERT_TRUE(optimized);
@@ -150,10 +130,9 @@ TEST(NchwcLayout, SingleConvGeometriesMatch) {
   }
 }
 
-// Conv + Add(Z) + activation fuse first, then convert with Z blocked; each
-// supported activation.
+// Conv + Add(Z) + activation fuse first, then convert with Z blocked; each supported activation.
 TEST(NchwcLayout, FusedActivationsAndResidualMatch) {
-  for (const char *activation : {"Relu", "LeakyRelu", "Clip"}) {
+  for (const char* activation : {"Relu", "LeakyRelu", "Clip"}) {
     SCOPED_TRACE(activation);
     w::Model model;
     model.graph.inputs = {{"x", 1, {1, 20, 15, 18}}, {"z", 1, {1, 24, 15, 18}}};
@@ -170,46 +149,36 @@ TEST(NchwcLayout, FusedActivationsAndResidualMatch) {
     model.graph.nodes.push_back({activation, inputs, {"y"}, attributes, "act"});
     auto optimized = optimize_and_compare(model, kConvTolerance, 99, 2);
     ASSERT_TRUE(optimized);
-    if (!layout_applies())
-      continue;
+    if (!layout_applies()) continue;
     EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcReorderIn"),
-              2); // x (20 channels) and Z
+              2);  // x (20 channels) and Z
     EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcConv"), 1);
     EXPECT_EQ(optimized->graph().nodes.size(), 4u);
   }
 }
 
-// MaxPool on blocked data follows the MaxPool kernel's window rule exactly (NaN
-// taps skipped unless all are NaN, ties keep the earlier tap), with ceil_mode,
-// dilations and pads. The conv output c is also a graph output, so the
-// reference pool runs on exactly the values the blocked pool saw.
+// MaxPool on blocked data follows the MaxPool kernel's window rule exactly (NaN taps skipped unless all are NaN, ties
+// keep the earlier tap), with ceil_mode, dilations and pads. The conv output c is also a graph output, so the reference
+// pool runs on exactly the values the blocked pool saw.
 TEST(NchwcLayout, MaxPoolMatchesExactlyWithNan) {
   const std::vector<int64_t> shape{1, 24, 17, 19};
-  const std::vector<w::Attribute> pool_attributes{
-      w::attr_ints("kernel_shape", {3, 2}), w::attr_ints("strides", {2, 1}),
-      w::attr_ints("pads", {1, 1, 2, 0}), w::attr_ints("dilations", {1, 2}),
-      w::attr_int("ceil_mode", 1)};
+  const std::vector<w::Attribute> pool_attributes{w::attr_ints("kernel_shape", {3, 2}), w::attr_ints("strides", {2, 1}),
+                                                  w::attr_ints("pads", {1, 1, 2, 0}), w::attr_ints("dilations", {1, 2}),
+                                                  w::attr_int("ceil_mode", 1)};
   w::Model model;
   model.graph.inputs = {{"x", 1, {1, 24, 17, 19}}};
   model.graph.outputs = {{"y", 1, {}, false}, {"c", 1, {}, false}};
   model.graph.initializers.push_back(w::float_tensor("W", {24, 24, 1, 1}, [] {
     std::vector<float> identity(24 * 24, 0.0f);
-    for (int i = 0; i < 24; ++i)
-      identity[static_cast<size_t>(i * 24 + i)] = 1.0f;
+    for (int i = 0; i < 24; ++i) identity[static_cast<size_t>(i * 24 + i)] = 1.0f;
     return identity;
   }()));
-  model.graph.nodes.push_back({"Conv",
-                               {"x", "W"},
-                               {"c"},
-                               {w::attr_ints("kernel_shape", {1, 1})},
-                               "identity"});
-  model.graph.nodes.push_back(
-      {"MaxPool", {"c"}, {"y"}, pool_attributes, "pool"});
+  model.graph.nodes.push_back({"Conv", {"x", "W"}, {"c"}, {w::attr_ints("kernel_shape", {1, 1})}, "identity"});
+  model.graph.nodes.push_back({"MaxPool", {"c"}, {"y"}, pool_attributes, "pool"});
   w::Model pool_only;
   pool_only.graph.inputs = {{"c", 1, {1, 24, 17, 19}}};
   pool_only.graph.outputs = {{"y", 1, {}, false}};
-  pool_only.graph.nodes.push_back(
-      {"MaxPool", {"c"}, {"y"}, pool_attributes, "pool"});
+  pool_only.graph.nodes.push_back({"MaxPool", {"c"}, {"y"}, pool_attributes, "pool"});
 
   auto optimized = create_session(model, 99, 3);
   auto reference = create_session(pool_only, 0);
@@ -217,18 +186,14 @@ TEST(NchwcLayout, MaxPoolMatchesExactlyWithNan) {
   if (layout_applies()) {
     EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcMaxPool"), 1);
   }
-  auto x =
-      Tensor::allocate(DataType::kFloat32, Shape(shape.begin(), shape.end()));
+  auto x = Tensor::allocate(DataType::kFloat32, Shape(shape.begin(), shape.end()));
   ASSERT_TRUE(x.has_value());
-  float *data = x->data<float>();
-  for (int64_t i = 0; i < x->numel(); ++i)
-    data[i] = i % 3 == 0 ? 0.5f : -0.01f * static_cast<float>(i % 11);
-  // The identity conv spreads a NaN to every channel of its pixel (0 * NaN):
-  // single NaN pixels, and a row of them so that some windows hold only NaN.
-  for (int64_t i = 0; i < 17 * 19; i += 23)
-    data[i] = std::numeric_limits<float>::quiet_NaN();
-  for (int64_t i = 5 * 19; i < 9 * 19; ++i)
-    data[i] = std::numeric_limits<float>::quiet_NaN();
+  float* data = x->data<float>();
+  for (int64_t i = 0; i < x->numel(); ++i) data[i] = i % 3 == 0 ? 0.5f : -0.01f * static_cast<float>(i % 11);
+  // The identity conv spreads a NaN to every channel of its pixel (0 * NaN): single NaN pixels, and a row of them so
+  // that some windows hold only NaN.
+  for (int64_t i = 0; i < 17 * 19; i += 23) data[i] = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t i = 5 * 19; i < 9 * 19; ++i) data[i] = std::numeric_limits<float>::quiet_NaN();
   const std::vector<Tensor> actual = run_session(*optimized, {*x});
   ASSERT_EQ(actual.size(), 2u);
   const std::vector<Tensor> expected = run_session(*reference, {actual[1]});
@@ -239,15 +204,13 @@ TEST(NchwcLayout, MaxPoolMatchesExactlyWithNan) {
     const float e = expected[0].data<float>()[i];
     const float a = actual[0].data<float>()[i];
     nan_outputs += std::isnan(e);
-    ASSERT_TRUE((std::isnan(e) && std::isnan(a)) ||
-                (e == a && std::signbit(e) == std::signbit(a)))
+    ASSERT_TRUE((std::isnan(e) && std::isnan(a)) || (e == a && std::signbit(e) == std::signbit(a)))
         << "[" << i << "]: " << a << " vs " << e;
   }
   EXPECT_GT(nan_outputs, 0);
 }
 
-// A blocked value that is also a graph output, or read by an op the pass does
-// not convert, keeps its reorder.
+// A blocked value that is also a graph output, or read by an op the pass does not convert, keeps its reorder.
 TEST(NchwcLayout, PlainReadersKeepTheirReorder) {
   w::Model model;
   model.graph.inputs = {{"x", 1, {1, 3, 16, 16}}};
@@ -257,30 +220,24 @@ TEST(NchwcLayout, PlainReadersKeepTheirReorder) {
   model.graph.nodes.push_back({"Flatten", {"c2"}, {"y"}, {}, "flatten"});
   auto optimized = optimize_and_compare(model, kConvTolerance);
   ASSERT_TRUE(optimized);
-  if (!layout_applies())
-    return;
+  if (!layout_applies()) return;
   EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcConv"), 2);
   EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcReorderOut"), 2);
 }
 
-// What the kernels do not take stays as it was: grouped, dilated, SAME-padded
-// convs, a non-constant W, a Sigmoid activation, float64.
+// What the kernels do not take stays as it was: grouped, dilated, SAME-padded convs, a non-constant W, a Sigmoid
+// activation, float64.
 TEST(NchwcLayout, UnsupportedConvsStay) {
-  const auto single = [](std::vector<w::Attribute> attributes, int64_t w_in = 8,
-                         int32_t type = 1) {
+  const auto single = [](std::vector<w::Attribute> attributes, int64_t w_in = 8, int32_t type = 1) {
     w::Model model;
     model.graph.inputs = {{"x", type, {1, 8, 12, 12}}};
     model.graph.outputs = {{"y", type, {}, false}};
-    const std::vector<float> values =
-        weights(static_cast<size_t>(16 * w_in * 9), 51);
+    const std::vector<float> values = weights(static_cast<size_t>(16 * w_in * 9), 51);
     model.graph.initializers.push_back(
         type == 1 ? w::float_tensor("W", {16, w_in, 3, 3}, values)
-                  : w::double_tensor(
-                        "W", {16, w_in, 3, 3},
-                        std::vector<double>(values.begin(), values.end())));
+                  : w::double_tensor("W", {16, w_in, 3, 3}, std::vector<double>(values.begin(), values.end())));
     attributes.push_back(w::attr_ints("kernel_shape", {3, 3}));
-    model.graph.nodes.push_back(
-        {"Conv", {"x", "W"}, {"y"}, std::move(attributes), "conv"});
+    model.graph.nodes.push_back({"Conv", {"x", "W"}, {"y"}, std::move(attributes), "conv"});
     return model;
   };
   const w::Model models[] = {
@@ -289,7 +246,7 @@ TEST(NchwcLayout, UnsupportedConvsStay) {
       single({w::attr_string("auto_pad", "SAME_UPPER")}),
       single({}, 8, 11),
   };
-  for (const w::Model &model : models) {
+  for (const w::Model& model : models) {
     auto optimized = optimize_and_compare(model, 1e-5);
     ASSERT_TRUE(optimized);
     EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcConv"), 0);
@@ -315,5 +272,5 @@ TEST(NchwcLayout, LevelTwoLeavesTheLayout) {
   EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcConv"), 0);
 }
 
-} // namespace
-} // namespace nxrt::optimizer_test
+}  // namespace
+}  // namespace nxrt::optimizer_test

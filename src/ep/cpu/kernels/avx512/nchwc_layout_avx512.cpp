@@ -1,10 +1,9 @@
-// AVX-512 reorders and pools of the blocked-channel layout (contracts in
-// ep/cpu/nchwc.h). Compiled with -mavx512f and friends; callers check the CPU
-// first.
+// AVX-512 reorders and pools of the blocked-channel layout (contracts in ep/cpu/nchwc.h). Compiled with -mavx512f and
+// friends; callers check the CPU first.
 #include <immintrin.h>
 
-// GCC 12 reports the _mm512_undefined_ps() pass-through operand inside the
-// shuffle intrinsics as maybe-uninitialized; the value is never read.
+// GCC 12 reports the _mm512_undefined_ps() pass-through operand inside the shuffle intrinsics as maybe-uninitialized;
+// the value is never read.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
@@ -42,72 +41,60 @@ inline void transpose16(__m512 r[16]) {
   }
 }
 
-} // namespace
+}  // namespace
 
-void f32_reorder_to_nchwc__avx512(const float *x, int64_t channels,
-                                  int64_t plane, int64_t block, float *y,
+void f32_reorder_to_nchwc__avx512(const float* x, int64_t channels, int64_t plane, int64_t block, float* y,
                                   int64_t begin, int64_t end) {
   const int64_t first = block * kBlock;
   const int64_t lanes = std::min<int64_t>(kBlock, channels - first);
-  const float *src = x + first * plane;
+  const float* src = x + first * plane;
   int64_t p = begin;
   if (lanes == kBlock) {
     for (; p + kBlock <= end; p += kBlock) {
       __m512 r[16];
-      for (int c = 0; c < 16; ++c)
-        r[c] = _mm512_loadu_ps(src + c * plane + p);
+      for (int c = 0; c < 16; ++c) r[c] = _mm512_loadu_ps(src + c * plane + p);
       transpose16(r);
-      for (int i = 0; i < 16; ++i)
-        _mm512_storeu_ps(y + (p + i) * kBlock, r[i]);
+      for (int i = 0; i < 16; ++i) _mm512_storeu_ps(y + (p + i) * kBlock, r[i]);
     }
   }
   for (; p < end; ++p) {
-    for (int64_t lane = 0; lane < kBlock; ++lane)
-      y[p * kBlock + lane] = lane < lanes ? src[lane * plane + p] : 0.0f;
+    for (int64_t lane = 0; lane < kBlock; ++lane) y[p * kBlock + lane] = lane < lanes ? src[lane * plane + p] : 0.0f;
   }
 }
 
-void f32_reorder_from_nchwc__avx512(const float *x, int64_t channels,
-                                    int64_t plane, int64_t block, float *y,
+void f32_reorder_from_nchwc__avx512(const float* x, int64_t channels, int64_t plane, int64_t block, float* y,
                                     int64_t begin, int64_t end) {
   const int64_t first = block * kBlock;
   const int64_t lanes = std::min<int64_t>(kBlock, channels - first);
-  float *dst = y + first * plane;
+  float* dst = y + first * plane;
   int64_t p = begin;
   if (lanes == kBlock) {
     for (; p + kBlock <= end; p += kBlock) {
       __m512 r[16];
-      for (int i = 0; i < 16; ++i)
-        r[i] = _mm512_loadu_ps(x + (p + i) * kBlock);
+      for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(x + (p + i) * kBlock);
       transpose16(r);
-      for (int c = 0; c < 16; ++c)
-        _mm512_storeu_ps(dst + c * plane + p, r[c]);
+      for (int c = 0; c < 16; ++c) _mm512_storeu_ps(dst + c * plane + p, r[c]);
     }
   }
   for (; p < end; ++p) {
-    for (int64_t lane = 0; lane < lanes; ++lane)
-      dst[lane * plane + p] = x[p * kBlock + lane];
+    for (int64_t lane = 0; lane < lanes; ++lane) dst[lane * plane + p] = x[p * kBlock + lane];
   }
 }
 
 namespace {
 
-// The MaxPool rule for one output pixel, taps checked against the input's
-// bounds.
-__m512 max_pool_pixel_exact(const PoolJob &job, const float *x, int64_t oh,
-                            int64_t ow) {
+// The MaxPool rule for one output pixel, taps checked against the input's bounds.
+__m512 max_pool_pixel_exact(const PoolJob& job, const float* x, int64_t oh, int64_t ow) {
   const int64_t ih0 = oh * job.stride_h - job.pad_top;
   const int64_t iw0 = ow * job.stride_w - job.pad_left;
   __m512 best = _mm512_set1_ps(-__builtin_inff());
   bool first = true;
   for (int64_t kh = 0; kh < job.kernel_h; ++kh) {
     const int64_t ih = ih0 + kh * job.dilation_h;
-    if (ih < 0 || ih >= job.in_h)
-      continue;
+    if (ih < 0 || ih >= job.in_h) continue;
     for (int64_t kw = 0; kw < job.kernel_w; ++kw) {
       const int64_t iw = iw0 + kw * job.dilation_w;
-      if (iw < 0 || iw >= job.in_w)
-        continue;
+      if (iw < 0 || iw >= job.in_w) continue;
       const __m512 tap = _mm512_loadu_ps(x + (ih * job.in_w + iw) * kBlock);
       if (first) {
         best = tap;
@@ -115,81 +102,62 @@ __m512 max_pool_pixel_exact(const PoolJob &job, const float *x, int64_t oh,
         continue;
       }
       // Take the tap where it is larger, or where the best so far is NaN.
-      const __mmask16 take = _mm512_cmp_ps_mask(tap, best, _CMP_GT_OQ) |
-                             _mm512_cmp_ps_mask(best, best, _CMP_UNORD_Q);
+      const __mmask16 take = _mm512_cmp_ps_mask(tap, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(best, best, _CMP_UNORD_Q);
       best = _mm512_mask_mov_ps(best, take, tap);
     }
   }
   return best;
 }
 
-// First and one-past-last output index along one axis whose whole window lies
-// inside the input.
-inline void inner_range(int64_t in, int64_t out, int64_t kernel, int64_t stride,
-                        int64_t pad, int64_t dilation, int64_t &lo,
-                        int64_t &hi) {
+// First and one-past-last output index along one axis whose whole window lies inside the input.
+inline void inner_range(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation,
+                        int64_t& lo, int64_t& hi) {
   lo = std::min(out, (pad + stride - 1) / stride);
-  const int64_t last = in - ((kernel - 1) * dilation + 1) +
-                       pad; // largest start + pad with the window inside
+  const int64_t last = in - ((kernel - 1) * dilation + 1) + pad;  // largest start + pad with the window inside
   hi = std::clamp<int64_t>(last < 0 ? 0 : last / stride + 1, lo, out);
 }
 
-} // namespace
+}  // namespace
 
-void f32_max_pool_nchwc_rows__avx512(const PoolJob &job, const float *x,
-                                     float *y, int64_t oh_begin,
-                                     int64_t oh_end) {
+void f32_max_pool_nchwc_rows__avx512(const PoolJob& job, const float* x, float* y, int64_t oh_begin, int64_t oh_end) {
   int64_t oh_lo, oh_hi, ow_lo, ow_hi;
-  inner_range(job.in_h, job.out_h, job.kernel_h, job.stride_h, job.pad_top,
-              job.dilation_h, oh_lo, oh_hi);
-  inner_range(job.in_w, job.out_w, job.kernel_w, job.stride_w, job.pad_left,
-              job.dilation_w, ow_lo, ow_hi);
+  inner_range(job.in_h, job.out_h, job.kernel_h, job.stride_h, job.pad_top, job.dilation_h, oh_lo, oh_hi);
+  inner_range(job.in_w, job.out_w, job.kernel_w, job.stride_w, job.pad_left, job.dilation_w, ow_lo, ow_hi);
   const __m512 minus_inf = _mm512_set1_ps(-__builtin_inff());
   for (int64_t oh = oh_begin; oh < oh_end; ++oh) {
-    float *out = y + oh * job.out_w * kBlock;
+    float* out = y + oh * job.out_w * kBlock;
     const bool inner_row = oh >= oh_lo && oh < oh_hi;
     for (int64_t ow = 0; ow < job.out_w; ++ow) {
       if (!inner_row || ow < ow_lo || ow >= ow_hi) {
-        _mm512_storeu_ps(out + ow * kBlock,
-                         max_pool_pixel_exact(job, x, oh, ow));
+        _mm512_storeu_ps(out + ow * kBlock, max_pool_pixel_exact(job, x, oh, ow));
         continue;
       }
-      // max(tap, best) keeps best on ties and on a NaN tap, so from -inf it
-      // follows the rule unless every tap is NaN; such lanes (and any window
-      // whose maximum is -inf) end at -inf and are redone exactly.
-      const float *window = x + ((oh * job.stride_h - job.pad_top) * job.in_w +
-                                 ow * job.stride_w - job.pad_left) *
-                                    kBlock;
+      // max(tap, best) keeps best on ties and on a NaN tap, so from -inf it follows the rule unless every tap is NaN;
+      // such lanes (and any window whose maximum is -inf) end at -inf and are redone exactly.
+      const float* window =
+          x + ((oh * job.stride_h - job.pad_top) * job.in_w + ow * job.stride_w - job.pad_left) * kBlock;
       __m512 best = minus_inf;
       for (int64_t kh = 0; kh < job.kernel_h; ++kh) {
-        const float *row = window + kh * job.dilation_h * job.in_w * kBlock;
+        const float* row = window + kh * job.dilation_h * job.in_w * kBlock;
         for (int64_t kw = 0; kw < job.kernel_w; ++kw) {
-          best = _mm512_max_ps(
-              _mm512_loadu_ps(row + kw * job.dilation_w * kBlock), best);
+          best = _mm512_max_ps(_mm512_loadu_ps(row + kw * job.dilation_w * kBlock), best);
         }
       }
-      if (_mm512_cmp_ps_mask(best, minus_inf, _CMP_EQ_OQ) != 0)
-        best = max_pool_pixel_exact(job, x, oh, ow);
+      if (_mm512_cmp_ps_mask(best, minus_inf, _CMP_EQ_OQ) != 0) best = max_pool_pixel_exact(job, x, oh, ow);
       _mm512_storeu_ps(out + ow * kBlock, best);
     }
   }
 }
 
-void f32_global_average_pool_nchwc__avx512(const float *x, int64_t plane,
-                                           float *y) {
-  __m512 sum[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(),
-                   _mm512_setzero_ps(), _mm512_setzero_ps()};
+void f32_global_average_pool_nchwc__avx512(const float* x, int64_t plane, float* y) {
+  __m512 sum[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
   int64_t p = 0;
   for (; p + 4 <= plane; p += 4) {
-    for (int i = 0; i < 4; ++i)
-      sum[i] = _mm512_add_ps(sum[i], _mm512_loadu_ps(x + (p + i) * kBlock));
+    for (int i = 0; i < 4; ++i) sum[i] = _mm512_add_ps(sum[i], _mm512_loadu_ps(x + (p + i) * kBlock));
   }
-  for (; p < plane; ++p)
-    sum[0] = _mm512_add_ps(sum[0], _mm512_loadu_ps(x + p * kBlock));
-  const __m512 total = _mm512_add_ps(_mm512_add_ps(sum[0], sum[1]),
-                                     _mm512_add_ps(sum[2], sum[3]));
-  _mm512_storeu_ps(
-      y, _mm512_div_ps(total, _mm512_set1_ps(static_cast<float>(plane))));
+  for (; p < plane; ++p) sum[0] = _mm512_add_ps(sum[0], _mm512_loadu_ps(x + p * kBlock));
+  const __m512 total = _mm512_add_ps(_mm512_add_ps(sum[0], sum[1]), _mm512_add_ps(sum[2], sum[3]));
+  _mm512_storeu_ps(y, _mm512_div_ps(total, _mm512_set1_ps(static_cast<float>(plane))));
 }
 
-} // namespace nxrt::cpu::nchwc
+}  // namespace nxrt::cpu::nchwc
