@@ -160,11 +160,8 @@ TEST(NchwcLayout, FusedActivationsAndResidualMatch) {
 // MaxPool on blocked data follows the MaxPool kernel's window rule exactly (NaN taps skipped unless all are NaN, ties
 // keep the earlier tap), with ceil_mode, dilations and pads. The conv output c is also a graph output, so the reference
 // pool runs on exactly the values the blocked pool saw.
-TEST(NchwcLayout, MaxPoolMatchesExactlyWithNan) {
+void expect_blocked_max_pool_exact(const std::vector<w::Attribute>& pool_attributes) {
   const std::vector<int64_t> shape{1, 24, 17, 19};
-  const std::vector<w::Attribute> pool_attributes{w::attr_ints("kernel_shape", {3, 2}), w::attr_ints("strides", {2, 1}),
-                                                  w::attr_ints("pads", {1, 1, 2, 0}), w::attr_ints("dilations", {1, 2}),
-                                                  w::attr_int("ceil_mode", 1)};
   w::Model model;
   model.graph.inputs = {{"x", 1, {1, 24, 17, 19}}};
   model.graph.outputs = {{"y", 1, {}, false}, {"c", 1, {}, false}};
@@ -208,6 +205,15 @@ TEST(NchwcLayout, MaxPoolMatchesExactlyWithNan) {
         << "[" << i << "]: " << a << " vs " << e;
   }
   EXPECT_GT(nan_outputs, 0);
+}
+
+TEST(NchwcLayout, MaxPoolMatchesExactlyWithNan) {
+  // The 3x3 stride-2 pool of a ResNet stem (rows first inside the input), and a generic window.
+  expect_blocked_max_pool_exact(
+      {w::attr_ints("kernel_shape", {3, 3}), w::attr_ints("strides", {2, 2}), w::attr_ints("pads", {1, 1, 1, 1})});
+  expect_blocked_max_pool_exact({w::attr_ints("kernel_shape", {3, 2}), w::attr_ints("strides", {2, 1}),
+                                 w::attr_ints("pads", {1, 1, 2, 0}), w::attr_ints("dilations", {1, 2}),
+                                 w::attr_int("ceil_mode", 1)});
 }
 
 // A blocked value that is also a graph output, or read by an op the pass does not convert, keeps its reorder.

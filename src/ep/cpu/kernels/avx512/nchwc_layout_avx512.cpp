@@ -124,6 +124,7 @@ void f32_max_pool_nchwc_rows__avx512(const PoolJob& job, const float* x, float* 
   inner_range(job.in_h, job.out_h, job.kernel_h, job.stride_h, job.pad_top, job.dilation_h, oh_lo, oh_hi);
   inner_range(job.in_w, job.out_w, job.kernel_w, job.stride_w, job.pad_left, job.dilation_w, ow_lo, ow_hi);
   const __m512 minus_inf = _mm512_set1_ps(-__builtin_inff());
+  const bool dense_3x3 = job.kernel_h == 3 && job.kernel_w == 3 && job.dilation_h == 1 && job.dilation_w == 1;
   for (int64_t oh = oh_begin; oh < oh_end; ++oh) {
     float* out = y + oh * job.out_w * kBlock;
     const bool inner_row = oh >= oh_lo && oh < oh_hi;
@@ -137,10 +138,20 @@ void f32_max_pool_nchwc_rows__avx512(const PoolJob& job, const float* x, float* 
       const float* window =
           x + ((oh * job.stride_h - job.pad_top) * job.in_w + ow * job.stride_w - job.pad_left) * kBlock;
       __m512 best = minus_inf;
-      for (int64_t kh = 0; kh < job.kernel_h; ++kh) {
-        const float* row = window + kh * job.dilation_h * job.in_w * kBlock;
-        for (int64_t kw = 0; kw < job.kernel_w; ++kw) {
-          best = _mm512_max_ps(_mm512_loadu_ps(row + kw * job.dilation_w * kBlock), best);
+      if (dense_3x3) {
+        // Each row from -inf, then the rows with max(later, earlier): still the first largest tap in window order.
+        const int64_t row = job.in_w * kBlock;
+        const auto row_max = [&](const float* r) {
+          const __m512 first = _mm512_max_ps(_mm512_loadu_ps(r), minus_inf);
+          return _mm512_max_ps(_mm512_loadu_ps(r + 2 * kBlock), _mm512_max_ps(_mm512_loadu_ps(r + kBlock), first));
+        };
+        best = _mm512_max_ps(row_max(window + 2 * row), _mm512_max_ps(row_max(window + row), row_max(window)));
+      } else {
+        for (int64_t kh = 0; kh < job.kernel_h; ++kh) {
+          const float* row = window + kh * job.dilation_h * job.in_w * kBlock;
+          for (int64_t kw = 0; kw < job.kernel_w; ++kw) {
+            best = _mm512_max_ps(_mm512_loadu_ps(row + kw * job.dilation_w * kBlock), best);
+          }
         }
       }
       if (_mm512_cmp_ps_mask(best, minus_inf, _CMP_EQ_OQ) != 0) best = max_pool_pixel_exact(job, x, oh, ow);
