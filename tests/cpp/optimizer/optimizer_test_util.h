@@ -100,6 +100,24 @@ inline void expect_same_outputs(const Session& reference, const Session& optimiz
   }
 }
 
+// Asserts that two float tensors hold the same values bit for bit where it matters: NaN where the other is NaN,
+// otherwise equal with the same sign (so -0 and +0 differ). Returns how many elements are NaN.
+inline int64_t expect_identical_floats(const Tensor& expected, const Tensor& actual) {
+  EXPECT_EQ(expected.shape(), actual.shape());
+  if (expected.shape() != actual.shape()) return 0;
+  int64_t nan_count = 0;
+  for (int64_t i = 0; i < expected.numel(); ++i) {
+    const float e = expected.data<float>()[i];
+    const float a = actual.data<float>()[i];
+    nan_count += std::isnan(e);
+    if (!((std::isnan(e) && std::isnan(a)) || (e == a && std::signbit(e) == std::signbit(a)))) {
+      ADD_FAILURE() << "[" << i << "]: " << a << " vs " << e;
+      return nan_count;
+    }
+  }
+  return nan_count;
+}
+
 // Level-0 and level-99 sessions of `model`, compared; returns the optimised one for graph checks.
 inline std::unique_ptr<Session> optimize_and_compare(const w::Model& model, double tolerance, int level = 99,
                                                      int threads = 1) {
