@@ -83,9 +83,9 @@ bool ThreadPool::spin_until(const Done& done, Budget& budget) const {
 void ThreadPool::run_chunks() {
   for (;;) {
     const int64_t chunk = next_chunk_.fetch_add(1, std::memory_order_relaxed);
-    const int64_t begin = chunk * job_chunk_;
-    if (begin >= job_size_) return;
-    (*job_)(begin, std::min(job_size_, begin + job_chunk_));
+    if (chunk >= job_chunks_) return;
+    // Balanced: sizes differ by at most one, so 14 items on 8 chunks are 1-2 each, not 7 chunks of 2.
+    (*job_)(chunk * job_size_ / job_chunks_, (chunk + 1) * job_size_ / job_chunks_);
   }
 }
 
@@ -135,7 +135,7 @@ void ThreadPool::wake_for_run() {
 void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
-  const int64_t max_chunks = (n + grain - 1) / grain;
+  const int64_t max_chunks = n / grain;  // balanced chunks of at least `grain` items
   if (workers_.empty() || max_chunks <= 1) {
     fn(0, n);
     return;
@@ -148,7 +148,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
   const int64_t chunks = std::min<int64_t>(max_chunks, static_cast<int64_t>(num_threads()) * 4);
   job_ = &fn;
   job_size_ = n;
-  job_chunk_ = (n + chunks - 1) / chunks;
+  job_chunks_ = chunks;
   next_chunk_.store(0, std::memory_order_relaxed);
   {
     // Publishing under the lock pairs with the predicate check of a worker about to sleep.

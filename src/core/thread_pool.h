@@ -29,8 +29,8 @@ class ThreadPool {
 
   int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
 
-  // Calls fn(begin, end) over disjoint ranges covering [0, n); each range holds at least `grain` items
-  // (except the last). Returns once every range is done.
+  // Calls fn(begin, end) over disjoint ranges covering [0, n): at most 4 per thread, sizes differing by at most
+  // one, each of at least `grain` items (one range of all n when n < 2 * grain). Returns once every range is done.
   void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
   // Marks a run active for its lifetime (runs may overlap; spinning lasts while any is active).
@@ -88,7 +88,7 @@ class ThreadPool {
 
   const std::function<void(int64_t, int64_t)>* job_ = nullptr;
   int64_t job_size_ = 0;
-  int64_t job_chunk_ = 0;
+  int64_t job_chunks_ = 0;
   std::atomic<int64_t> next_chunk_{0};
 };
 

@@ -44,7 +44,36 @@ ConvWeights ConvWeights::pack(const float* w, const float* bias, int64_t out_cha
   }
   packed.bias_.assign(static_cast<size_t>(out_blocks * kBlock), 0.0f);
   if (bias != nullptr) std::copy(bias, bias + out_channels, packed.bias_.begin());
+  if (blocked_input && kernel_h == 3 && kernel_w == 3 && in_channels >= kBlock && out_channels >= kBlock) {
+    packed.pack_winograd(w);
+  }
   return packed;
+}
+
+void ConvWeights::pack_winograd(const float* w) {
+  // U = G g G^T with G = [[1, 0, 0], [1/2, 1/2, 1/2], [1/2, -1/2, 1/2], [0, 0, 1]], computed in double.
+  static constexpr double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  const int64_t in_blocks = blocks_of(in_channels_), out_blocks = blocks_of(out_channels_);
+  const int64_t element_floats = out_blocks * in_blocks * kBlock * kBlock;
+  winograd_.assign(static_cast<size_t>(16 * element_floats), 0.0f);
+  for (int64_t oc = 0; oc < out_channels_; ++oc) {
+    for (int64_t ic = 0; ic < in_channels_; ++ic) {
+      const float* g = w + (oc * in_channels_ + ic) * 9;
+      double gt[4][3];  // G g
+      for (int a = 0; a < 4; ++a) {
+        for (int j = 0; j < 3; ++j) {
+          gt[a][j] = kG[a][0] * g[j] + kG[a][1] * g[3 + j] + kG[a][2] * g[6 + j];
+        }
+      }
+      const int64_t at = (((oc / kBlock) * in_blocks + ic / kBlock) * kBlock + ic % kBlock) * kBlock + oc % kBlock;
+      for (int a = 0; a < 4; ++a) {
+        for (int b = 0; b < 4; ++b) {
+          const double u = gt[a][0] * kG[b][0] + gt[a][1] * kG[b][1] + gt[a][2] * kG[b][2];
+          winograd_[static_cast<size_t>((4 * a + b) * element_floats + at)] = static_cast<float>(u);
+        }
+      }
+    }
+  }
 }
 
 int64_t ConvWeights::out_block_stride() const {
@@ -164,16 +193,17 @@ class ConvKernel final : public Kernel {
     TRY_ASSIGN(const conv::Geometry g, geometry(x.shape()));
     Tensor& y = outputs[0];
     const Tensor* z = optional_input(inputs, 3);
-    const int64_t batch = x.shape()[0];
+    if (weights_.has_winograd() && g.stride[0] == 1 && g.stride[1] == 1) {
+      run_winograd(x, y, z, g, pool);
+      return Status::ok();
+    }
     const int64_t out_blocks = blocks_of(weights_.out_channels());
     const int64_t group = conv_block_group(out_blocks);
     const int64_t groups = out_blocks / group;
     const int64_t rows = g.out[0];
-    const int64_t in_image = x.numel() / std::max<int64_t>(batch, 1);
-    const int64_t out_image = y.numel() / std::max<int64_t>(batch, 1);
-    // Units are (image, block group, output row), rows innermost so a chunk's rows share input rows in cache.
     const int64_t scratch_floats = conv_edge_scratch_floats(weights_, g.stride[1]);
-    pool.parallel_for(batch * groups * rows, 1, [&](int64_t begin, int64_t end) {
+    // Units are (image, block group, output row), rows innermost so a chunk's rows share input rows in cache.
+    pool.parallel_for(x.shape()[0] * groups * rows, 1, [&](int64_t begin, int64_t end) {
       thread_local ScratchFloats scratch;
       float* const edge = scratch.reserve(scratch_floats);
       for (int64_t unit = begin; unit < end;) {
@@ -181,21 +211,7 @@ class ConvKernel final : public Kernel {
         const int64_t block = (unit / rows) % groups * group;
         const int64_t oh_begin = unit % rows;
         const int64_t oh_end = std::min(rows, oh_begin + (end - unit));
-        ConvJob job;
-        job.x = x.data<float>() + n * in_image;
-        job.weights = &weights_;
-        job.in_h = g.in[0];
-        job.in_w = g.in[1];
-        job.stride_h = g.stride[0];
-        job.stride_w = g.stride[1];
-        job.pad_top = g.pad_begin[0];
-        job.pad_left = g.pad_begin[1];
-        job.out_h = g.out[0];
-        job.out_w = g.out[1];
-        job.y = y.data<float>() + n * out_image;
-        job.z = z != nullptr ? z->data<float>() + n * out_image : nullptr;
-        job.activation = activation_;
-        f32_conv_nchwc_rows__avx512(job, block, block + group, oh_begin, oh_end, edge);
+        f32_conv_nchwc_rows__avx512(job_for(x, y, z, g, n), block, block + group, oh_begin, oh_end, edge);
         unit += oh_end - oh_begin;
       }
     });
@@ -203,6 +219,43 @@ class ConvKernel final : public Kernel {
   }
 
  private:
+  ConvJob job_for(const Tensor& x, Tensor& y, const Tensor* z, const conv::Geometry& g, int64_t n) const {
+    const int64_t batch = x.shape()[0];
+    const int64_t in_image = x.numel() / std::max<int64_t>(batch, 1);
+    const int64_t out_image = y.numel() / std::max<int64_t>(batch, 1);
+    ConvJob job;
+    job.x = x.data<float>() + n * in_image;
+    job.weights = &weights_;
+    job.in_h = g.in[0];
+    job.in_w = g.in[1];
+    job.stride_h = g.stride[0];
+    job.stride_w = g.stride[1];
+    job.pad_top = g.pad_begin[0];
+    job.pad_left = g.pad_begin[1];
+    job.out_h = g.out[0];
+    job.out_w = g.out[1];
+    job.y = y.data<float>() + n * out_image;
+    job.z = z != nullptr ? z->data<float>() + n * out_image : nullptr;
+    job.activation = activation_;
+    return job;
+  }
+
+  // Units are (image, row of 2x2 output tiles); each unit transforms its tiles for all output blocks.
+  void run_winograd(const Tensor& x, Tensor& y, const Tensor* z, const conv::Geometry& g, ThreadPool& pool) const {
+    const int64_t tile_rows = (g.out[0] + 1) / 2;
+    const int64_t scratch_floats = winograd_scratch_floats(weights_);
+    pool.parallel_for(x.shape()[0] * tile_rows, 1, [&](int64_t begin, int64_t end) {
+      thread_local ScratchFloats scratch;
+      float* const buffer = scratch.reserve(scratch_floats);
+      for (int64_t unit = begin; unit < end;) {
+        const int64_t n = unit / tile_rows, th_begin = unit % tile_rows;
+        const int64_t th_end = std::min(tile_rows, th_begin + (end - unit));
+        f32_conv_nchwc_winograd_rows__avx512(job_for(x, y, z, g, n), th_begin, th_end, buffer);
+        unit += th_end - th_begin;
+      }
+    });
+  }
+
   Expected<conv::Geometry> geometry(const Shape& x) const {
     if (weights_.blocked_input()) {
       TRY(check_blocked(x, weights_.in_channels(), description_, "input X"));

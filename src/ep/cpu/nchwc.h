@@ -37,9 +37,16 @@ class ConvWeights {
   bool blocked_input() const { return blocked_input_; }
   // Floats between consecutive output blocks of data().
   int64_t out_block_stride() const;
+  // The Winograd F(2x2, 3x3) transform G g G^T of every (out, in) channel pair, [16 elements][out block][in block]
+  // [16 in][16 out], packed for 3x3 kernels on a blocked input of at least 16 input and output channels; else empty.
+  bool has_winograd() const { return !winograd_.empty(); }
+  const float* winograd() const { return winograd_.data(); }
 
  private:
+  void pack_winograd(const float* w);
+
   std::vector<float> packed_;
+  std::vector<float> winograd_;
   std::vector<float> bias_;
   int64_t out_channels_ = 0;
   int64_t in_channels_ = 0;
@@ -79,6 +86,17 @@ int64_t conv_edge_scratch_floats(const ConvWeights& w, int64_t stride_w);
 // up to kMaxConvTilePixels pixels. Defined only on x86-64; call only when the CPU has avx512f.
 void f32_conv_nchwc_rows__avx512(const ConvJob& job, int64_t block_begin, int64_t block_end, int64_t oh_begin,
                                  int64_t oh_end, float* edge_scratch);
+
+// Tiles of one row the Winograd kernel transforms at a time (its scratch holds their 16 transform elements).
+inline constexpr int64_t kWinogradChunkTiles = 24;
+
+// Floats of the scratch f32_conv_nchwc_winograd_rows__avx512 needs.
+int64_t winograd_scratch_floats(const ConvWeights& w);
+
+// The rows of 2x2 output tiles [th_begin, th_end) of a stride-1 3x3 conv whose weights have the Winograd packing,
+// epilogue included, through `scratch` (winograd_scratch_floats). Each output differs from the direct sum by a few
+// ulps of its largest terms. Defined only on x86-64; call only when the CPU has avx512f.
+void f32_conv_nchwc_winograd_rows__avx512(const ConvJob& job, int64_t th_begin, int64_t th_end, float* scratch);
 
 // Output blocks one micro-kernel call keeps in registers for a conv with `out_blocks` blocks (1 or 2).
 inline int64_t conv_block_group(int64_t out_blocks) { return out_blocks % 2 == 0 ? 2 : 1; }

@@ -96,7 +96,8 @@ TEST(NchwcLayout, ResnetConvertsAndMatches) {
   }
 }
 
-// One conv over many geometries: every tile width, edge pixels on both sides, windows wider than the image.
+// One conv over many geometries: every tile width, edge pixels on both sides, windows wider than the image, and the
+// Winograd path.
 TEST(NchwcLayout, SingleConvGeometriesMatch) {
   const struct {
     int64_t in_channels, out_channels, height, width, kernel, stride;
@@ -112,6 +113,11 @@ TEST(NchwcLayout, SingleConvGeometriesMatch) {
       {3, 32, 23, 41, 7, 3, {3, 3, 3, 3}},    // plain input, stride 3 (run-time
                                               // column step)
       {2, 8, 4, 4, 3, 1, {0, 0, 0, 0}},       // plain input, one output pixel per row
+      // 3x3 stride 1 with 16+ channels: Winograd F(2x2, 3x3) on the blocked layout.
+      {20, 36, 7, 61, 3, 1, {1, 0, 2, 1}},  // odd output sizes, 31 tiles a row (two chunks), partial blocks
+      {16, 16, 3, 3, 3, 1, {1, 1, 1, 1}},   // a single tile row, half of it outside
+      {48, 17, 9, 10, 3, 1, {0, 0, 0, 0}},  // unpadded, output channels one past a block
+      {16, 32, 5, 5, 3, 1, {2, 2, 2, 2}},   // pads of 2: tiles mostly padding
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(testing::Message() << c.in_channels << "->" << c.out_channels << " " << c.height << "x" << c.width
