@@ -9,6 +9,7 @@
 
 #include "ep/cpu/gemm.h"
 #include "ep/cpu/kernel.h"
+#include "ep/cpu/scratch_floats.h"
 #include "ep/cpu/vector_math.h"
 
 namespace nxrt::cpu {
@@ -61,12 +62,13 @@ class FusedAttentionKernel final : public Kernel {
     const int64_t block = row_block(shape.batch_count, shape.s, shape.t, pool.num_threads());
     const int64_t row_blocks = (shape.s + block - 1) / block;
     pool.parallel_for(shape.batch_count * row_blocks, 1, [&](int64_t begin, int64_t end) {
-      std::vector<float> scores(static_cast<size_t>(block * shape.t));
+      thread_local ScratchFloats scratch;  // every score is written by the GEMM (or filled) before it is read
+      float* const scores = scratch.reserve(block * shape.t);
       for (int64_t task = begin; task < end; ++task) {
         const int64_t b = task / row_blocks;
         const int64_t row0 = (task % row_blocks) * block;
         const int64_t rows = std::min(block, shape.s - row0);
-        attend_block(shape, b, row0, rows, q, kt, v, mask, y, scores.data(), pool);
+        attend_block(shape, b, row0, rows, q, kt, v, mask, y, scores, pool);
       }
     });
     return Status::ok();

@@ -10,6 +10,8 @@
 
 #include <utility>
 
+#include "ep/cpu/kernels/avx512/vector_lanes_avx512.h"
+
 // GCC 12 reports the undefined pass-through operand of _mm512_max_pd/_mm512_min_pd as maybe-uninitialized.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -199,37 +201,6 @@ void dispatch_layout(const GemmTile<T>& t) {
 template <class T, int... kRows>
 void dispatch_rows(const GemmTile<T>& t, std::integer_sequence<int, kRows...>) {
   (void)((t.rows == kRows + 1 ? (dispatch_layout<T, kRows + 1>(t), true) : false) || ...);
-}
-
-// Transposes a 16 x 16 block held as 16 row vectors; on return rows[c] holds column c.
-void transpose_16x16(__m512 rows[16]) {
-  __m512 t[16];
-  __m512 u[16];
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_ps(rows[2 * i], rows[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(rows[2 * i], rows[2 * i + 1]);
-  }
-  // u[4g + j], 128-bit lane L: column 4L + j of rows 4g .. 4g + 3.
-  for (int g = 0; g < 4; ++g) {
-    const __m512d t0 = _mm512_castps_pd(t[4 * g]);
-    const __m512d t1 = _mm512_castps_pd(t[4 * g + 1]);
-    const __m512d t2 = _mm512_castps_pd(t[4 * g + 2]);
-    const __m512d t3 = _mm512_castps_pd(t[4 * g + 3]);
-    u[4 * g] = _mm512_castpd_ps(_mm512_unpacklo_pd(t0, t2));
-    u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(t0, t2));
-    u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(t1, t3));
-    u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(t1, t3));
-  }
-  for (int j = 0; j < 4; ++j) {
-    const __m512 w0 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88);
-    const __m512 w1 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xDD);
-    const __m512 w2 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88);
-    const __m512 w3 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xDD);
-    rows[j] = _mm512_shuffle_f32x4(w0, w2, 0x88);
-    rows[8 + j] = _mm512_shuffle_f32x4(w0, w2, 0xDD);
-    rows[4 + j] = _mm512_shuffle_f32x4(w1, w3, 0x88);
-    rows[12 + j] = _mm512_shuffle_f32x4(w1, w3, 0xDD);
-  }
 }
 
 // Transposes an 8 x 8 block held as 8 row vectors; on return rows[c] holds column c.

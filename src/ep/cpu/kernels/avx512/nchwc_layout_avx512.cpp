@@ -10,38 +10,10 @@
 
 #include <algorithm>
 
+#include "ep/cpu/kernels/avx512/vector_lanes_avx512.h"
 #include "ep/cpu/nchwc.h"
 
 namespace nxrt::cpu::nchwc {
-
-namespace {
-
-// Transposes the 16x16 matrix held in rows r[0..15] in place.
-inline void transpose16(__m512 r[16]) {
-  __m512 t[16];
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  for (int i = 0; i < 4; ++i) {
-    r[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
-    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-  }
-  for (int i = 0; i < 4; ++i) {
-    t[i] = _mm512_shuffle_f32x4(r[i], r[4 + i], 0x88);
-    t[4 + i] = _mm512_shuffle_f32x4(r[i], r[4 + i], 0xDD);
-    t[8 + i] = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], 0x88);
-    t[12 + i] = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], 0xDD);
-  }
-  for (int i = 0; i < 8; ++i) {
-    r[i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88);
-    r[8 + i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0xDD);
-  }
-}
-
-}  // namespace
 
 void f32_reorder_to_nchwc__avx512(const float* x, int64_t channels, int64_t plane, int64_t block, float* y,
                                   int64_t begin, int64_t end) {
@@ -53,7 +25,7 @@ void f32_reorder_to_nchwc__avx512(const float* x, int64_t channels, int64_t plan
     for (; p + kBlock <= end; p += kBlock) {
       __m512 r[16];
       for (int c = 0; c < 16; ++c) r[c] = _mm512_loadu_ps(src + c * plane + p);
-      transpose16(r);
+      transpose_16x16(r);
       for (int i = 0; i < 16; ++i) _mm512_storeu_ps(y + (p + i) * kBlock, r[i]);
     }
   }
@@ -72,7 +44,7 @@ void f32_reorder_from_nchwc__avx512(const float* x, int64_t channels, int64_t pl
     for (; p + kBlock <= end; p += kBlock) {
       __m512 r[16];
       for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(x + (p + i) * kBlock);
-      transpose16(r);
+      transpose_16x16(r);
       for (int c = 0; c < 16; ++c) _mm512_storeu_ps(dst + c * plane + p, r[c]);
     }
   }
