@@ -88,7 +88,7 @@ void f32_conv_nchwc_rows__avx512(const ConvJob& job, int64_t block_begin, int64_
                                  int64_t oh_end, float* edge_scratch);
 
 // Tiles of one row the Winograd kernel transforms at a time (its scratch holds their 16 transform elements).
-inline constexpr int64_t kWinogradChunkTiles = 24;
+inline constexpr int64_t kWinogradChunkTiles = 32;
 
 // Floats of the scratch f32_conv_nchwc_winograd_rows__avx512 needs.
 int64_t winograd_scratch_floats(const ConvWeights& w);

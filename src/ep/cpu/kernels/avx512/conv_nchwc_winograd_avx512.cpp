@@ -137,10 +137,15 @@ void winograd_rows(const ConvJob& job, const Layout& l, int64_t th_begin, int64_
   float* const m = scratch + 16 * l.v_element_stride;
   const int64_t tiles_w = (job.out_w + 1) / 2;
   const int64_t in_plane = job.in_h * job.in_w * kBlock;
+  // Balanced chunks of the tile row, and balanced groups of at most kMaxConvTilePixels tiles in each: 28 tiles are
+  // one chunk of groups 10, 9, 9 rather than groups 12, 12, 4 (a short group leaves FMA latency exposed).
+  const int64_t chunks = (tiles_w + kWinogradChunkTiles - 1) / kWinogradChunkTiles;
   for (int64_t th = th_begin; th < th_end; ++th) {
     const int64_t ih0 = 2 * th - job.pad_top;
-    for (int64_t t0 = 0; t0 < tiles_w; t0 += kWinogradChunkTiles) {
-      const int64_t count = std::min<int64_t>(kWinogradChunkTiles, tiles_w - t0);
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      const int64_t t0 = chunk * tiles_w / chunks;
+      const int64_t count = (chunk + 1) * tiles_w / chunks - t0;
+      const int64_t groups = (count + kMaxConvTilePixels - 1) / kMaxConvTilePixels;
       for (int64_t i = 0; i < l.in_blocks; ++i) {
         for (int64_t t = 0; t < count; ++t) {
           __m512 d[4][4];
@@ -151,8 +156,9 @@ void winograd_rows(const ConvJob& job, const Layout& l, int64_t th_begin, int64_
       for (int e = 0; e < 16; ++e) {
         const float* u_e = u + e * l.out_blocks * l.in_blocks * kTileFloats;
         for (int64_t block = 0; block < l.out_blocks; block += OB) {
-          for (int64_t g = 0; g < count; g += kMaxConvTilePixels) {
-            const int tiles = static_cast<int>(std::min<int64_t>(kMaxConvTilePixels, count - g));
+          for (int64_t group = 0; group < groups; ++group) {
+            const int64_t g = group * count / groups;
+            const int tiles = static_cast<int>((group + 1) * count / groups - g);
             element_product_of<OB>(tiles, l, v + e * l.v_element_stride + g * kBlock,
                                    u_e + block * l.in_blocks * kTileFloats,
                                    m + e * l.m_element_stride + (block * kWinogradChunkTiles + g) * kBlock);
