@@ -114,7 +114,7 @@ TEST(NchwcLayout, SingleConvGeometriesMatch) {
                                               // column step)
       {2, 8, 4, 4, 3, 1, {0, 0, 0, 0}},       // plain input, one output pixel per row
       // 3x3 stride 1 with 16+ channels: Winograd F(2x2, 3x3) on the blocked layout.
-      {20, 36, 7, 61, 3, 1, {1, 0, 2, 1}},  // odd output sizes, 31 tiles a row (two chunks), partial blocks
+      {20, 36, 8, 76, 3, 1, {1, 0, 2, 1}},  // odd output sizes (9 x 75), 38 tiles a row (two chunks), partial blocks
       {16, 16, 3, 3, 3, 1, {1, 1, 1, 1}},   // a single tile row, half of it outside
       {48, 17, 9, 10, 3, 1, {0, 0, 0, 0}},  // unpadded, output channels one past a block
       {16, 32, 5, 5, 3, 1, {2, 2, 2, 2}},   // pads of 2: tiles mostly padding
