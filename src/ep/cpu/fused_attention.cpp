@@ -16,17 +16,26 @@ namespace nxrt::cpu {
 
 namespace {
 
-// Query rows per task: few enough tasks that Kt and V are not repacked for every small block, enough (about 4 per
-// thread) to balance, and a score block of at most kMaxScoreFloats (256 KiB) so it stays in L2.
+// Query rows per task: one block per batch entry on one thread (Kt and V are packed once); with more threads
+// about 4 tasks per thread, a multiple of the thread count so that threads get equal shares; and a score block
+// of at most kMaxScoreFloats (256 KiB) so it stays in L2.
 constexpr int64_t kMinRowBlock = 16;
 constexpr int64_t kMaxScoreFloats = 65536;
 
 int64_t row_block(int64_t batch_count, int64_t s, int64_t t, int threads) {
   const int64_t batches = std::max<int64_t>(1, batch_count);
-  const int64_t wanted_blocks = std::max<int64_t>(1, (4 * threads + batches - 1) / batches);
-  int64_t rows = (s + wanted_blocks - 1) / wanted_blocks;
+  int64_t blocks = threads == 1 ? 1 : std::max<int64_t>(1, (4 * threads + batches - 1) / batches);
+  while (blocks < s && (batches * blocks) % threads != 0) ++blocks;
+  int64_t rows = (s + blocks - 1) / blocks;
   rows = std::min(rows, kMaxScoreFloats / std::max<int64_t>(1, t));
   return std::clamp<int64_t>(rows, std::min(kMinRowBlock, s), std::max<int64_t>(1, s));
+}
+
+// The pool the per-task GEMMs get: tasks already fill every thread, so a GEMM plans for one thread (a GEMM given
+// the busy run pool would run inline anyway, but cut for all threads, repacking its operands per cut).
+ThreadPool& task_pool() {
+  static ThreadPool pool(1);  // no workers: parallel_for runs on the caller
+  return pool;
 }
 
 struct AttentionShape {
@@ -68,7 +77,7 @@ class FusedAttentionKernel final : public Kernel {
         const int64_t b = task / row_blocks;
         const int64_t row0 = (task % row_blocks) * block;
         const int64_t rows = std::min(block, shape.s - row0);
-        attend_block(shape, b, row0, rows, q, kt, v, mask, y, scores, pool);
+        attend_block(shape, b, row0, rows, q, kt, v, mask, y, scores, task_pool());
       }
     });
     return Status::ok();

@@ -5,7 +5,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "ep/cpu/conv_direct.h"
 #include "ep/cpu/kernel.h"
+#include "ep/cpu/transpose_block.h"
 
 namespace nxrt::cpu {
 
@@ -141,25 +143,6 @@ TransposePlan make_transpose_plan(const Shape& in, const std::vector<int64_t>& p
 }
 
 template <class T>
-void transpose_2d(const T* in, T* out, int64_t rows, int64_t cols, ThreadPool& pool) {
-  constexpr int64_t kTile = 32;
-  const int64_t row_tiles = (rows + kTile - 1) / kTile;
-  pool.parallel_for(row_tiles, std::max<int64_t>(1, 16384 / (kTile * std::max<int64_t>(cols, 1))),
-                    [&](int64_t begin, int64_t end) {
-    for (int64_t rt = begin; rt < end; ++rt) {
-      const int64_t r0 = rt * kTile;
-      const int64_t r1 = std::min(rows, r0 + kTile);
-      for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
-        const int64_t c1 = std::min(cols, c0 + kTile);
-        for (int64_t r = r0; r < r1; ++r) {
-          for (int64_t c = c0; c < c1; ++c) out[c * rows + r] = in[r * cols + c];
-        }
-      }
-    }
-  });
-}
-
-template <class T>
 void transpose_nd(const T* in, T* out, const TransposePlan& plan, int64_t numel, ThreadPool& pool) {
   const size_t rank = plan.out_dims.size();
   const int64_t inner = plan.out_dims.back();
@@ -202,7 +185,8 @@ void transpose_rows(const T* in, T* out, const TransposePlan& plan, int64_t nume
   });
 }
 
-// The last two output dims [C, R] read an input matrix [R, C] (e.g. [0,1,3,2] for K^T, [0,2,3,1] for NCHW->NHWC):
+// The last two output dims [C, R] read an input matrix of R rows of C contiguous elements, rows `row_stride` apart
+// (e.g. [0,1,3,2] for K^T, [0,2,3,1] for NCHW->NHWC or for splitting heads out of [B, S, H, D] into [B, H, D, S]):
 // a tiled 2-D transpose per leading index.
 template <class T>
 void transpose_batched_2d(const T* in, T* out, const TransposePlan& plan, int64_t numel, ThreadPool& pool) {
@@ -210,6 +194,8 @@ void transpose_batched_2d(const T* in, T* out, const TransposePlan& plan, int64_
   const size_t rank = plan.out_dims.size();
   const int64_t cols = plan.out_dims[rank - 2];  // input columns = output rows
   const int64_t rows = plan.out_dims[rank - 1];  // input rows = output columns
+  const int64_t row_stride = plan.in_strides[rank - 1];
+  const bool avx512 = conv::cpu_has_avx512f();
   const int64_t row_tiles = (rows + kTile - 1) / kTile;
   const int64_t tasks = numel / (rows * cols) * row_tiles;
   pool.parallel_for(tasks, std::max<int64_t>(1, 16384 / (kTile * std::max<int64_t>(cols, 1))),
@@ -222,8 +208,17 @@ void transpose_batched_2d(const T* in, T* out, const TransposePlan& plan, int64_
       const int64_t r1 = std::min(rows, r0 + kTile);
       for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
         const int64_t c1 = std::min(cols, c0 + kTile);
+        if (sizeof(T) == 4 && avx512) {
+          for (int64_t r = r0; r < r1; r += 16) {
+            for (int64_t c = c0; c < c1; c += 16) {
+              transpose_32bit_block__avx512(src + r * row_stride + c, row_stride, dst + c * rows + r, rows,
+                                            std::min<int64_t>(16, r1 - r), std::min<int64_t>(16, c1 - c));
+            }
+          }
+          continue;
+        }
         for (int64_t c = c0; c < c1; ++c) {
-          for (int64_t r = r0; r < r1; ++r) dst[c * rows + r] = src[r * cols + c];
+          for (int64_t r = r0; r < r1; ++r) dst[c * rows + r] = src[r * row_stride + c];
         }
       }
     }
@@ -236,16 +231,12 @@ void transpose_typed(const Tensor& input, Tensor& output, const std::vector<int6
   T* out = static_cast<T*>(output.raw_data());
   const TransposePlan plan = make_transpose_plan(input.shape(), perm);
   const size_t rank = plan.out_dims.size();
-  if (rank == 2 && plan.in_strides[1] == plan.out_dims[0] && plan.in_strides[0] == 1) {
-    transpose_2d(in, out, plan.out_dims[1], plan.out_dims[0], pool);
-    return;
-  }
   if constexpr (std::is_trivially_copyable_v<T>) {
     if (plan.in_strides.back() == 1) {
       transpose_rows(in, out, plan, input.numel(), pool);
       return;
     }
-    if (rank >= 2 && plan.in_strides[rank - 2] == 1 && plan.in_strides[rank - 1] == plan.out_dims[rank - 2]) {
+    if (rank >= 2 && plan.in_strides[rank - 2] == 1) {
       transpose_batched_2d(in, out, plan, input.numel(), pool);
       return;
     }

@@ -126,16 +126,22 @@ void gelu_tanh_loop(const float* in, float* out, int64_t n) {
 }
 
 float exp_shifted_sum_loop(const float* in, float* out, int64_t n, float shift) {
-  for (int64_t i = 0; i < n; ++i) out[i] = exp_one(in[i] - shift);
-  // 16 independent partial sums, so the reduction vectorises without reassociation flags.
   constexpr int kLanes = 16;
+  const int64_t whole = n / kLanes * kLanes;
+  for (int64_t i = 0; i < whole; ++i) out[i] = exp_one(in[i] - shift);
+  // The tail goes through a full 16-lane block too (a scalar exp per element cost as much as the vector body of
+  // a 197-wide attention row); its padding lanes are computed and dropped.
+  float tail[kLanes];
+  for (int l = 0; l < kLanes; ++l) tail[l] = whole + l < n ? in[whole + l] - shift : 0.0f;
+  for (int l = 0; l < kLanes; ++l) tail[l] = exp_one(tail[l]);
+  for (int64_t i = whole; i < n; ++i) out[i] = tail[i - whole];
+  // 16 independent partial sums, so the reduction vectorises without reassociation flags.
   float lanes[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
+  for (int64_t i = 0; i < whole; i += kLanes) {
     for (int l = 0; l < kLanes; ++l) lanes[l] += out[i + l];
   }
   float sum = 0.0f;
-  for (; i < n; ++i) sum += out[i];
+  for (int64_t i = whole; i < n; ++i) sum += out[i];
   for (int l = 0; l < kLanes; ++l) sum += lanes[l];
   return sum;
 }

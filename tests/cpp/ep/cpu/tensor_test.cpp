@@ -123,7 +123,11 @@ INSTANTIATE_TEST_SUITE_P(
                                          TransposeCase{{2, 5, 3, 4}, {0, 2, 1, 3}},
                                          TransposeCase{{2, 3, 37, 45}, {0, 1, 3, 2}},
                                          TransposeCase{{2, 6, 5, 7}, {0, 2, 3, 1}},
-                                         TransposeCase{{2, 5, 7, 6}, {0, 3, 1, 2}}),
+                                         TransposeCase{{2, 5, 7, 6}, {0, 3, 1, 2}},
+                                         // 2-D tiles whose input rows are further apart than their length
+                                         TransposeCase{{2, 5, 3, 7}, {2, 0, 3, 1}},
+                                         TransposeCase{{3, 37, 2, 20}, {2, 0, 3, 1}},
+                                         TransposeCase{{1, 197, 3, 64}, {0, 2, 3, 1}}),
                        ::testing::Values(1, 3)));
 
 TEST(TransposeKernelTest, DefaultPermReversesAndErrorsAreReported) {
