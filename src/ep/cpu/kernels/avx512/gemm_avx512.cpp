@@ -85,7 +85,9 @@ typename Vec<T>::Reg activate(const GemmTile<T>& t, typename Vec<T>::Reg v) {
   return v;
 }
 
-template <class T, int kRows, bool kUnitRowStride, bool kMaskedB>
+// kOneVector: the tile has at most one vector of columns (a last strip of N), so the second accumulator column is
+// neither computed nor stored.
+template <class T, int kRows, bool kUnitRowStride, bool kMaskedB, bool kOneVector>
 void tile_kernel(const GemmTile<T>& t) {
   using V = Vec<T>;
   using Reg = typename V::Reg;
@@ -118,12 +120,12 @@ void tile_kernel(const GemmTile<T>& t) {
       const T* bp = b + s * bs;
       const T* ap = a + s * ks;
       const Reg b0 = kMaskedB ? V::load(m0, bp) : V::load(bp);
-      const Reg b1 = kMaskedB ? V::load(m1, bp + L) : V::load(bp + L);
+      const Reg b1 = kOneVector ? V::zero() : kMaskedB ? V::load(m1, bp + L) : V::load(bp + L);
 #pragma GCC unroll 16
       for (int r = 0; r < kRows; ++r) {
         const Reg x = V::set1(ap[r * rs]);
         c0[s][r] = V::fma(x, b0, c0[s][r]);
-        c1[s][r] = V::fma(x, b1, c1[s][r]);
+        if constexpr (!kOneVector) c1[s][r] = V::fma(x, b1, c1[s][r]);
       }
     }
     a += kSets * ks;
@@ -132,12 +134,12 @@ void tile_kernel(const GemmTile<T>& t) {
   if constexpr (kSets > 1) {
     if (p < t.kc) {
       const Reg b0 = kMaskedB ? V::load(m0, b) : V::load(b);
-      const Reg b1 = kMaskedB ? V::load(m1, b + L) : V::load(b + L);
+      const Reg b1 = kOneVector ? V::zero() : kMaskedB ? V::load(m1, b + L) : V::load(b + L);
 #pragma GCC unroll 16
       for (int r = 0; r < kRows; ++r) {
         const Reg x = V::set1(a[r * rs]);
         c0[0][r] = V::fma(x, b0, c0[0][r]);
-        c1[0][r] = V::fma(x, b1, c1[0][r]);
+        if constexpr (!kOneVector) c1[0][r] = V::fma(x, b1, c1[0][r]);
       }
     }
 #pragma GCC unroll 16
@@ -183,7 +185,7 @@ void tile_kernel(const GemmTile<T>& t) {
       v1 = activate(t, v1);
     }
     V::store(m0, c, v0);
-    V::store(m1, c + L, v1);
+    if constexpr (!kOneVector) V::store(m1, c + L, v1);
   }
 }
 
@@ -191,10 +193,13 @@ template <class T, int kRows>
 void dispatch_layout(const GemmTile<T>& t) {
   constexpr int kTileN = 2 * Vec<T>::kLanes;
   const bool masked = t.cols < kTileN;
+  const bool one_vector = t.cols <= Vec<T>::kLanes;
   if (t.a_row_stride == 1) {
-    masked ? tile_kernel<T, kRows, true, true>(t) : tile_kernel<T, kRows, true, false>(t);
+    if (one_vector) return tile_kernel<T, kRows, true, true, true>(t);
+    masked ? tile_kernel<T, kRows, true, true, false>(t) : tile_kernel<T, kRows, true, false, false>(t);
   } else {
-    masked ? tile_kernel<T, kRows, false, true>(t) : tile_kernel<T, kRows, false, false>(t);
+    if (one_vector) return tile_kernel<T, kRows, false, true, true>(t);
+    masked ? tile_kernel<T, kRows, false, true, false>(t) : tile_kernel<T, kRows, false, false, false>(t);
   }
 }
 
