@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "ep/cpu/kernels/avx512/activation_avx512.h"
+#include "ep/cpu/kernels/avx512/nchwc_tile_avx512.h"
 #include "ep/cpu/nchwc.h"
 
 namespace nxrt::cpu::nchwc {
@@ -68,19 +69,7 @@ void tile(const ConvJob& job, const Shapes& s, const TileInput& in, int64_t bloc
           // Opaque to the optimiser: without this GCC strength-reduces all P x 16 broadcast addresses into separate
           // induction variables and spills them, instead of addressing x + constant.
           asm("" : "+r"(x));
-          const float* w = w_in + tap * kBlock * kBlock;
-#pragma GCC unroll 16
-          for (int lane = 0; lane < kLanes; ++lane) {
-            __m512 weight[OB];
-#pragma GCC unroll 2
-            for (int o = 0; o < OB; ++o) weight[o] = _mm512_loadu_ps(w + o * ob_stride + lane * kBlock);
-#pragma GCC unroll 12
-            for (int p = 0; p < P; ++p) {
-              const __m512 value = _mm512_set1_ps(x[p * pixel_step + lane]);
-#pragma GCC unroll 2
-              for (int o = 0; o < OB; ++o) acc[o][p] = _mm512_fmadd_ps(weight[o], value, acc[o][p]);
-            }
-          }
+          accumulate_block<OB, P>(acc, x, pixel_step, w_in + tap * kBlock * kBlock, ob_stride);
         } else {
           const float* x = x_row + kw;
           asm("" : "+r"(x));  // see the blocked branch

@@ -13,13 +13,13 @@
 #include <algorithm>
 
 #include "ep/cpu/kernels/avx512/activation_avx512.h"
+#include "ep/cpu/kernels/avx512/nchwc_tile_avx512.h"
 #include "ep/cpu/nchwc.h"
 
 namespace nxrt::cpu::nchwc {
 
 namespace {
 
-constexpr int kLanes = static_cast<int>(kBlock);
 constexpr int64_t kTileFloats = kBlock * kBlock;  // one 16 x 16 weight block
 
 struct Layout {
@@ -74,19 +74,7 @@ void element_product(const Layout& l, const float* v, const float* u, float* m) 
   for (int64_t i = 0; i < l.in_blocks; ++i) {
     const float* x = v + i * chunk_floats;
     asm("" : "+r"(x));  // keeps the broadcasts at x + constant (see conv_nchwc_avx512.cpp)
-    const float* w = u + i * kTileFloats;
-#pragma GCC unroll 16
-    for (int lane = 0; lane < kLanes; ++lane) {
-      __m512 weight[OB];
-#pragma GCC unroll 2
-      for (int o = 0; o < OB; ++o) weight[o] = _mm512_loadu_ps(w + o * u_block_stride + lane * kBlock);
-#pragma GCC unroll 12
-      for (int p = 0; p < P; ++p) {
-        const __m512 value = _mm512_set1_ps(x[p * kBlock + lane]);
-#pragma GCC unroll 2
-        for (int o = 0; o < OB; ++o) acc[o][p] = _mm512_fmadd_ps(weight[o], value, acc[o][p]);
-      }
-    }
+    accumulate_block<OB, P>(acc, x, kBlock, u + i * kTileFloats, u_block_stride);
   }
 #pragma GCC unroll 2
   for (int o = 0; o < OB; ++o) {
