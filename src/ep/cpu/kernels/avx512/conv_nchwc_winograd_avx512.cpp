@@ -167,8 +167,10 @@ Layout layout_of(const ConvWeights& w) {
   Layout l;
   l.in_blocks = blocks_of(w.in_channels());
   l.out_blocks = blocks_of(w.out_channels());
-  l.v_element_stride = l.in_blocks * kWinogradChunkTiles * kBlock;
-  l.m_element_stride = l.out_blocks * kWinogradChunkTiles * kBlock;
+  // One vector of padding per element: with 2 blocks of 32 tiles the strides would be exactly 4 KiB, and the 16
+  // elements of one tile, stored and loaded together, would all fall into one L1 set.
+  l.v_element_stride = l.in_blocks * kWinogradChunkTiles * kBlock + kBlock;
+  l.m_element_stride = l.out_blocks * kWinogradChunkTiles * kBlock + kBlock;
   return l;
 }
 
