@@ -189,7 +189,7 @@ class LayoutRewrite {
       const auto params = node.attr_floats("activation_params", {});
       if (!name || !params) return Status::ok();
       const auto activation = cpu::parse_fused_activation(*name, *params, node.describe());
-      if (!activation || !cpu::nchwc::conv_activation_supported(activation->kind)) return Status::ok();
+      if (!activation || !cpu::activation_in_avx512_registers(activation->kind)) return Status::ok();
     }
     graph::Node blocked = node_like(node, "NchwcConv");
     const int64_t out_channels = w->shape()[0];

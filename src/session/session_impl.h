@@ -15,9 +15,9 @@ namespace nxrt {
 // allocator nor page-fault fresh memory. A request that misses frees cached blocks (largest first) while the
 // blocks held (in use + cached) exceed the most bytes ever in use at once, sparing the blocks the previous and the
 // current run gave back (the working set of repeated runs) up to 3x that peak. A block returns to the cache only
-// when its last user (a value of the run, or the caller holding an output) lets go. Thread-safe (concurrent runs). Tensors keep the arena alive, so
-// a caller may hold outputs past the session. ASan builds free every block at once so that use-after-free stays
-// detectable.
+// when its last user (a value of the run, or the caller holding an output) lets go. Thread-safe (concurrent runs).
+// Tensors keep the arena alive, so a caller may hold outputs past the session. ASan builds free every block at once
+// so that use-after-free stays detectable.
 class TensorArena;
 std::shared_ptr<TensorArena> make_tensor_arena();
 // Marks the start of a session run (see TensorArena in executor.cpp).

@@ -101,6 +101,11 @@ Expected<FusedActivation> parse_fused_activation(std::string_view name, std::spa
   return act;
 }
 
+bool activation_in_avx512_registers(ActivationKind kind) {
+  return kind == ActivationKind::kNone || kind == ActivationKind::kRelu || kind == ActivationKind::kLeakyRelu ||
+         kind == ActivationKind::kClip;
+}
+
 std::string_view fused_activation_name(ActivationKind kind) {
   for (const NamedActivation& entry : kActivations) {
     if (entry.kind == kind) return entry.name;

@@ -30,6 +30,10 @@ Expected<FusedActivation> parse_fused_activation(std::string_view name, std::spa
 // The name parse_fused_activation accepts for `activation` ("" for none).
 std::string_view fused_activation_name(ActivationKind kind);
 
+// True for the activations the AVX-512 epilogues apply in registers (kNone, kRelu, kLeakyRelu, kClip; see
+// kernels/avx512/activation_avx512.h); others run over the stored output with apply_activation.
+bool activation_in_avx512_registers(ActivationKind kind);
+
 // data[i] = activation(data[i]) for i < count.
 void apply_activation(const FusedActivation& activation, float* data, int64_t count);
 void apply_activation(const FusedActivation& activation, double* data, int64_t count);

@@ -14,6 +14,7 @@
 
 #include "ep/cpu/conv_direct.h"
 #include "ep/cpu/conv_kernels.h"
+#include "ep/cpu/conv_winograd.h"
 #include "ep/cpu/kernel.h"
 #include "ep/cpu/scratch_floats.h"
 
@@ -44,7 +45,7 @@ ConvWeights ConvWeights::pack(const float* w, const float* bias, int64_t out_cha
   }
   packed.bias_.assign(static_cast<size_t>(out_blocks * kBlock), 0.0f);
   if (bias != nullptr) std::copy(bias, bias + out_channels, packed.bias_.begin());
-  if (blocked_input && kernel_h == 3 && kernel_w == 3 && in_channels >= kBlock && out_channels >= kBlock) {
+  if (blocked_input && conv::winograd_weights_fit(out_channels, in_channels, kernel_h, kernel_w)) {
     packed.pack_winograd(w);
   }
   return packed;
@@ -79,11 +80,6 @@ void ConvWeights::pack_winograd(const float* w) {
 int64_t ConvWeights::out_block_stride() const {
   const int64_t in = blocked_input_ ? blocks_of(in_channels_) * kBlock * kBlock : in_channels_ * kBlock;
   return in * kernel_h_ * kernel_w_;
-}
-
-bool conv_activation_supported(ActivationKind kind) {
-  return kind == ActivationKind::kNone || kind == ActivationKind::kRelu || kind == ActivationKind::kLeakyRelu ||
-         kind == ActivationKind::kClip;
 }
 
 namespace {
@@ -354,8 +350,7 @@ class GlobalAveragePoolKernel final : public Kernel {
     const float* src = inputs[0]->data<float>();
     float* dst = outputs[0].data<float>();
     if (plane == 0) {
-      std::fill(dst, dst + outputs[0].numel(),
-                __builtin_nanf(""));  // the mean of nothing
+      std::fill(dst, dst + outputs[0].numel(), __builtin_nanf(""));  // the mean of nothing
       return Status::ok();
     }
     pool.parallel_for(x[0] * x[1], 1, [&](int64_t begin, int64_t end) {
@@ -399,11 +394,10 @@ Expected<std::unique_ptr<Kernel>> create_conv(const KernelInfo& info) {
                         std::all_of(attrs.dilations.begin(), attrs.dilations.end(), [](int64_t d) { return d == 1; });
   if (w == nullptr || w->dtype() != DataType::kFloat32 || w->rank() != 4 || (has_bias && b == nullptr) ||
       (b != nullptr && (b->dtype() != DataType::kFloat32 || b->numel() != w->shape()[0])) || !plain_2d ||
-      !conv_activation_supported(activation.kind)) {
+      !activation_in_avx512_registers(activation.kind)) {
     return make_error(StatusCode::kInvalidGraph, node.describe(),
-                      ": NchwcConv needs constant f32 W [M, C, kH, kW] and B [M], group 1, "
-                      "no dilation, explicit "
-                      "pads and a Relu, LeakyRelu or Clip activation (or none)");
+                      ": NchwcConv needs constant f32 W [M, C, kH, kW] and B [M], group 1, no dilation, explicit pads "
+                      "and a Relu, LeakyRelu or Clip activation (or none)");
   }
   const Shape& s = w->shape();
   ConvWeights weights = ConvWeights::pack(w->data<float>(), b != nullptr ? b->data<float>() : nullptr, s[0], s[1], s[2],

@@ -57,22 +57,16 @@ class ConvWeights {
 
 // One image of one convolution as the micro-kernel sees it (2-D, no dilation, group 1).
 struct ConvJob {
-  const float* x = nullptr;  // blocked [in_blocks][in_h][in_w][16], or plain
-                             // [in_channels][in_h][in_w]
+  const float* x = nullptr;  // blocked [in_blocks][in_h][in_w][16], or plain [in_channels][in_h][in_w]
   const ConvWeights* weights = nullptr;
   int64_t in_h = 0, in_w = 0;
   int64_t stride_h = 1, stride_w = 1;
   int64_t pad_top = 0, pad_left = 0;
   int64_t out_h = 0, out_w = 0;
   float* y = nullptr;          // blocked [out_blocks][out_h][out_w][16]
-  const float* z = nullptr;    // null or y's layout; may be y itself (each element
-                               // is read before it is written)
-  FusedActivation activation;  // one of kNone, kRelu, kLeakyRelu, kClip (see
-                               // conv_activation_supported)
+  const float* z = nullptr;    // null or y's layout; may be y itself (each element is read before it is written)
+  FusedActivation activation;  // one that activation_in_avx512_registers accepts
 };
-
-// True when the micro-kernel applies `kind` in registers.
-bool conv_activation_supported(ActivationKind kind);
 
 // Output pixels one micro-kernel call computes (per output block).
 inline constexpr int kMaxConvTilePixels = 12;

@@ -24,9 +24,6 @@ inline __m512 activate(const FusedActivation& act, __m512 v) {
 }
 
 // True when `activate` applies `kind` in registers.
-inline bool vectorised(ActivationKind kind) {
-  return kind == ActivationKind::kNone || kind == ActivationKind::kRelu || kind == ActivationKind::kLeakyRelu ||
-         kind == ActivationKind::kClip;
-}
+inline bool vectorised(ActivationKind kind) { return activation_in_avx512_registers(kind); }
 
 }  // namespace nxrt::cpu

@@ -11,15 +11,12 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ep/cpu/kernels/avx512/activation_avx512.h"
 #include "ep/cpu/kernels/avx512/nchwc_tile_avx512.h"
 #include "ep/cpu/nchwc.h"
 
 namespace nxrt::cpu::nchwc {
 
 namespace {
-
-constexpr int kLanes = static_cast<int>(kBlock);
 
 // The input one tile reads: `x` at kernel row kh_begin, column 0, of the tile's first pixel; kernel rows
 // [kh_begin, kh_end) are readable, `row_stride` floats apart; input blocks or channels `plane_stride` floats apart.
@@ -35,13 +32,6 @@ struct Shapes {
   int64_t weights_per_in;  // floats of one output block's weights per input block / channel
   int64_t out_block_stride;
 };
-
-inline void store_output(const ConvJob& job, int64_t block, int64_t oh, int64_t ow, __m512 acc) {
-  const int64_t at = ((block * job.out_h + oh) * job.out_w + ow) * kBlock;
-  __m512 v = _mm512_add_ps(acc, _mm512_loadu_ps(job.weights->bias() + block * kBlock));
-  if (job.z != nullptr) v = _mm512_add_ps(v, _mm512_loadu_ps(job.z + at));
-  _mm512_storeu_ps(job.y + at, activate(job.activation, v));
-}
 
 // P output pixels x OB output blocks of row oh from `in`, every kernel column readable for every pixel. Pixels are
 // S input columns apart (S = 0: the job's stride_w, read at run time); a compile-time step makes every broadcast
@@ -133,9 +123,8 @@ void conv_rows(const ConvJob& job, const Shapes& s, int64_t block_begin, int64_t
   const int64_t width = Blocked ? kBlock : 1;
   // Pixels [ow_lo, ow_hi) read every kernel column inside the input; a tile holding any other pixel reads a copy of
   // its columns with zeros for the padding.
-  const int64_t ow_lo = std::min(job.out_w, (job.pad_left + sw - 1) / sw);
-  const int64_t last_full = job.in_w - s.kernel_w + job.pad_left;  // largest ow * sw with all columns inside
-  const int64_t ow_hi = std::clamp<int64_t>(last_full < 0 ? 0 : last_full / sw + 1, ow_lo, job.out_w);
+  int64_t ow_lo, ow_hi;
+  inner_range(job.in_w, job.out_w, s.kernel_w, sw, job.pad_left, 1, ow_lo, ow_hi);
   const int64_t tiles = (job.out_w + kMaxConvTilePixels - 1) / kMaxConvTilePixels;
   for (int64_t oh = oh_begin; oh < oh_end; ++oh) {
     const int64_t ih0 = oh * job.stride_h - job.pad_top;

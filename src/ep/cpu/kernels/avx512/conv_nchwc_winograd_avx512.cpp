@@ -12,7 +12,6 @@
 
 #include <algorithm>
 
-#include "ep/cpu/kernels/avx512/activation_avx512.h"
 #include "ep/cpu/kernels/avx512/nchwc_tile_avx512.h"
 #include "ep/cpu/nchwc.h"
 
@@ -101,20 +100,12 @@ inline void output_transform(const ConvJob& job, const float* m, int64_t stride,
     r[0][c] = _mm512_add_ps(_mm512_add_ps(m0, m1), m2);
     r[1][c] = _mm512_sub_ps(_mm512_sub_ps(m1, m2), m3);
   }
-  const __m512 bias = _mm512_loadu_ps(job.weights->bias() + block * kBlock);
   for (int i = 0; i < 2; ++i) {
     const int64_t oh = oh0 + i;
     if (oh >= job.out_h) break;
     const __m512 y[2] = {_mm512_add_ps(_mm512_add_ps(r[i][0], r[i][1]), r[i][2]),
                          _mm512_sub_ps(_mm512_sub_ps(r[i][1], r[i][2]), r[i][3])};
-    for (int j = 0; j < 2; ++j) {
-      const int64_t ow = ow0 + j;
-      if (ow >= job.out_w) break;
-      const int64_t at = ((block * job.out_h + oh) * job.out_w + ow) * kBlock;
-      __m512 value = _mm512_add_ps(y[j], bias);
-      if (job.z != nullptr) value = _mm512_add_ps(value, _mm512_loadu_ps(job.z + at));
-      _mm512_storeu_ps(job.y + at, activate(job.activation, value));
-    }
+    for (int j = 0; j < 2 && ow0 + j < job.out_w; ++j) store_output(job, block, oh, ow0 + j, y[j]);
   }
 }
 

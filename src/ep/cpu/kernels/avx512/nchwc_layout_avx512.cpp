@@ -2,16 +2,18 @@
 // friends; callers check the CPU first.
 #include <immintrin.h>
 
-// GCC 12 reports the _mm512_undefined_ps() pass-through operand inside the shuffle intrinsics as maybe-uninitialized;
-// the value is never read.
+// GCC 12 reports the _mm512_undefined_ps() pass-through operand inside _mm512_max_ps as maybe-uninitialized; the
+// value is never read.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
 #include <algorithm>
+#include <cstring>
 
-#include "ep/cpu/kernels/avx512/vector_lanes_avx512.h"
+#include "ep/cpu/kernels/avx512/nchwc_tile_avx512.h"
 #include "ep/cpu/nchwc.h"
+#include "ep/cpu/transpose_block.h"
 
 namespace nxrt::cpu::nchwc {
 
@@ -19,18 +21,11 @@ void f32_reorder_to_nchwc__avx512(const float* x, int64_t channels, int64_t plan
                                   int64_t begin, int64_t end) {
   const int64_t first = block * kBlock;
   const int64_t lanes = std::min<int64_t>(kBlock, channels - first);
-  const float* src = x + first * plane;
-  int64_t p = begin;
-  if (lanes == kBlock) {
-    for (; p + kBlock <= end; p += kBlock) {
-      __m512 r[16];
-      for (int c = 0; c < 16; ++c) r[c] = _mm512_loadu_ps(src + c * plane + p);
-      transpose_16x16(r);
-      for (int i = 0; i < 16; ++i) _mm512_storeu_ps(y + (p + i) * kBlock, r[i]);
-    }
-  }
-  for (; p < end; ++p) {
-    for (int64_t lane = 0; lane < kBlock; ++lane) y[p * kBlock + lane] = lane < lanes ? src[lane * plane + p] : 0.0f;
+  // The block transpose writes the real lanes only; a last partial block's padding lanes are zeroed first.
+  if (lanes < kBlock) std::memset(y + begin * kBlock, 0, static_cast<size_t>((end - begin) * kBlock) * sizeof(float));
+  for (int64_t p = begin; p < end; p += kBlock) {
+    transpose_32bit_block__avx512(x + first * plane + p, plane, y + p * kBlock, kBlock, lanes,
+                                  std::min<int64_t>(kBlock, end - p));
   }
 }
 
@@ -38,18 +33,9 @@ void f32_reorder_from_nchwc__avx512(const float* x, int64_t channels, int64_t pl
                                     int64_t begin, int64_t end) {
   const int64_t first = block * kBlock;
   const int64_t lanes = std::min<int64_t>(kBlock, channels - first);
-  float* dst = y + first * plane;
-  int64_t p = begin;
-  if (lanes == kBlock) {
-    for (; p + kBlock <= end; p += kBlock) {
-      __m512 r[16];
-      for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(x + (p + i) * kBlock);
-      transpose_16x16(r);
-      for (int c = 0; c < 16; ++c) _mm512_storeu_ps(dst + c * plane + p, r[c]);
-    }
-  }
-  for (; p < end; ++p) {
-    for (int64_t lane = 0; lane < lanes; ++lane) dst[lane * plane + p] = x[p * kBlock + lane];
+  for (int64_t p = begin; p < end; p += kBlock) {
+    transpose_32bit_block__avx512(x + p * kBlock, kBlock, y + first * plane + p, plane,
+                                  std::min<int64_t>(kBlock, end - p), lanes);
   }
 }
 
@@ -79,14 +65,6 @@ __m512 max_pool_pixel_exact(const PoolJob& job, const float* x, int64_t oh, int6
     }
   }
   return best;
-}
-
-// First and one-past-last output index along one axis whose whole window lies inside the input.
-inline void inner_range(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation,
-                        int64_t& lo, int64_t& hi) {
-  lo = std::min(out, (pad + stride - 1) / stride);
-  const int64_t last = in - ((kernel - 1) * dilation + 1) + pad;  // largest start + pad with the window inside
-  hi = std::clamp<int64_t>(last < 0 ? 0 : last / stride + 1, lo, out);
 }
 
 }  // namespace
