@@ -115,27 +115,32 @@ class LayoutRewrite {
     const graph::TypeInfo type = rw_.value(value).type;
     const int64_t channels = plain_channels(type);
     if (channels <= 0) return std::nullopt;
-    graph::Node reorder;
-    reorder.op_type = "NchwcReorderIn";
-    reorder.domain = kNxrtDomain;
-    reorder.opset = 1;
-    reorder.name = rw_.value(value).name + "_nchwc_in";
-    reorder.inputs = {value};
     const BlockedTwin twin{rw_.new_value(rw_.value(value).name + "_nchwc", blocked_type(type, channels)), channels};
-    reorder.outputs = {twin.value};
-    rw_.add(std::move(reorder));
+    rw_.add(reorder_node("NchwcReorderIn", rw_.value(value).name + "_nchwc_in", value, twin.value));
     twins_[value] = twin;
     return twin;
   }
 
-  graph::Node node_like(const graph::Node& original, const char* op_type) {
+  // `original` as op_type over blocked values: the same op keeps its domain and opset, others are com.nxrt ops.
+  static graph::Node node_like(const graph::Node& original, const char* op_type) {
     graph::Node node;
     node.op_type = op_type;
-    const bool onnx_op = std::string_view(op_type) == "Relu" || std::string_view(op_type) == "Add";
-    node.domain = onnx_op ? "" : kNxrtDomain;
-    node.opset = onnx_op ? original.opset : 1;
+    const bool same_op = original.op_type == op_type;
+    node.domain = same_op ? original.domain : kNxrtDomain;
+    node.opset = same_op ? original.opset : 1;
     node.name = original.name.empty() ? original.op_type + "_nchwc" : original.name;
     node.attributes = original.attributes;
+    return node;
+  }
+
+  static graph::Node reorder_node(const char* op_type, std::string name, int input, int output) {
+    graph::Node node;
+    node.op_type = op_type;
+    node.domain = kNxrtDomain;
+    node.opset = 1;
+    node.name = std::move(name);
+    node.inputs = {input};
+    node.outputs = {output};
     return node;
   }
 
@@ -146,13 +151,7 @@ class LayoutRewrite {
     if (plain_channels(type) != channels) return Status::ok();
     const BlockedTwin twin{rw_.new_value(rw_.value(plain).name + "_nchwc", blocked_type(type, channels)), channels};
     blocked.outputs = {twin.value};
-    graph::Node reorder;
-    reorder.op_type = "NchwcReorderOut";
-    reorder.domain = kNxrtDomain;
-    reorder.opset = 1;
-    reorder.name = blocked.name + "_nchwc_out";
-    reorder.inputs = {twin.value};
-    reorder.outputs = {plain};
+    graph::Node reorder = reorder_node("NchwcReorderOut", blocked.name + "_nchwc_out", twin.value, plain);
     reorder.attributes = {make_int_attribute("channels", channels)};
     rw_.remove(n);
     rw_.add(std::move(blocked));
