@@ -39,6 +39,8 @@ struct KernelSet {
   bool direct = false;
   // Packs one mr-row strip of a row-major A (see f32_pack_a_14__avx512); null: the portable loop.
   void (*pack_a_strip)(const T* a, int64_t lda, int64_t rows, int64_t kc, T* dst) = nullptr;
+  // `tile` applies TileActivation::kGeluErf and kGeluTanh.
+  bool tile_gelu = false;
 };
 
 template <class T>
@@ -68,8 +70,8 @@ T activate_scalar(const GemmTile<T>& t, T v) {
     case TileActivation::kLeakyRelu: return v < T{0} ? static_cast<T>(t.activation_alpha) * v : v;
     case TileActivation::kClip:
       return std::min(std::max(v, static_cast<T>(t.activation_alpha)), static_cast<T>(t.activation_beta));
+    default: return v;  // the Gelu forms are planned for tile_gelu kernel sets only
   }
-  return v;
 }
 
 // Tile kernel of the packed-strip families: the micro-kernel fills a full MR x NR tile (from zero-padded
@@ -95,7 +97,7 @@ KernelSet<float> f32_kernels(GemmIsa isa) {
 #if defined(__x86_64__)
   if (isa == GemmIsa::kAvx512 && cpu_has_avx512()) {
     return {GemmIsa::kAvx512, kAvx512F32TileM, kAvx512F32TileN, 1024, 20 * kAvx512F32TileM, 256,
-            f32_gemm_14x32__avx512, true, f32_pack_a_14__avx512};
+            f32_gemm_14x32__avx512, true, f32_pack_a_14__avx512, true};
   }
   if ((isa == GemmIsa::kAvx2 || isa == GemmIsa::kAvx512) && cpu_has_avx2_fma()) {
     return {GemmIsa::kAvx2, kAvx2F32TileM, kAvx2F32TileN, kGemmBlockK, 16 * kAvx2F32TileM, 512,
@@ -268,7 +270,7 @@ struct EpiloguePlan {
 };
 
 template <class T>
-EpiloguePlan<T> plan_epilogue(const GemmEpilogue<T>& epilogue) {
+EpiloguePlan<T> plan_epilogue(const GemmEpilogue<T>& epilogue, bool tile_gelu) {
   EpiloguePlan<T> plan;
   plan.bias = epilogue.bias;
   plan.bias_per_row = epilogue.bias_per_row;
@@ -279,6 +281,14 @@ EpiloguePlan<T> plan_epilogue(const GemmEpilogue<T>& epilogue) {
     case ActivationKind::kRelu: plan.in_tile = TileActivation::kRelu; break;
     case ActivationKind::kLeakyRelu: plan.in_tile = TileActivation::kLeakyRelu; break;
     case ActivationKind::kClip: plan.in_tile = TileActivation::kClip; break;
+    case ActivationKind::kGelu:
+      if (tile_gelu) plan.in_tile = TileActivation::kGeluErf;
+      else plan.after = &epilogue.activation;
+      break;
+    case ActivationKind::kGeluTanh:
+      if (tile_gelu) plan.in_tile = TileActivation::kGeluTanh;
+      else plan.after = &epilogue.activation;
+      break;
     default: plan.after = &epilogue.activation; break;
   }
   return plan;
@@ -465,7 +475,7 @@ void gemm_engine(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a,
     gemm_empty_depth(g, beta, c, epilogue);
     return;
   }
-  const EpiloguePlan<T> plan = plan_epilogue(epilogue);
+  const EpiloguePlan<T> plan = plan_epilogue(epilogue, ks.tile_gelu);
   const bool serial = g.m * g.n * g.k < kInlineWork;
   const int threads = serial ? 1 : pool.num_threads();
   if (ks.direct && g.m <= kGemmDirectMaxRows && (b.packed != nullptr || !b.trans)) {

@@ -25,8 +25,9 @@ inline constexpr int kAvx512F32TileN = 32;
 inline constexpr int kAvx512F64TileM = 14;
 inline constexpr int kAvx512F64TileN = 16;
 
-// Activations cheap enough to apply inside a tile kernel; others are applied by the caller afterwards.
-enum class TileActivation : int32_t { kNone, kRelu, kLeakyRelu, kClip };
+// Activations applied inside a tile kernel; others are applied by the caller afterwards. The Gelu forms are
+// only given to the f32 AVX-512 tile kernel, which applies them to its stored tile while it is in L1.
+enum class TileActivation : int32_t { kNone, kRelu, kLeakyRelu, kClip, kGeluErf, kGeluTanh };
 
 template <class T>
 struct GemmTile {

@@ -145,7 +145,8 @@ TEST_P(GemmIsaTest, F64MatchesReferenceAroundTileSizes) {
 
 TEST_P(GemmIsaTest, EpilogueAndPackedB) {
   const ActivationKind kinds[] = {ActivationKind::kNone, ActivationKind::kRelu, ActivationKind::kLeakyRelu,
-                                  ActivationKind::kClip, ActivationKind::kSigmoid, ActivationKind::kGelu};
+                                  ActivationKind::kClip, ActivationKind::kSigmoid, ActivationKind::kGelu,
+                                  ActivationKind::kGeluTanh};
   for (int threads : {1, 2}) {
     ThreadPool pool(threads);
     for (ActivationKind kind : kinds) {

@@ -1,7 +1,8 @@
 // AVX-512 GEMM tile kernels: f32 14x32 and f64 14x16. The accumulators are 2 * rows zmm registers (28 for a
 // full tile); each k step loads two B vectors and broadcasts one A element per row. Tiles with fewer rows run a
 // kernel instantiated for that row count, and partial columns use masked loads and stores, so callers never
-// pad C. With <= 4 rows the k loop keeps two accumulator sets to hide FMA latency (the GEMV case).
+// pad C. With <= 4 rows the k loop keeps two accumulator sets to hide FMA latency (the GEMV case). The f32 kernel
+// applies the Gelu forms to its stored tile, read back from L1.
 // Built with -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma on x86-64 only (see CMakeLists.txt).
 #include "ep/cpu/kernels/gemm_microkernels.h"
 
@@ -11,6 +12,7 @@
 #include <utility>
 
 #include "ep/cpu/kernels/avx512/vector_lanes_avx512.h"
+#include "ep/cpu/kernels/avx512/vector_math_avx512.h"
 
 // GCC 12 reports the undefined pass-through operand of _mm512_max_pd/_mm512_min_pd as maybe-uninitialized.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -81,8 +83,8 @@ typename Vec<T>::Reg activate(const GemmTile<T>& t, typename Vec<T>::Reg v) {
     case TileActivation::kClip:
       return V::min(V::set1(static_cast<T>(t.activation_beta)),
                     V::max(V::set1(static_cast<T>(t.activation_alpha)), v));
+    default: return v;  // the Gelu forms: after the stores (f32_gemm_14x32__avx512)
   }
-  return v;
 }
 
 // kOneVector: the tile has at most one vector of columns (a last strip of N), so the second accumulator column is
@@ -203,6 +205,12 @@ void dispatch_layout(const GemmTile<T>& t) {
   }
 }
 
+// C(r, c) = f(C(r, c)) over the tile, which its kernel has just stored (in L1).
+template <class F>
+void apply_to_tile(const GemmTile<float>& t, F f) {
+  for (int64_t r = 0; r < t.rows; ++r) avx512_math::map(t.c + r * t.ldc, t.c + r * t.ldc, t.cols, f);
+}
+
 template <class T, int... kRows>
 void dispatch_rows(const GemmTile<T>& t, std::integer_sequence<int, kRows...>) {
   (void)((t.rows == kRows + 1 ? (dispatch_layout<T, kRows + 1>(t), true) : false) || ...);
@@ -268,6 +276,11 @@ void f32_pack_a_14__avx512(const float* a, int64_t lda, int64_t rows, int64_t kc
 
 void f32_gemm_14x32__avx512(const GemmTile<float>& tile) {
   dispatch_rows(tile, std::make_integer_sequence<int, kAvx512F32TileM>{});
+  if (tile.activation == TileActivation::kGeluErf) {
+    apply_to_tile(tile, avx512_math::gelu_erf);
+  } else if (tile.activation == TileActivation::kGeluTanh) {
+    apply_to_tile(tile, avx512_math::gelu_tanh);
+  }
 }
 
 void f64_gemm_14x16__avx512(const GemmTile<double>& tile) {

@@ -1,9 +1,63 @@
-// Vector math compiled for AVX-512 (F, DQ, BW, VL) with 512-bit vectors (see vector_math_loops.h).
+// Vector math compiled for AVX-512 (F, DQ, BW, VL) with 512-bit vectors: the portable loops of
+// vector_math_loops.h, with exp, erf, the Gelu forms and the softmax pieces replaced by the register functions of
+// vector_math_avx512.h (scalef, a reciprocal estimate and Estrin polynomials: 1.5-2x the vectorised loops).
 #define NXRT_VECTOR_MATH_ISA avx512
+#include "ep/cpu/kernels/avx512/vector_math_avx512.h"
+
 #include "ep/cpu/kernels/vector_math_loops.h"
 
 namespace nxrt::cpu {
 
-VectorMathKernels vector_math_kernels_avx512() { return avx512::make_kernels(); }
+namespace {
+
+namespace math = avx512_math;
+
+void exp_avx512(const float* in, float* out, int64_t n) { math::map(in, out, n, math::exp); }
+void erf_avx512(const float* in, float* out, int64_t n) { math::map(in, out, n, math::erf); }
+void gelu_erf_avx512(const float* in, float* out, int64_t n) { math::map(in, out, n, math::gelu_erf); }
+void gelu_tanh_avx512(const float* in, float* out, int64_t n) { math::map(in, out, n, math::gelu_tanh); }
+
+float exp_shifted_sum_avx512(const float* in, float* out, int64_t n, float shift) {
+  const __m512 minus_shift = _mm512_set1_ps(-shift);
+  __m512 sum0 = _mm512_setzero_ps();
+  __m512 sum1 = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 e0 = math::exp(_mm512_add_ps(_mm512_loadu_ps(in + i), minus_shift));
+    const __m512 e1 = math::exp(_mm512_add_ps(_mm512_loadu_ps(in + i + 16), minus_shift));
+    _mm512_storeu_ps(out + i, e0);
+    _mm512_storeu_ps(out + i + 16, e1);
+    sum0 = _mm512_add_ps(sum0, e0);
+    sum1 = _mm512_add_ps(sum1, e1);
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 m = math::first_lanes(n - i);
+    const __m512 e = math::exp(_mm512_add_ps(_mm512_maskz_loadu_ps(m, in + i), minus_shift));
+    _mm512_mask_storeu_ps(out + i, m, e);
+    sum0 = _mm512_mask_add_ps(sum0, m, sum0, e);
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(sum0, sum1));
+}
+
+void softmax_row_avx512(const float* in, float* out, int64_t n) {
+  const __m512 inverse = _mm512_set1_ps(1.0f / exp_shifted_sum_avx512(in, out, n, avx512::row_max_loop(in, n)));
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = math::first_lanes(n - i);
+    _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, out + i), inverse));
+  }
+}
+
+}  // namespace
+
+VectorMathKernels vector_math_kernels_avx512() {
+  VectorMathKernels kernels = avx512::make_kernels();
+  kernels.exp = exp_avx512;
+  kernels.erf = erf_avx512;
+  kernels.gelu_erf = gelu_erf_avx512;
+  kernels.gelu_tanh = gelu_tanh_avx512;
+  kernels.exp_shifted_sum = exp_shifted_sum_avx512;
+  kernels.softmax_row = softmax_row_avx512;
+  return kernels;
+}
 
 }  // namespace nxrt::cpu
