@@ -1,5 +1,5 @@
-// Lane masks, lane-index vectors and the 16 x 16 transpose shared by the AVX-512 kernels; include only from AVX-512 translation units
-// (kernels/avx512/). Index vectors are built by functions, not globals: a unit's code may run only once the CPU
+// Lane masks, lane-index vectors, lane sums and the 16 x 16 transpose shared by the AVX-512 kernels; include only
+// from AVX-512 translation units (kernels/avx512/). Index vectors are built by functions, not globals: a unit's code may run only once the CPU
 // is known to have AVX-512.
 #pragma once
 
@@ -13,6 +13,15 @@ namespace nxrt::cpu {
 // The first n lanes (n clamped to [0, 16]).
 inline __mmask16 first_lanes(int64_t n) {
   return static_cast<__mmask16>((1u << std::clamp<int64_t>(n, 0, 16)) - 1u);
+}
+
+// The sum of the 16 lanes, by halving swaps (every lane ends up holding it).
+inline float sum_lanes(__m512 v) {
+  v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, 0x4E));
+  v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, 0xB1));
+  v = _mm512_add_ps(v, _mm512_permute_ps(v, 0x4E));
+  v = _mm512_add_ps(v, _mm512_permute_ps(v, 0xB1));
+  return _mm512_cvtss_f32(v);
 }
 
 // _mm512_permutex2var_ps indices of the even and the odd elements of a 32-float pair (a, b).

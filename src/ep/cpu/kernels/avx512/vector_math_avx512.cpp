@@ -31,18 +31,18 @@ float exp_shifted_sum_avx512(const float* in, float* out, int64_t n, float shift
     sum1 = _mm512_add_ps(sum1, e1);
   }
   for (; i < n; i += 16) {
-    const __mmask16 m = math::first_lanes(n - i);
+    const __mmask16 m = first_lanes(n - i);
     const __m512 e = math::exp(_mm512_add_ps(_mm512_maskz_loadu_ps(m, in + i), minus_shift));
     _mm512_mask_storeu_ps(out + i, m, e);
     sum0 = _mm512_mask_add_ps(sum0, m, sum0, e);
   }
-  return _mm512_reduce_add_ps(_mm512_add_ps(sum0, sum1));
+  return sum_lanes(_mm512_add_ps(sum0, sum1));
 }
 
 void softmax_row_avx512(const float* in, float* out, int64_t n) {
   const __m512 inverse = _mm512_set1_ps(1.0f / exp_shifted_sum_avx512(in, out, n, avx512::row_max_loop(in, n)));
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = math::first_lanes(n - i);
+    const __mmask16 m = first_lanes(n - i);
     _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, out + i), inverse));
   }
 }

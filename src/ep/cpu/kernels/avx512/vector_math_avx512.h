@@ -8,10 +8,13 @@
 
 #include <cstdint>
 
-// GCC 12 reports the undefined pass-through operand of _mm512_max_ps/_mm512_min_ps/_mm512_roundscale_ps as
-// maybe-uninitialized.
+#include "ep/cpu/kernels/avx512/vector_lanes_avx512.h"
+
+// GCC 12 reports the undefined pass-through operand of unmasked intrinsics (_mm512_max_ps, _mm512_roundscale_ps,
+// _mm512_shuffle_f32x4, ...) as (maybe) uninitialized.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 namespace nxrt::cpu::avx512_math {
@@ -115,11 +118,6 @@ inline __m512 gelu_tanh(__m512 x) {
   const __m512 minus_two_u = _mm512_mul_ps(_mm512_mul_ps(x, splat(-2.0f * 0.79788456080286536f)),
                                            _mm512_fmadd_ps(x2, splat(0.044715f), splat(1.0f)));
   return _mm512_mul_ps(x, _mm512_div_ps(splat(1.0f), _mm512_add_ps(exp(minus_two_u), splat(1.0f))));
-}
-
-// All 16 lanes when n >= 16, else the first n.
-inline __mmask16 first_lanes(int64_t n) {
-  return n >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n) - 1);
 }
 
 // out[i] = f(in[i]) for i < n, two vectors per step (independent chains overlap); the tail is masked.
