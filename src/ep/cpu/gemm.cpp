@@ -401,6 +401,18 @@ TaskGrid plan_tasks(const KernelSet<T>& ks, const GemmArgs& g, int threads) {
   return grid;
 }
 
+// Whether a task's tiles read A where it lies (row-major, kernels that take any A strides) instead of packing
+// it: when an MR-row strip of one depth block stays in L1 (42 KiB) while it meets at most 24 B strips, packing
+// costs more than the strided broadcasts (ViT shapes, k 64-768 x n 64-768: 1-15% faster); longer depth or
+// more strips reuse the packed strip enough to pay for it (m 128 x k 3072 x n 768: 1.27x slower unpacked).
+template <class T>
+bool reads_a_in_place(const KernelSet<T>& ks, const GemmArgs& g, int64_t kc, int64_t strips) {
+  constexpr int64_t kL1StripBytes = 42 * 1024;
+  constexpr int64_t kMaxStrips = 24;
+  return ks.direct && !g.trans_a && kc * ks.mr * static_cast<int64_t>(sizeof(T)) <= kL1StripBytes &&
+         strips <= kMaxStrips;
+}
+
 // b.packed null: only for grids with one M block (each B element used by one task); each task then packs the
 // kc x nc panel of B it is about to use into a thread-local buffer (kept in L2 for the whole panel).
 template <class T>
@@ -438,7 +450,10 @@ void gemm_blocked(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a
       for (int64_t p0 = 0; p0 < g.k; p0 += kc_block) {
         const int64_t kc = std::min(kc_block, g.k - p0);
         const bool last = p0 + kc >= g.k;
-        pack_a_block(ks, g, a, i0, rows, p0, kc, a_pack.data());
+        const bool direct_a = reads_a_in_place(ks, g, kc, s1 - s0);
+        if (!direct_a) pack_a_block(ks, g, a, i0, rows, p0, kc, a_pack.data());
+        t.a_row_stride = direct_a ? g.lda : 1;
+        t.a_k_stride = direct_a ? 1 : ks.mr;
         t.kc = kc;
         t.beta = p0 == 0 ? beta : T{1};
         // An A strip stays in L1 while it meets every B strip of a panel that stays in L2.
@@ -452,7 +467,7 @@ void gemm_blocked(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a
           }
           for (int64_t ir = 0; ir < rows; ir += ks.mr) {
             t.rows = std::min(ks.mr, rows - ir);
-            t.a = a_pack.data() + ir * kc;
+            t.a = direct_a ? a + (i0 + ir) * g.lda + p0 : a_pack.data() + ir * kc;
             for (int64_t s = panel; s < panel_end; ++s) {
               const int64_t j0 = s * ks.nr;
               t.cols = std::min(ks.nr, g.n - j0);

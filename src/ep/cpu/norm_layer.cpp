@@ -1,12 +1,14 @@
 // LayerNormalization (opset 17) and RMSNormalization (opset 23). X splits at `axis` into outer rows and
 // normalized columns; Scale (and B) broadcast unidirectionally to X. Row statistics accumulate in double; the
-// elementwise pass runs in float (double for f64 inputs). LayerNormalization's optional Mean and InvStdDev
-// outputs have X's outer dims followed by ones and the stash_type element type.
+// elementwise pass runs in float (double for f64 inputs). f32 LayerNormalization with Scale and B contiguous along
+// the row runs on the vector-math row functions (vector_row_moments, vector_normalize_row). LayerNormalization's
+// optional Mean and InvStdDev outputs have X's outer dims followed by ones and the stash_type element type.
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "ep/cpu/norm_common.h"
+#include "ep/cpu/vector_math.h"
 
 namespace nxrt::cpu::norm {
 
@@ -30,8 +32,7 @@ class RowNormKernel final : public Kernel {
     }
     const Tensor& x = *inputs[0];
     TRY_ASSIGN(const int64_t axis, normalized_axis(axis_, static_cast<int64_t>(x.rank()), description_, "axis"));
-    TRY(SplitBroadcast::make(inputs[1]->shape(), x.shape(), static_cast<size_t>(axis), description_, "Scale")
-            .status());
+    TRY(SplitBroadcast::make(inputs[1]->shape(), x.shape(), static_cast<size_t>(axis), description_, "Scale").status());
     if (!rms_ && inputs.size() > 2 && inputs[2] != nullptr) {
       TRY(SplitBroadcast::make(inputs[2]->shape(), x.shape(), static_cast<size_t>(axis), description_, "B").status());
     }
@@ -48,8 +49,7 @@ class RowNormKernel final : public Kernel {
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
     const Tensor& x = *inputs[0];
     if (x.numel() == 0) return Status::ok();
-    TRY_ASSIGN(const int64_t axis_signed,
-               normalized_axis(axis_, static_cast<int64_t>(x.rank()), description_, "axis"));
+    TRY_ASSIGN(const int64_t axis_signed, normalized_axis(axis_, static_cast<int64_t>(x.rank()), description_, "axis"));
     const auto axis = static_cast<size_t>(axis_signed);
     const int64_t outer = shape_numel(std::span<const int64_t>(x.shape().data(), axis));
     const int64_t inner = x.numel() / outer;
@@ -64,51 +64,73 @@ class RowNormKernel final : public Kernel {
     const bool want_inv_std = present_.size() > 2 && present_[2];
     std::vector<double> means(want_mean ? static_cast<size_t>(outer) : 0);
     std::vector<double> inv_stds(want_inv_std ? static_cast<size_t>(outer) : 0);
-    visit_dtype<FloatTypes>(x.dtype(), [&]<class T>() {
-      using Acc = AccOf<T>;
-      const auto scale = float_values<Acc>(*inputs[1]);
-      const auto bias = has_bias ? float_values<Acc>(*inputs[2]) : std::vector<Acc>();
-      const T* px = x.data<T>();
-      T* py = outputs[0].data<T>();
-      const int64_t* scale_inner = scale_index.inner_offsets().data();
-      const int64_t* bias_inner = has_bias ? bias_index.inner_offsets().data() : nullptr;
+    const bool plain_f32 = !rms_ && x.dtype() == DataType::kFloat32 && inputs[1]->dtype() == DataType::kFloat32 &&
+                           scale_index.inner_contiguous() &&
+                           (!has_bias || (inputs[2]->dtype() == DataType::kFloat32 && bias_index.inner_contiguous()));
+    if (plain_f32) {
+      const float* px = x.data<float>();
+      float* py = outputs[0].data<float>();
       pool.parallel_for(outer, std::max<int64_t>(1, kGrain / inner), [&](int64_t begin, int64_t end) {
         for (int64_t o = begin; o < end; ++o) {
-          const T* xr = px + o * inner;
-          T* yr = py + o * inner;
           double mean = 0;
           double var = 0;
-          if (rms_) {
-            var = row_sum<true>(xr, inner, Acc{0}) / static_cast<double>(inner);
-          } else {
-            mean = row_sum<false>(xr, inner, Acc{0}) / static_cast<double>(inner);
-            // Deviations from the rounded mean, corrected by the mean of those deviations.
-            const Acc shift = static_cast<Acc>(mean);
-            const double offset = row_sum<false>(xr, inner, shift) / static_cast<double>(inner);
-            var = std::max(0.0, row_sum<true>(xr, inner, shift) / static_cast<double>(inner) - offset * offset);
-          }
+          vector_row_moments(px + o * inner, inner, &mean, &var);
           const double inv_std = 1.0 / std::sqrt(var + epsilon_);
           if (!means.empty()) means[static_cast<size_t>(o)] = mean;
           if (!inv_stds.empty()) inv_stds[static_cast<size_t>(o)] = inv_std;
-          const Acc m = static_cast<Acc>(mean);
-          const Acc r = static_cast<Acc>(inv_std);
-          const Acc* so = scale.data() + scale_index.outer_offset(o);
-          if (has_bias && scale_index.inner_contiguous() && bias_index.inner_contiguous()) {
-            const Acc* bo = bias.data() + bias_index.outer_offset(o);
-            for (int64_t i = 0; i < inner; ++i) yr[i] = store<T>((load(xr[i]) - m) * r * so[i] + bo[i]);
-          } else if (!has_bias && scale_index.inner_contiguous()) {
-            for (int64_t i = 0; i < inner; ++i) yr[i] = store<T>((load(xr[i]) - m) * r * so[i]);
-          } else if (has_bias) {
-            const Acc* bo = bias.data() + bias_index.outer_offset(o);
-            for (int64_t i = 0; i < inner; ++i) {
-              yr[i] = store<T>((load(xr[i]) - m) * r * so[scale_inner[i]] + bo[bias_inner[i]]);
-            }
-          } else {
-            for (int64_t i = 0; i < inner; ++i) yr[i] = store<T>((load(xr[i]) - m) * r * so[scale_inner[i]]);
-          }
+          vector_normalize_row(px + o * inner, static_cast<float>(mean), static_cast<float>(inv_std),
+                               inputs[1]->data<float>() + scale_index.outer_offset(o),
+                               has_bias ? inputs[2]->data<float>() + bias_index.outer_offset(o) : nullptr,
+                               py + o * inner, inner);
         }
       });
-    });
+    } else {
+      visit_dtype<FloatTypes>(x.dtype(), [&]<class T>() {
+        using Acc = AccOf<T>;
+        const auto scale = float_values<Acc>(*inputs[1]);
+        const auto bias = has_bias ? float_values<Acc>(*inputs[2]) : std::vector<Acc>();
+        const T* px = x.data<T>();
+        T* py = outputs[0].data<T>();
+        const int64_t* scale_inner = scale_index.inner_offsets().data();
+        const int64_t* bias_inner = has_bias ? bias_index.inner_offsets().data() : nullptr;
+        pool.parallel_for(outer, std::max<int64_t>(1, kGrain / inner), [&](int64_t begin, int64_t end) {
+          for (int64_t o = begin; o < end; ++o) {
+            const T* xr = px + o * inner;
+            T* yr = py + o * inner;
+            double mean = 0;
+            double var = 0;
+            if (rms_) {
+              var = row_sum<true>(xr, inner, Acc{0}) / static_cast<double>(inner);
+            } else {
+              mean = row_sum<false>(xr, inner, Acc{0}) / static_cast<double>(inner);
+              // Deviations from the rounded mean, corrected by the mean of those deviations.
+              const Acc shift = static_cast<Acc>(mean);
+              const double offset = row_sum<false>(xr, inner, shift) / static_cast<double>(inner);
+              var = std::max(0.0, row_sum<true>(xr, inner, shift) / static_cast<double>(inner) - offset * offset);
+            }
+            const double inv_std = 1.0 / std::sqrt(var + epsilon_);
+            if (!means.empty()) means[static_cast<size_t>(o)] = mean;
+            if (!inv_stds.empty()) inv_stds[static_cast<size_t>(o)] = inv_std;
+            const Acc m = static_cast<Acc>(mean);
+            const Acc r = static_cast<Acc>(inv_std);
+            const Acc* so = scale.data() + scale_index.outer_offset(o);
+            if (has_bias && scale_index.inner_contiguous() && bias_index.inner_contiguous()) {
+              const Acc* bo = bias.data() + bias_index.outer_offset(o);
+              for (int64_t i = 0; i < inner; ++i) yr[i] = store<T>((load(xr[i]) - m) * r * so[i] + bo[i]);
+            } else if (!has_bias && scale_index.inner_contiguous()) {
+              for (int64_t i = 0; i < inner; ++i) yr[i] = store<T>((load(xr[i]) - m) * r * so[i]);
+            } else if (has_bias) {
+              const Acc* bo = bias.data() + bias_index.outer_offset(o);
+              for (int64_t i = 0; i < inner; ++i) {
+                yr[i] = store<T>((load(xr[i]) - m) * r * so[scale_inner[i]] + bo[bias_inner[i]]);
+              }
+            } else {
+              for (int64_t i = 0; i < inner; ++i) yr[i] = store<T>((load(xr[i]) - m) * r * so[scale_inner[i]]);
+            }
+          }
+        });
+      });
+    }
     if (want_mean) write_float_values(outputs[1], means);
     if (want_inv_std) write_float_values(outputs[2], inv_stds);
     return Status::ok();

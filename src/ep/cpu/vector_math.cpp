@@ -53,6 +53,13 @@ float vector_exp_shifted_sum(const float* in, float* out, int64_t n, float shift
 }
 
 void vector_softmax_row(const float* in, float* out, int64_t n) { selected().kernels.softmax_row(in, out, n); }
+void vector_row_moments(const float* x, int64_t n, double* mean, double* variance) {
+  selected().kernels.row_moments(x, n, mean, variance);
+}
+void vector_normalize_row(const float* x, float mean, float inv_std, const float* scale, const float* bias, float* y,
+                          int64_t n) {
+  selected().kernels.normalize_row(x, mean, inv_std, scale, bias, y, n);
+}
 
 BinaryArrayFn<float> binary_array_f32(int op, int shape) { return selected().kernels.binary_f32[op][shape]; }
 BinaryArrayFn<double> binary_array_f64(int op, int shape) { return selected().kernels.binary_f64[op][shape]; }

@@ -24,6 +24,10 @@ float vector_exp_shifted_sum(const float* in, float* out, int64_t n, float shift
 // Softmax of one row of n > 0 floats: exp(in[i] - max) / sum, NaN skipped by the max (and then NaN everywhere
 // through the sum); in and out may alias.
 void vector_softmax_row(const float* in, float* out, int64_t n);
+// Row statistics and the affine normalisation of LayerNormalization (see VectorMathKernels).
+void vector_row_moments(const float* x, int64_t n, double* mean, double* variance);
+void vector_normalize_row(const float* x, float mean, float inv_std, const float* scale, const float* bias, float* y,
+                          int64_t n);
 // Softmax of one float row as the Softmax kernel computes it (defined in softmax.cpp); x and y may alias.
 void softmax_row_f32(const float* x, float* y, int64_t n);
 

@@ -26,6 +26,12 @@ struct VectorMathKernels {
   // out = softmax(in) over one row of n > 0 values: exp(in[i] - max) / sum; NaN inputs are skipped by the max
   // and make every output NaN through the sum.
   void (*softmax_row)(const float* in, float* out, int64_t n);
+  // Mean and variance of one row of n > 0 floats: the mean from float lanes flushed into a double every 1024
+  // values, the variance from the deviations d from the float-rounded mean, as mean(d^2) - mean(d)^2 (>= 0).
+  void (*row_moments)(const float* x, int64_t n, double* mean, double* variance);
+  // y[i] = (x[i] - mean) * inv_std * scale[i] + bias[i] (bias may be null: + 0). y may equal x.
+  void (*normalize_row)(const float* x, float mean, float inv_std, const float* scale, const float* bias, float* y,
+                        int64_t n);
   BinaryArrayFn<float> binary_f32[kBinaryOps][kBinaryShapes];
   BinaryArrayFn<double> binary_f64[kBinaryOps][kBinaryShapes];
 };

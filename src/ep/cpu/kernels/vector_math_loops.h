@@ -165,6 +165,57 @@ float row_max_loop(const float* x, int64_t n) {
   return m;
 }
 
+// Sum over x[0 .. n) of (x - shift), and of (x - shift)^2 when `squares` is non-null, in 16 float lanes flushed
+// into double totals every 1024 values.
+double shifted_sums_loop(const float* x, int64_t n, float shift, double* squares) {
+  typedef float Lanes __attribute__((vector_size(64)));
+  constexpr int64_t kBlock = 1024;
+  double total = 0;
+  double total_squares = 0;
+  for (int64_t start = 0; start < n; start += kBlock) {
+    const int64_t end = start + kBlock < n ? start + kBlock : n;
+    Lanes sum = {};
+    Lanes sum_squares = {};
+    int64_t i = start;
+    for (; i + 16 <= end; i += 16) {
+      Lanes v;
+      __builtin_memcpy(&v, x + i, sizeof(v));
+      v -= shift;
+      sum += v;
+      sum_squares += v * v;
+    }
+    for (; i < end; ++i) {
+      const float d = x[i] - shift;
+      sum[0] += d;
+      sum_squares[0] += d * d;
+    }
+    for (int l = 0; l < 16; ++l) {
+      total += static_cast<double>(sum[l]);
+      total_squares += static_cast<double>(sum_squares[l]);
+    }
+  }
+  if (squares != nullptr) *squares = total_squares;
+  return total;
+}
+
+void row_moments_loop(const float* x, int64_t n, double* mean, double* variance) {
+  const double count = static_cast<double>(n);
+  *mean = shifted_sums_loop(x, n, 0.0f, nullptr) / count;
+  double squares = 0;
+  const double offset = shifted_sums_loop(x, n, static_cast<float>(*mean), &squares) / count;
+  const double v = squares / count - offset * offset;
+  *variance = v > 0.0 ? v : 0.0;
+}
+
+void normalize_row_loop(const float* x, float mean, float inv_std, const float* scale, const float* bias, float* y,
+                        int64_t n) {
+  if (bias != nullptr) {
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv_std * scale[i] + bias[i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv_std * scale[i];
+  }
+}
+
 void softmax_row_loop(const float* in, float* out, int64_t n) {
   const float inverse = 1.0f / exp_shifted_sum_loop(in, out, n, row_max_loop(in, n));
   for (int64_t i = 0; i < n; ++i) out[i] *= inverse;
@@ -216,6 +267,8 @@ VectorMathKernels make_kernels() {
   kernels.gelu_tanh = gelu_tanh_loop;
   kernels.exp_shifted_sum = exp_shifted_sum_loop;
   kernels.softmax_row = softmax_row_loop;
+  kernels.row_moments = row_moments_loop;
+  kernels.normalize_row = normalize_row_loop;
   fill_binary_table<float>(kernels.binary_f32);
   fill_binary_table<double>(kernels.binary_f64);
   return kernels;

@@ -113,8 +113,10 @@ TEST_P(GemmIsaTest, F32MatchesReferenceAroundTileSizes) {
       for (int64_t k : ks) check_gemm<float>(m, n, k, false, false, 1.0f, 0.0f, pool, GetParam());
     }
   }
-  // Several depth blocks (256 portable / AVX2, 384 AVX-512) and B panels (512 columns).
+  // Several depth blocks (256 portable / AVX2, 384 AVX-512) and B panels (512 columns); with AVX-512, A packed
+  // for a long depth (800) or many column strips (900 columns), read in place otherwise.
   for (int64_t m : {1, 8, 29}) check_gemm<float>(m, 530, 800, false, false, 1.0f, 0.0f, pool, GetParam());
+  check_gemm<float>(100, 900, 300, false, false, 1.0f, 0.0f, pool, GetParam());
   check_gemm<float>(300, 1100, 384, true, true, 1.0f, 0.0f, pool, GetParam());
 }
 

@@ -172,6 +172,46 @@ TEST_P(VectorMathTest, ExpShiftedSum) {
   }
 }
 
+TEST_P(VectorMathTest, RowMomentsAndNormalizeRowMatchDoubleReference) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  for (int64_t n : {1, 7, 16, 31, 32, 33, 192, 1000, 2500}) {
+    for (float offset : {0.0f, 1000.0f}) {  // a large common offset: the variance must not cancel away
+      std::vector<float> xs(static_cast<size_t>(n));
+      std::vector<float> scale(xs.size());
+      std::vector<float> bias(xs.size());
+      for (size_t i = 0; i < xs.size(); ++i) {
+        xs[i] = offset + dist(rng);
+        scale[i] = dist(rng);
+        bias[i] = dist(rng);
+      }
+      double mean_ref = 0;
+      for (float x : xs) mean_ref += x;
+      mean_ref /= static_cast<double>(n);
+      double var_ref = 0;
+      for (float x : xs) var_ref += (x - mean_ref) * (x - mean_ref);
+      var_ref /= static_cast<double>(n);
+      double mean = 0;
+      double variance = 0;
+      vector_row_moments(xs.data(), n, &mean, &variance);
+      EXPECT_NEAR(mean, mean_ref, 1e-6 * (1.0 + std::fabs(mean_ref))) << "n=" << n;
+      EXPECT_NEAR(variance, var_ref, 1e-5 * var_ref + 1e-12) << "n=" << n << " offset=" << offset;
+      const float inv_std = static_cast<float>(1.0 / std::sqrt(variance + 1e-5));
+      for (const float* b : {static_cast<const float*>(bias.data()), static_cast<const float*>(nullptr)}) {
+        std::vector<float> ys(xs.size(), 12345.0f);
+        ys.push_back(12345.0f);
+        vector_normalize_row(xs.data(), static_cast<float>(mean), inv_std, scale.data(), b, ys.data(), n);
+        for (int64_t i = 0; i < n; ++i) {
+          const double expected = (xs[i] - static_cast<float>(mean)) * static_cast<double>(inv_std) * scale[i] +
+                                  (b != nullptr ? b[i] : 0.0);
+          EXPECT_NEAR(ys[i], expected, 1e-5 * (1.0 + std::fabs(expected))) << "n=" << n << " i=" << i;
+        }
+        EXPECT_EQ(ys[static_cast<size_t>(n)], 12345.0f) << "wrote past n=" << n;
+      }
+    }
+  }
+}
+
 TEST_P(VectorMathTest, SoftmaxRowMatchesDoubleReferenceAndSkipsNanInTheMax) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> dist(-30.0f, 30.0f);
