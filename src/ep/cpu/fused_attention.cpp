@@ -2,7 +2,8 @@
 //   Y = MatMul(Softmax(MatMul(Q, Kt) * scale (or / scale when divide=1) [+ mask], axis=-1), V)
 // Q [..., S, D], Kt [..., D, T], V [..., T, Dv] with equal batch dims; mask (optional) broadcasts to [..., S, T]
 // without widening it; Y [..., S, Dv]. Each task takes one batch entry and a block of query rows (row_block), so
-// its scores stay in cache; the steps are the unfused kernels' (same GEMM, scalar multiply, add, Softmax row).
+// its scores stay in cache; the steps are the unfused kernels' (same GEMM, scalar multiply, add), except that the
+// softmax's division by the row sum is applied to the output rows (Dv values each, not T).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -72,12 +73,13 @@ class FusedAttentionKernel final : public Kernel {
     const int64_t row_blocks = (shape.s + block - 1) / block;
     pool.parallel_for(shape.batch_count * row_blocks, 1, [&](int64_t begin, int64_t end) {
       thread_local ScratchFloats scratch;  // every score is written by the GEMM (or filled) before it is read
-      float* const scores = scratch.reserve(block * shape.t);
+      float* const scores = scratch.reserve(block * (shape.t + 1));
+      float* const sums = scores + block * shape.t;
       for (int64_t task = begin; task < end; ++task) {
         const int64_t b = task / row_blocks;
         const int64_t row0 = (task % row_blocks) * block;
         const int64_t rows = std::min(block, shape.s - row0);
-        attend_block(shape, b, row0, rows, q, kt, v, mask, y, scores, task_pool());
+        attend_block(shape, b, row0, rows, q, kt, v, mask, y, scores, sums, task_pool());
       }
     });
     return Status::ok();
@@ -85,7 +87,7 @@ class FusedAttentionKernel final : public Kernel {
 
  private:
   void attend_block(const AttentionShape& sh, int64_t b, int64_t row0, int64_t rows, const float* q,
-                    const float* kt, const float* v, const float* mask, float* y, float* scores,
+                    const float* kt, const float* v, const float* mask, float* y, float* scores, float* sums,
                     ThreadPool& pool) const {
     if (sh.t == 0) {
       std::fill_n(y + (b * sh.s + row0) * sh.dv, rows * sh.dv, 0.0f);
@@ -121,11 +123,18 @@ class FusedAttentionKernel final : public Kernel {
           for (int64_t j = 0; j < sh.t; ++j) s[j] = s[j] + m[j * mask_col_stride];
         }
       }
-      softmax_row_f32(s, s, sh.t);
     }
+    // Softmax numerators; the division by each row's sum is applied to the (narrower) output rows.
+    vector_exp_rows(scores, rows, sh.t, sh.t, sums);
+    float* const y_rows = y + (b * sh.s + row0) * sh.dv;
     if (sh.dv > 0) {
       const GemmArgs pv{false, false, rows, sh.dv, sh.t, sh.t, sh.dv, sh.dv};
-      gemm_f32(pv, 1.0f, scores, v + b * sh.t * sh.dv, 0.0f, y + (b * sh.s + row0) * sh.dv, pool);
+      gemm_f32(pv, 1.0f, scores, v + b * sh.t * sh.dv, 0.0f, y_rows, pool);
+    }
+    const BinaryArrayFn<float> multiply_by_scalar = binary_array_f32(2, 2);
+    for (int64_t i = 0; i < rows; ++i) {
+      const float inverse = 1.0f / sums[i];
+      multiply_by_scalar(y_rows + i * sh.dv, &inverse, y_rows + i * sh.dv, sh.dv);
     }
   }
 

@@ -53,6 +53,9 @@ float vector_exp_shifted_sum(const float* in, float* out, int64_t n, float shift
 }
 
 void vector_softmax_row(const float* in, float* out, int64_t n) { selected().kernels.softmax_row(in, out, n); }
+void vector_exp_rows(float* x, int64_t rows, int64_t n, int64_t ld, float* sums) {
+  selected().kernels.exp_rows(x, rows, n, ld, sums);
+}
 void vector_row_moments(const float* x, int64_t n, double* mean, double* variance) {
   selected().kernels.row_moments(x, n, mean, variance);
 }

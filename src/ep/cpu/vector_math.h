@@ -24,6 +24,8 @@ float vector_exp_shifted_sum(const float* in, float* out, int64_t n, float shift
 // Softmax of one row of n > 0 floats: exp(in[i] - max) / sum, NaN skipped by the max (and then NaN everywhere
 // through the sum); in and out may alias.
 void vector_softmax_row(const float* in, float* out, int64_t n);
+// Unnormalised softmax of `rows` rows (stride ld) in place, with each row's sum (see VectorMathKernels).
+void vector_exp_rows(float* x, int64_t rows, int64_t n, int64_t ld, float* sums);
 // Row statistics and the affine normalisation of LayerNormalization (see VectorMathKernels).
 void vector_row_moments(const float* x, int64_t n, double* mean, double* variance);
 void vector_normalize_row(const float* x, float mean, float inv_std, const float* scale, const float* bias, float* y,

@@ -26,6 +26,9 @@ struct VectorMathKernels {
   // out = softmax(in) over one row of n > 0 values: exp(in[i] - max) / sum; NaN inputs are skipped by the max
   // and make every output NaN through the sum.
   void (*softmax_row)(const float* in, float* out, int64_t n);
+  // For each row r < rows of x (row stride ld, n > 0 values): x[i] = exp(x[i] - max) in place, with the max and
+  // NaN rules of softmax_row, and sums[r] = the row's sum; softmax is then x[i] / sums[r].
+  void (*exp_rows)(float* x, int64_t rows, int64_t n, int64_t ld, float* sums);
   // Mean and variance of one row of n > 0 floats: the mean from float lanes flushed into a double every 1024
   // values, the variance from the deviations d from the float-rounded mean, as mean(d^2) - mean(d)^2 (>= 0).
   void (*row_moments)(const float* x, int64_t n, double* mean, double* variance);

@@ -165,6 +165,13 @@ float row_max_loop(const float* x, int64_t n) {
   return m;
 }
 
+void exp_rows_loop(float* x, int64_t rows, int64_t n, int64_t ld, float* sums) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = x + r * ld;
+    sums[r] = exp_shifted_sum_loop(row, row, n, row_max_loop(row, n));
+  }
+}
+
 // Sum over x[0 .. n) of (x - shift), and of (x - shift)^2 when `squares` is non-null, in 16 float lanes flushed
 // into double totals every 1024 values.
 double shifted_sums_loop(const float* x, int64_t n, float shift, double* squares) {
@@ -267,6 +274,7 @@ VectorMathKernels make_kernels() {
   kernels.gelu_tanh = gelu_tanh_loop;
   kernels.exp_shifted_sum = exp_shifted_sum_loop;
   kernels.softmax_row = softmax_row_loop;
+  kernels.exp_rows = exp_rows_loop;
   kernels.row_moments = row_moments_loop;
   kernels.normalize_row = normalize_row_loop;
   fill_binary_table<float>(kernels.binary_f32);

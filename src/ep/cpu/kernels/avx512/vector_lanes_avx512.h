@@ -1,12 +1,19 @@
-// Lane masks, lane-index vectors, lane sums and the 16 x 16 transpose shared by the AVX-512 kernels; include only
-// from AVX-512 translation units (kernels/avx512/). Index vectors are built by functions, not globals: a unit's code may run only once the CPU
-// is known to have AVX-512.
+// Lane masks, lane-index vectors, lane sums and maxima, and the 16 x 16 transpose shared by the AVX-512 kernels;
+// include only from AVX-512 translation units (kernels/avx512/). Index vectors are built by functions, not
+// globals: a unit's code may run only once the CPU is known to have AVX-512.
 #pragma once
 
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstdint>
+
+// GCC 12 reports the undefined pass-through operand of unmasked intrinsics (_mm512_max_ps, _mm512_roundscale_ps,
+// _mm512_shuffle_f32x4, ...) as (maybe) uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 
 namespace nxrt::cpu {
 
@@ -21,6 +28,15 @@ inline float sum_lanes(__m512 v) {
   v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, 0xB1));
   v = _mm512_add_ps(v, _mm512_permute_ps(v, 0x4E));
   v = _mm512_add_ps(v, _mm512_permute_ps(v, 0xB1));
+  return _mm512_cvtss_f32(v);
+}
+
+// The max of the 16 lanes (no NaN lanes), by the same swaps.
+inline float max_lanes(__m512 v) {
+  v = _mm512_max_ps(v, _mm512_shuffle_f32x4(v, v, 0x4E));
+  v = _mm512_max_ps(v, _mm512_shuffle_f32x4(v, v, 0xB1));
+  v = _mm512_max_ps(v, _mm512_permute_ps(v, 0x4E));
+  v = _mm512_max_ps(v, _mm512_permute_ps(v, 0xB1));
   return _mm512_cvtss_f32(v);
 }
 

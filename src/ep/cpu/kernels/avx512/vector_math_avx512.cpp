@@ -39,8 +39,34 @@ float exp_shifted_sum_avx512(const float* in, float* out, int64_t n, float shift
   return sum_lanes(_mm512_add_ps(sum0, sum1));
 }
 
+// Max over x[0 .. n) skipping NaN (-inf when every value is NaN): _mm512_max_ps returns its second operand, the
+// running max, when the first is NaN.
+float row_max_avx512(const float* x, int64_t n) {
+  const __m512 minus_inf = _mm512_set1_ps(-__builtin_inff());
+  __m512 m0 = minus_inf;
+  __m512 m1 = minus_inf;
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    m0 = _mm512_max_ps(_mm512_loadu_ps(x + i), m0);
+    m1 = _mm512_max_ps(_mm512_loadu_ps(x + i + 16), m1);
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 m = first_lanes(n - i);
+    m0 = _mm512_mask_max_ps(m0, m, _mm512_maskz_loadu_ps(m, x + i), m0);
+  }
+  return max_lanes(_mm512_max_ps(m0, m1));
+}
+
+// Rows are independent, so consecutive rows' exponentials overlap in the out-of-order window.
+void exp_rows_avx512(float* x, int64_t rows, int64_t n, int64_t ld, float* sums) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = x + r * ld;
+    sums[r] = exp_shifted_sum_avx512(row, row, n, row_max_avx512(row, n));
+  }
+}
+
 void softmax_row_avx512(const float* in, float* out, int64_t n) {
-  const __m512 inverse = _mm512_set1_ps(1.0f / exp_shifted_sum_avx512(in, out, n, avx512::row_max_loop(in, n)));
+  const __m512 inverse = _mm512_set1_ps(1.0f / exp_shifted_sum_avx512(in, out, n, row_max_avx512(in, n)));
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 m = first_lanes(n - i);
     _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, out + i), inverse));
@@ -113,6 +139,7 @@ VectorMathKernels vector_math_kernels_avx512() {
   kernels.gelu_tanh = gelu_tanh_avx512;
   kernels.exp_shifted_sum = exp_shifted_sum_avx512;
   kernels.softmax_row = softmax_row_avx512;
+  kernels.exp_rows = exp_rows_avx512;
   kernels.row_moments = row_moments_avx512;
   kernels.normalize_row = normalize_row_avx512;
   return kernels;

@@ -10,13 +10,6 @@
 
 #include "ep/cpu/kernels/avx512/vector_lanes_avx512.h"
 
-// GCC 12 reports the undefined pass-through operand of unmasked intrinsics (_mm512_max_ps, _mm512_roundscale_ps,
-// _mm512_shuffle_f32x4, ...) as (maybe) uninitialized.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-
 namespace nxrt::cpu::avx512_math {
 
 inline __m512 splat(float v) { return _mm512_set1_ps(v); }
