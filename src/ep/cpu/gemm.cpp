@@ -219,14 +219,27 @@ void pack_b_strips(const KernelSet<T>& ks, const GemmArgs& g, const T* b, int64_
   }
 }
 
+// The MR-row strips of a block of rows: as few as MR allows, sizes differing by at most one, so that no strip is
+// left with a few rows (a tile kernel's time per row grows as its row count falls: m = 128 was 9 strips of 14
+// and one of 2). Packed strip q sits at q * MR * kc.
+struct RowStrips {
+  int64_t rows = 0;
+  int64_t mr = 1;
+  int64_t count() const { return (rows + mr - 1) / mr; }
+  int64_t begin(int64_t q) const { return q * rows / count(); }
+  int64_t size(int64_t q) const { return begin(q + 1) - begin(q); }
+};
+
 // Packs rows [i0, i0 + rows) x depth [p0, p0 + kc) of op(A) into MR-row strips, k-major, zero-padded.
 template <class T>
 void pack_a_block(const KernelSet<T>& ks, const GemmArgs& g, const T* a, int64_t i0, int64_t rows, int64_t p0,
                   int64_t kc, T* dst) {
   const int64_t mr = ks.mr;
-  for (int64_t strip = 0; strip < rows; strip += mr) {
-    const int64_t count = std::min(mr, rows - strip);
-    T* out = dst + strip * kc;
+  const RowStrips strips{rows, mr};
+  for (int64_t q = 0; q < strips.count(); ++q) {
+    const int64_t strip = strips.begin(q);
+    const int64_t count = strips.size(q);
+    T* out = dst + q * mr * kc;
     if (!g.trans_a && ks.pack_a_strip != nullptr) {
       ks.pack_a_strip(a + (i0 + strip) * g.lda + p0, g.lda, count, kc, out);
       continue;
@@ -371,6 +384,7 @@ void gemm_direct(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a,
 template <class T>
 void gemm_unpacked(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a, const BOperand<T>& b, T beta,
                    T* c, const EpiloguePlan<T>& plan) {
+  const RowStrips row_strips{g.m, ks.mr};
   GemmTile<T> t;
   t.kc = g.k;
   t.a_row_stride = g.lda;
@@ -382,8 +396,9 @@ void gemm_unpacked(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* 
   for (int64_t j0 = 0; j0 < g.n; j0 += ks.nr) {
     t.cols = std::min(ks.nr, g.n - j0);
     t.b = b.raw + j0;
-    for (int64_t i0 = 0; i0 < g.m; i0 += ks.mr) {
-      t.rows = std::min(ks.mr, g.m - i0);
+    for (int64_t q = 0; q < row_strips.count(); ++q) {
+      const int64_t i0 = row_strips.begin(q);
+      t.rows = row_strips.size(q);
       t.a = a + i0 * g.lda;
       t.c = c + i0 * g.ldc + j0;
       run_tile(ks, t, true, plan, i0, j0);
@@ -479,6 +494,7 @@ void gemm_blocked(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a
       const int64_t m_block = task / n_chunks;
       const int64_t i0 = m_block * m_strips / m_blocks * ks.mr;
       const int64_t rows = std::min(g.m, (m_block + 1) * m_strips / m_blocks * ks.mr) - i0;
+      const RowStrips row_strips{rows, ks.mr};
       const int64_t s0 = (task % n_chunks) * chunk;
       const int64_t s1 = std::min(strips, s0 + chunk);
       for (int64_t p0 = 0; p0 < g.k; p0 += kc_block) {
@@ -499,9 +515,10 @@ void gemm_blocked(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a
           } else {
             pack_b_block(ks, g, b.raw, p0, kc, panel, panel_end, b_panel.data());
           }
-          for (int64_t ir = 0; ir < rows; ir += ks.mr) {
-            t.rows = std::min(ks.mr, rows - ir);
-            t.a = direct_a ? a + (i0 + ir) * g.lda + p0 : a_pack.data() + ir * kc;
+          for (int64_t q = 0; q < row_strips.count(); ++q) {
+            const int64_t ir = row_strips.begin(q);
+            t.rows = row_strips.size(q);
+            t.a = direct_a ? a + (i0 + ir) * g.lda + p0 : a_pack.data() + q * ks.mr * kc;
             for (int64_t s = panel; s < panel_end; ++s) {
               const int64_t j0 = s * ks.nr;
               t.cols = std::min(ks.nr, g.n - j0);
