@@ -16,6 +16,20 @@ namespace {
 
 constexpr int64_t kGrain = 16384;
 
+// True when `param`, less leading ones, is exactly X's normalized dims (less leading ones): then it is one
+// contiguous row of parameters shared by every row of X, and needs no SplitBroadcast.
+bool spans_row_exactly(const Shape& param, const Shape& x, size_t axis) {
+  size_t first = 0;
+  while (first < param.size() && param[first] == 1) ++first;
+  const size_t count = param.size() - first;
+  if (count > x.size() - axis) return false;
+  for (size_t d = axis; d < x.size() - count; ++d) {
+    if (x[d] != 1) return false;
+  }
+  return std::equal(param.begin() + static_cast<std::ptrdiff_t>(first), param.end(),
+                    x.end() - static_cast<std::ptrdiff_t>(count));
+}
+
 class RowNormKernel final : public Kernel {
  public:
   RowNormKernel(const KernelInfo& info, bool rms, int64_t axis, double epsilon, DataType stash_type)
@@ -32,9 +46,11 @@ class RowNormKernel final : public Kernel {
     }
     const Tensor& x = *inputs[0];
     TRY_ASSIGN(const int64_t axis, normalized_axis(axis_, static_cast<int64_t>(x.rank()), description_, "axis"));
-    TRY(SplitBroadcast::make(inputs[1]->shape(), x.shape(), static_cast<size_t>(axis), description_, "Scale").status());
-    if (!rms_ && inputs.size() > 2 && inputs[2] != nullptr) {
-      TRY(SplitBroadcast::make(inputs[2]->shape(), x.shape(), static_cast<size_t>(axis), description_, "B").status());
+    for (size_t i = 1; i < (rms_ ? 2u : inputs.size()); ++i) {
+      if (inputs[i] == nullptr || spans_row_exactly(inputs[i]->shape(), x.shape(), static_cast<size_t>(axis))) continue;
+      TRY(SplitBroadcast::make(inputs[i]->shape(), x.shape(), static_cast<size_t>(axis), description_,
+                               i == 1 ? "Scale" : "B")
+              .status());
     }
     outputs.assign(present_.size(), OutputDesc{});
     outputs[0] = OutputDesc{x.dtype(), x.shape()};
@@ -53,20 +69,16 @@ class RowNormKernel final : public Kernel {
     const auto axis = static_cast<size_t>(axis_signed);
     const int64_t outer = shape_numel(std::span<const int64_t>(x.shape().data(), axis));
     const int64_t inner = x.numel() / outer;
-    TRY_ASSIGN(const SplitBroadcast scale_index,
-               SplitBroadcast::make(inputs[1]->shape(), x.shape(), axis, description_, "Scale"));
     const bool has_bias = !rms_ && inputs.size() > 2 && inputs[2] != nullptr;
-    SplitBroadcast bias_index;
-    if (has_bias) {
-      TRY_ASSIGN(bias_index, SplitBroadcast::make(inputs[2]->shape(), x.shape(), axis, description_, "B"));
-    }
     const bool want_mean = present_.size() > 1 && present_[1];
     const bool want_inv_std = present_.size() > 2 && present_[2];
     std::vector<double> means(want_mean ? static_cast<size_t>(outer) : 0);
     std::vector<double> inv_stds(want_inv_std ? static_cast<size_t>(outer) : 0);
-    const bool plain_f32 = !rms_ && x.dtype() == DataType::kFloat32 && inputs[1]->dtype() == DataType::kFloat32 &&
-                           scale_index.inner_contiguous() &&
-                           (!has_bias || (inputs[2]->dtype() == DataType::kFloat32 && bias_index.inner_contiguous()));
+    const auto plain_f32_param = [&](const Tensor& param) {
+      return param.dtype() == DataType::kFloat32 && spans_row_exactly(param.shape(), x.shape(), axis);
+    };
+    const bool plain_f32 = !rms_ && x.dtype() == DataType::kFloat32 && plain_f32_param(*inputs[1]) &&
+                           (!has_bias || plain_f32_param(*inputs[2]));
     if (plain_f32) {
       const float* px = x.data<float>();
       float* py = outputs[0].data<float>();
@@ -79,12 +91,17 @@ class RowNormKernel final : public Kernel {
           if (!means.empty()) means[static_cast<size_t>(o)] = mean;
           if (!inv_stds.empty()) inv_stds[static_cast<size_t>(o)] = inv_std;
           vector_normalize_row(px + o * inner, static_cast<float>(mean), static_cast<float>(inv_std),
-                               inputs[1]->data<float>() + scale_index.outer_offset(o),
-                               has_bias ? inputs[2]->data<float>() + bias_index.outer_offset(o) : nullptr,
-                               py + o * inner, inner);
+                               inputs[1]->data<float>(), has_bias ? inputs[2]->data<float>() : nullptr, py + o * inner,
+                               inner);
         }
       });
     } else {
+      TRY_ASSIGN(const SplitBroadcast scale_index,
+                 SplitBroadcast::make(inputs[1]->shape(), x.shape(), axis, description_, "Scale"));
+      SplitBroadcast bias_index;
+      if (has_bias) {
+        TRY_ASSIGN(bias_index, SplitBroadcast::make(inputs[2]->shape(), x.shape(), axis, description_, "B"));
+      }
       visit_dtype<FloatTypes>(x.dtype(), [&]<class T>() {
         using Acc = AccOf<T>;
         const auto scale = float_values<Acc>(*inputs[1]);
