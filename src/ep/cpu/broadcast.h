@@ -25,7 +25,7 @@
 
 namespace nxrt::cpu {
 
-inline constexpr int64_t kElementwiseGrain = 16384;
+inline constexpr int64_t kElementwiseGrain = 65536;
 
 template <size_t N>
 struct BroadcastPlan {

@@ -97,6 +97,6 @@ inline void copy_elements(const T* src, T* dst, int64_t count) {
   }
 }
 
-inline constexpr int64_t kMoveGrain = 16384;
+inline constexpr int64_t kMoveGrain = 65536;
 
 }  // namespace nxrt::cpu

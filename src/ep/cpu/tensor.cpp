@@ -148,7 +148,7 @@ void transpose_nd(const T* in, T* out, const TransposePlan& plan, int64_t numel,
   const int64_t inner = plan.out_dims.back();
   const int64_t inner_stride = plan.in_strides.back();
   const int64_t rows = numel / inner;
-  pool.parallel_for(rows, std::max<int64_t>(1, 16384 / inner), [&](int64_t begin, int64_t end) {
+  pool.parallel_for(rows, std::max<int64_t>(1, 65536 / inner), [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       int64_t rest = row;
       int64_t offset = 0;
@@ -178,7 +178,7 @@ inline int64_t block_offset(const TransposePlan& plan, int64_t block, size_t inn
 template <class T>
 void transpose_rows(const T* in, T* out, const TransposePlan& plan, int64_t numel, ThreadPool& pool) {
   const int64_t inner = plan.out_dims.back();
-  pool.parallel_for(numel / inner, std::max<int64_t>(1, 16384 / inner), [&](int64_t begin, int64_t end) {
+  pool.parallel_for(numel / inner, std::max<int64_t>(1, 65536 / inner), [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       std::copy_n(in + block_offset(plan, row, 1), inner, out + row * inner);
     }
@@ -198,7 +198,7 @@ void transpose_batched_2d(const T* in, T* out, const TransposePlan& plan, int64_
   const bool avx512 = conv::cpu_has_avx512f();
   const int64_t row_tiles = (rows + kTile - 1) / kTile;
   const int64_t tasks = numel / (rows * cols) * row_tiles;
-  pool.parallel_for(tasks, std::max<int64_t>(1, 16384 / (kTile * std::max<int64_t>(cols, 1))),
+  pool.parallel_for(tasks, std::max<int64_t>(1, 65536 / (kTile * std::max<int64_t>(cols, 1))),
                     [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
       const int64_t batch = task / row_tiles;
