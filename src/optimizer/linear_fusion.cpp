@@ -1,5 +1,6 @@
 // Fusions of a linear op with what follows it into the fused kernels of the CPU EP:
-//   MatMul(A, W const 2-D) [+ Add(bias const along the last axis)] [+ act] -> com.nxrt:FusedMatMul
+//   MatMul(A, W const 2-D) [+ Add(bias const along the last axis)] [+ act | + Add(Z with Y's shape)]
+//                                                                         -> com.nxrt:FusedMatMul
 //   Gemm + act                                                           -> com.microsoft:FusedGemm
 //   Conv [+ Add(Z with Y's shape)] + act                                 -> com.microsoft:FusedConv
 //   Conv or FusedConv (no Z, W const) + MaxPool 3x3 stride 2              -> com.nxrt:FusedConvMaxPool
@@ -154,14 +155,37 @@ Status fuse_matmul(Rewriter& rw, int n) {
     }
   }
   const auto act = match_activation(rw, value);
-  if (add < 0 && !act) return Status::ok();
-  graph::Node fused = fused_node("FusedMatMul", kNxrtDomain, joined_name(rw, {n, add, act ? act->node : -1}));
+  // Without an activation, a following Add of an output-shaped tensor (a residual connection) becomes Z.
+  int residual_add = -1;
+  int residual = kNoValue;
+  if (!act) {
+    if (const int next = rw.sole_consumer(value); next >= 0) {
+      const graph::Node& node = rw.node(next);
+      if (node.domain.empty() && node.op_type == "Add" && node.inputs.size() == 2 && node.outputs.size() == 1) {
+        const int other = node.inputs[0] == value ? node.inputs[1] : node.inputs[0];
+        const auto& other_type = rw.value(other).type;
+        if (other != value && other_type.elem_type == dtype && same_static_or_symbolic_shape(other_type, out_type) &&
+            same_static_or_symbolic_shape(rw.value(node.outputs[0]).type, out_type)) {
+          residual_add = next;
+          residual = other;
+          value = node.outputs[0];
+        }
+      }
+    }
+  }
+  if (add < 0 && !act && residual_add < 0) return Status::ok();
+  graph::Node fused =
+      fused_node("FusedMatMul", kNxrtDomain, joined_name(rw, {n, add, act ? act->node : -1, residual_add}));
   fused.inputs = {matmul.inputs[0], matmul.inputs[1]};
   if (bias) fused.inputs.push_back(rw.new_initializer(fused.name + "_bias", std::move(*bias)));
+  if (residual != kNoValue) {
+    fused.inputs.resize(3, kNoValue);
+    fused.inputs.push_back(residual);
+  }
   fused.attributes = {make_string_attribute("activation", act ? act->name : ""),
                       make_floats_attribute("activation_params", act ? act->params : std::vector<float>{})};
   const int last = act ? rw.node(act->node).outputs[0] : value;
-  return replace_chain(rw, std::move(fused), {n, add, act ? act->node : -1}, last);
+  return replace_chain(rw, std::move(fused), {n, add, act ? act->node : -1, residual_add}, last);
 }
 
 Status fuse_gemm(Rewriter& rw, int n) {

@@ -465,7 +465,7 @@ void conv_forward(const Acc* x, const Acc* w, Acc* y, int64_t batch, int64_t in_
         args.ldb = count;
       }
       gemm(args, wg, b, epilogue.z != nullptr ? Acc{1} : Acc{0}, yg, gemm_pool,
-           GemmEpilogue<Acc>{bias, true, activation});
+           GemmEpilogue<Acc>{bias, true, nullptr, 0, activation});
       return;
     }
     // Few outputs per group (depthwise): accumulate one column row at a time instead of a thin GEMM.

@@ -84,10 +84,12 @@ void packed_tile(const GemmTile<T>& t) {
     T* out = t.c + r * t.ldc;
     const T* row = acc + r * NR;
     const T row_bias = t.row_bias != nullptr ? t.row_bias[r] : T{0};
+    const T* residual = t.residual != nullptr ? t.residual + r * t.ld_residual : nullptr;
     for (int64_t j = 0; j < t.cols; ++j) {
       T v = t.alpha * row[j];
       if (t.beta != T{0}) v += t.beta * out[j];
       if (t.col_bias != nullptr) v += t.col_bias[j];
+      if (residual != nullptr) v += residual[j];
       out[j] = activate_scalar(t, v + row_bias);
     }
   }
@@ -276,6 +278,8 @@ template <class T>
 struct EpiloguePlan {
   const T* bias = nullptr;
   bool bias_per_row = false;
+  const T* residual = nullptr;
+  int64_t ld_residual = 0;
   TileActivation in_tile = TileActivation::kNone;
   float alpha = 0.0f;
   float beta = 0.0f;
@@ -287,6 +291,8 @@ EpiloguePlan<T> plan_epilogue(const GemmEpilogue<T>& epilogue, bool tile_gelu) {
   EpiloguePlan<T> plan;
   plan.bias = epilogue.bias;
   plan.bias_per_row = epilogue.bias_per_row;
+  plan.residual = epilogue.residual;
+  plan.ld_residual = epilogue.ld_residual;
   plan.alpha = epilogue.activation.alpha;
   plan.beta = epilogue.activation.beta;
   switch (epilogue.activation.kind) {
@@ -315,12 +321,16 @@ void run_tile(const KernelSet<T>& ks, GemmTile<T>& t, bool last, const EpilogueP
     if (plan.bias != nullptr) {
       (plan.bias_per_row ? t.row_bias : t.col_bias) = plan.bias + (plan.bias_per_row ? i : j);
     }
+    if (plan.residual != nullptr) {
+      t.residual = plan.residual + i * plan.ld_residual + j;
+      t.ld_residual = plan.ld_residual;
+    }
     t.activation = plan.in_tile;
     t.activation_alpha = plan.alpha;
     t.activation_beta = plan.beta;
   }
   ks.tile(t);
-  t.col_bias = t.row_bias = nullptr;
+  t.col_bias = t.row_bias = t.residual = nullptr;
   t.activation = TileActivation::kNone;
   if (last && plan.after != nullptr) {
     for (int64_t r = 0; r < t.rows; ++r) apply_activation(*plan.after, t.c + r * t.ldc, t.cols);
@@ -338,6 +348,7 @@ void gemm_empty_depth(const GemmArgs& g, T beta, T* c, const GemmEpilogue<T>& ep
     for (int64_t j = 0; j < g.n; ++j) {
       T v = beta == T{0} ? T{0} : beta * row[j];
       if (epilogue.bias != nullptr) v += epilogue.bias_per_row ? epilogue.bias[i] : epilogue.bias[j];
+      if (epilogue.residual != nullptr) v += epilogue.residual[i * epilogue.ld_residual + j];
       row[j] = v;
     }
     apply_activation(epilogue.activation, row, g.n);
@@ -589,6 +600,7 @@ void gemm_engine(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a,
       if (p0 + sub.k >= g.k) {
         block_plan = plan;
         if (block_plan.bias != nullptr && !block_plan.bias_per_row) block_plan.bias += j0;
+        if (block_plan.residual != nullptr) block_plan.residual += j0;
       }
       gemm_blocked(ks, sub, alpha, a + (g.trans_a ? p0 * g.lda : p0), block, p0 == 0 ? beta : T{1}, c + j0, pool,
                    block_plan, threads, plan_tasks(ks, sub, threads));

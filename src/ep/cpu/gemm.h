@@ -29,14 +29,17 @@ enum class GemmIsa { kGeneric, kAvx2, kAvx512 };
 GemmIsa best_gemm_isa();
 
 // Applied to every element of C after C = alpha * op(A) * op(B) + beta * C: first the bias (bias[j] per column
-// or bias[i] per row; none when null), then the activation.
+// or bias[i] per row; none when null), then residual[i * ld_residual + j] (an m x n matrix that must not overlap
+// C; none when null), then the activation.
 template <class T>
 struct GemmEpilogue {
   const T* bias = nullptr;
   bool bias_per_row = false;
+  const T* residual = nullptr;
+  int64_t ld_residual = 0;
   FusedActivation activation;
 
-  bool is_identity() const { return bias == nullptr && activation.is_none(); }
+  bool is_identity() const { return bias == nullptr && residual == nullptr && activation.is_none(); }
 };
 
 // A constant op(B) (K x N) packed once, at kernel creation, into the layout the micro-kernels of `isa` read

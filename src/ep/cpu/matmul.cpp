@@ -160,7 +160,8 @@ Status check_pair(const std::string& description, KernelInputs inputs, DataType&
   return Status::ok();
 }
 
-// MatMul, and FusedMatMul when `fused`: Y = act(MatMul(A, B) + bias), bias (input 2, optional) 1-D of length N.
+// MatMul, and FusedMatMul when `fused`: Y = act(MatMul(A, B) + bias + Z), bias (input 2, optional) 1-D of length
+// N, Z (input 3, optional; a residual) with Y's shape.
 class MatMulKernel final : public Kernel {
  public:
   MatMulKernel(std::string description, PackedWeights packed, bool fused, FusedActivation activation)
@@ -199,16 +200,24 @@ class MatMulKernel final : public Kernel {
                         " shape ", shape_to_string(bias->shape()), " must be 1-D ", data_type_name(dtype),
                         " of length ", n);
     }
+    const Tensor* residual = fused_ ? optional_input(inputs, 3) : nullptr;
+    if (residual != nullptr && (residual->dtype() != dtype || residual->shape() != out)) {
+      return make_error(StatusCode::kInvalidArgument, description_, ": input 3 (Z) ",
+                        data_type_name(residual->dtype()), " shape ", shape_to_string(residual->shape()),
+                        " must be the output's ", data_type_name(dtype), " shape ", shape_to_string(out));
+    }
     outputs.assign(1, OutputDesc{dtype, std::move(out)});
     return Status::ok();
   }
 
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
     const Tensor* bias = fused_ ? optional_input(inputs, 2) : nullptr;
+    const Tensor* residual = fused_ ? optional_input(inputs, 3) : nullptr;
     visit_dtype<MatMulTypes>(inputs[0]->dtype(), [&]<class T>() {
       GemmEpilogue<T> epilogue;
       if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
         epilogue.bias = bias != nullptr ? bias->data<T>() : nullptr;
+        epilogue.residual = residual != nullptr ? residual->data<T>() : nullptr;
         epilogue.activation = activation_;
       }
       run_typed<T>(*inputs[0], *inputs[1], outputs[0], pool, epilogue);
@@ -237,9 +246,11 @@ class MatMulKernel final : public Kernel {
     const T* b_data = tb.data<T>();
     T* c_data = tout.data<T>();
     const PackedWeights* packed = b.size() == 2 ? &packed_ : nullptr;
+    GemmEpilogue<T> batch_epilogue = epilogue;  // the residual, an output-shaped matrix, moves with the batch
+    batch_epilogue.ld_residual = n;
     if (b.size() <= 2 && ta.numel() / std::max<int64_t>(k, 1) == out_batch * m) {
       g.m = out_batch * m;  // B is shared by every batch and A is not broadcast: one tall GEMM
-      gemm_any<T>(g, 1.0, a_data, b_data, 0.0, c_data, pool, packed, &epilogue);
+      gemm_any<T>(g, 1.0, a_data, b_data, 0.0, c_data, pool, packed, &batch_epilogue);
       return;
     }
     g.m = m;
@@ -271,8 +282,10 @@ class MatMulKernel final : public Kernel {
         a_index += index * a_strides[d];
         b_index += index * b_strides[d];
       }
+      GemmEpilogue<T> at_batch = batch_epilogue;
+      if (at_batch.residual != nullptr) at_batch.residual += batch * m * n;
       gemm_any<T>(g, 1.0, a_data + a_index * m * k, b_data + b_index * k * n, 0.0, c_data + batch * m * n, pool,
-                  packed, &epilogue);
+                  packed, &at_batch);
     };
     // Fewer batches than threads: each GEMM uses the pool; otherwise one serial GEMM per batch on each thread
     // (a GEMM nested in parallel_for runs on its calling thread).

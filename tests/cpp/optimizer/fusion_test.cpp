@@ -142,6 +142,37 @@ TEST(LinearFusion, MatMulAddRelu) {
   }
 }
 
+// A residual connection: MatMul + bias, then Add of the block's input (which another node also reads) and of a
+// second branch; the Add's operand becomes FusedMatMul's Z. After an activation the Add stays.
+TEST(LinearFusion, MatMulBiasResidualAdd) {
+  for (bool with_activation : {false, true}) {
+    w::Model model;
+    model.graph.inputs = {{"x", 1, {std::string("B"), int64_t{7}, int64_t{16}}}};
+    model.graph.outputs = {{"y", 1, {std::string("B"), int64_t{7}, int64_t{16}}}};
+    model.graph.initializers = {w::float_tensor("W", {16, 16}, ramp(256)),
+                                w::float_tensor("bias", {16}, ramp(16, 0.2f))};
+    model.graph.nodes = {{"Relu", {"x"}, {"r"}, {}, "pre"},
+                         {"MatMul", {"r", "W"}, {"m"}, {}, "matmul"},
+                         {"Add", {"m", "bias"}, {"a"}, {}, "bias_add"}};
+    std::string branch = "a";
+    if (with_activation) {
+      model.graph.nodes.push_back({"Sigmoid", {"a"}, {"s"}, {}, "act"});
+      branch = "s";
+    }
+    model.graph.nodes.push_back({"Add", {"r", branch}, {"y"}, {}, "residual"});
+    auto optimized = optimize_and_compare(model, 1e-5);
+    ASSERT_TRUE(optimized);
+    if (!registered("com.nxrt", "FusedMatMul")) continue;
+    if (with_activation) {
+      EXPECT_EQ(op_types(*optimized), (std::vector<std::string>{"Relu", "com.nxrt:FusedMatMul", "Add"}));
+    } else {
+      EXPECT_EQ(op_types(*optimized), (std::vector<std::string>{"Relu", "com.nxrt:FusedMatMul"}));
+      EXPECT_EQ(optimized->graph().nodes[1].name, "matmul+bias_add+residual");
+      EXPECT_EQ(optimized->graph().nodes[1].inputs.size(), 4u);
+    }
+  }
+}
+
 // Shapes reach the MatMul only through type completion: Softmax and Concat have no shape-inference rule, and the
 // Transpose/Reshape after them must be re-inferred from the completed types.
 TEST(LinearFusion, ShapesFlowThroughSoftmaxConcatTransposeReshape) {

@@ -8,7 +8,7 @@
 //   A(r, p) = a[r * a_row_stride + p * a_k_stride] (either stride may be anything; a_row_stride == 1 or
 //   a_k_stride == 1 is required), B(p, c) = b[p * b_k_stride + c] (columns >= cols are never read);
 //   then C(r, c) = alpha * acc + (beta == 0 ? 0 : beta * C(r, c)) (C is not read when beta == 0), then
-//   + col_bias[c] and + row_bias[r] where non-null, then the vector activation.
+//   + col_bias[c], + row_bias[r] and + residual[r * ld_residual + c] where non-null, then the vector activation.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +45,8 @@ struct GemmTile {
   T beta = 0;
   const T* col_bias = nullptr;
   const T* row_bias = nullptr;
+  const T* residual = nullptr;
+  int64_t ld_residual = 0;
   TileActivation activation = TileActivation::kNone;
   float activation_alpha = 0.0f;  // LeakyRelu slope, Clip min
   float activation_beta = 0.0f;   // Clip max

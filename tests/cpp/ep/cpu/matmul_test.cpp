@@ -25,13 +25,16 @@ const char* isa_name(GemmIsa isa) {
   return "?";
 }
 
-// Reference for an epilogue: bias then activation applied after gemm_reference.
+// Reference for an epilogue: bias, residual, then activation applied after gemm_reference.
 template <class T>
 void reference_epilogue(const GemmArgs& g, const GemmEpilogue<T>& epilogue, T* c) {
   for (int64_t i = 0; i < g.m; ++i) {
     T* row = c + i * g.ldc;
     if (epilogue.bias != nullptr) {
       for (int64_t j = 0; j < g.n; ++j) row[j] += epilogue.bias_per_row ? epilogue.bias[i] : epilogue.bias[j];
+    }
+    if (epilogue.residual != nullptr) {
+      for (int64_t j = 0; j < g.n; ++j) row[j] += epilogue.residual[i * epilogue.ld_residual + j];
     }
     apply_activation(epilogue.activation, row, g.n);
   }
@@ -45,6 +48,7 @@ struct GemmCase {
   bool packed_b = false;
   ActivationKind activation = ActivationKind::kNone;
   int bias = 0;  // 0 none, 1 per column, 2 per row
+  bool residual = false;
 };
 
 template <class T>
@@ -54,6 +58,8 @@ void check_case(const GemmCase& tc, ThreadPool& pool, GemmIsa isa) {
   const auto a = random_values<T>(static_cast<size_t>((tc.ta ? k : m) * g.lda), 1);
   const auto b = random_values<T>(static_cast<size_t>((tc.tb ? n : k) * g.ldb), 2);
   const auto bias = random_values<T>(static_cast<size_t>(std::max(m, n)), 4);
+  const int64_t ld_residual = n + 3;
+  const auto residual = random_values<T>(static_cast<size_t>(m * ld_residual), 5);
   auto c_ref = random_values<T>(static_cast<size_t>(m * g.ldc), 3);
   auto c_opt = c_ref;
   GemmEpilogue<T> epilogue;
@@ -62,6 +68,8 @@ void check_case(const GemmCase& tc, ThreadPool& pool, GemmIsa isa) {
   epilogue.activation.beta = 0.3f;
   epilogue.bias = tc.bias == 0 ? nullptr : bias.data();
   epilogue.bias_per_row = tc.bias == 2;
+  epilogue.residual = tc.residual ? residual.data() : nullptr;
+  epilogue.ld_residual = ld_residual;
   const T alpha = static_cast<T>(tc.alpha);
   const T beta = static_cast<T>(tc.beta);
   gemm_reference<T>(g, alpha, a.data(), b.data(), beta, c_ref.data());
@@ -85,6 +93,7 @@ void check_case(const GemmCase& tc, ThreadPool& pool, GemmIsa isa) {
       ASSERT_NEAR(c_opt[at], c_ref[at], tolerance)
           << isa_name(isa) << " m=" << m << " n=" << n << " k=" << k << " ta=" << tc.ta << " tb=" << tc.tb
           << " packed=" << tc.packed_b << " act=" << static_cast<int>(tc.activation) << " bias=" << tc.bias
+          << " residual=" << tc.residual
           << " ld_pad=" << tc.ld_pad << " at (" << i << "," << j << ")";
     }
   }
@@ -163,6 +172,7 @@ TEST_P(GemmIsaTest, EpilogueAndPackedB) {
             tc.alpha = variant == 3 ? -1.5 : 1.0;
             tc.packed_b = variant >= 3;
             tc.bias = variant % 3;
+            tc.residual = variant % 2 == 0;
             tc.activation = kind;
             tc.ld_pad = variant == 1 ? 2 : 0;
             check_case<float>(tc, pool, GetParam());
@@ -174,6 +184,7 @@ TEST_P(GemmIsaTest, EpilogueAndPackedB) {
     GemmCase empty;
     empty.m = 5, empty.n = 7, empty.k = 0, empty.beta = 2.0, empty.bias = 1, empty.packed_b = true;
     empty.activation = ActivationKind::kRelu;
+    empty.residual = true;
     check_case<float>(empty, pool, GetParam());
   }
 }
@@ -190,6 +201,7 @@ TEST_P(GemmIsaTest, PerCallPackingInDepthAndColumnBlocks) {
     tc.beta = variant == 0 ? 0.5 : 0.0;
     tc.bias = variant == 0 ? 1 : 2;
     tc.activation = variant == 0 ? ActivationKind::kSigmoid : ActivationKind::kRelu;
+    tc.residual = true;  // offset by each column chunk
     tc.ld_pad = variant;
     check_case<float>(tc, pool, GetParam());
     check_case<double>(tc, pool, GetParam());
@@ -463,11 +475,15 @@ TEST(FusedMatMulTest, MatchesMatMulBiasActivation) {
           const auto a = random_values<float>(static_cast<size_t>(2 * rows * k), 21);
           const auto b = random_values<float>(static_cast<size_t>((batched_b ? 2 : 1) * k * n), 22);
           const auto bias = random_values<float>(static_cast<size_t>(n), 23);
+          // A residual Z (input 3) only without an activation, as the fusion makes it.
+          const bool with_residual = act_spec.first.empty() && variant != 3;
+          const auto residual = random_values<float>(static_cast<size_t>(2 * rows * n), 24);
           std::vector<Tensor> inputs = {make_tensor<float>({2, rows, k}, a),
                                         make_tensor<float>(batched_b ? Shape{2, k, n} : Shape{k, n}, b),
                                         with_bias ? make_tensor<float>({n}, bias) : Tensor()};
+          if (with_residual) inputs.push_back(make_tensor<float>({2, rows, n}, residual));
           auto outputs = run_kernel(fused_matmul_node(act_spec.first, act_spec.second), inputs, 2,
-                                    {false, constant_b, false});
+                                    {false, constant_b, false, false});
           ASSERT_TRUE(outputs.has_value()) << outputs.status().to_string();
           ASSERT_EQ((*outputs)[0].shape(), (Shape{2, rows, n}));
           const auto got = to_vector<float>((*outputs)[0]);
@@ -476,7 +492,10 @@ TEST(FusedMatMulTest, MatchesMatMulBiasActivation) {
             gemm_reference<float>(GemmArgs{false, false, rows, n, k, k, n, n}, 1.0f, a.data() + batch * rows * k,
                                   b.data() + (batched_b ? batch * k * n : 0), 0.0f, ref.data());
             for (int64_t i = 0; i < rows; ++i) {
-              for (int64_t j = 0; j < n; ++j) ref[i * n + j] += with_bias ? bias[j] : 0.0f;
+              for (int64_t j = 0; j < n; ++j) {
+                ref[i * n + j] += (with_bias ? bias[j] : 0.0f) +
+                                  (with_residual ? residual[(batch * rows + i) * n + j] : 0.0f);
+              }
             }
             apply_activation(*act, ref.data(), rows * n);
             for (size_t i = 0; i < ref.size(); ++i) {
@@ -501,6 +520,11 @@ TEST(FusedMatMulTest, DoubleOneDimensionalAndErrors) {
   ASSERT_FALSE(bad_bias.has_value());
   EXPECT_EQ(bad_bias.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad_bias.status().message().find("'fm'"), std::string::npos);
+  auto bad_residual =
+      run_kernel(fused_matmul_node("", {}), {v, m, Tensor(), make_tensor<double>({3}, {1, 2, 3})}, 1, {false, true});
+  ASSERT_FALSE(bad_residual.has_value());
+  EXPECT_EQ(bad_residual.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad_residual.status().message().find("Z"), std::string::npos);
   auto bad_act = run_kernel(fused_matmul_node("Nope", {}), {v, m});
   ASSERT_FALSE(bad_act.has_value());
   EXPECT_EQ(bad_act.status().code(), StatusCode::kInvalidArgument);

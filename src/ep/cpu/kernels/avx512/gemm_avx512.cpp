@@ -182,6 +182,11 @@ void tile_kernel(const GemmTile<T>& t) {
       v0 = V::add(v0, rb);
       v1 = V::add(v1, rb);
     }
+    if (t.residual != nullptr) {
+      const T* z = t.residual + r * t.ld_residual;
+      v0 = V::add(v0, V::load(m0, z));
+      if constexpr (!kOneVector) v1 = V::add(v1, V::load(m1, z + L));
+    }
     if (t.activation != TileActivation::kNone) {
       v0 = activate(t, v0);
       v1 = activate(t, v1);
