@@ -22,22 +22,24 @@ inline __mmask16 first_lanes(int64_t n) {
   return static_cast<__mmask16>((1u << std::clamp<int64_t>(n, 0, 16)) - 1u);
 }
 
-// The sum of the 16 lanes, by halving swaps (every lane ends up holding it).
-inline float sum_lanes(__m512 v) {
-  v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, 0x4E));
-  v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, 0xB1));
-  v = _mm512_add_ps(v, _mm512_permute_ps(v, 0x4E));
-  v = _mm512_add_ps(v, _mm512_permute_ps(v, 0xB1));
+// Combines the 16 lanes pairwise by halving swaps (256-bit halves, 128-bit quarters, then within 128 bits);
+// every lane ends up holding the result.
+template <class Combine>
+inline float reduce_lanes(__m512 v, Combine combine) {
+  v = combine(v, _mm512_shuffle_f32x4(v, v, 0x4E));
+  v = combine(v, _mm512_shuffle_f32x4(v, v, 0xB1));
+  v = combine(v, _mm512_permute_ps(v, 0x4E));
+  v = combine(v, _mm512_permute_ps(v, 0xB1));
   return _mm512_cvtss_f32(v);
 }
 
-// The max of the 16 lanes (no NaN lanes), by the same swaps.
+inline float sum_lanes(__m512 v) {
+  return reduce_lanes(v, [](__m512 x, __m512 y) { return _mm512_add_ps(x, y); });
+}
+
+// No NaN lanes.
 inline float max_lanes(__m512 v) {
-  v = _mm512_max_ps(v, _mm512_shuffle_f32x4(v, v, 0x4E));
-  v = _mm512_max_ps(v, _mm512_shuffle_f32x4(v, v, 0xB1));
-  v = _mm512_max_ps(v, _mm512_permute_ps(v, 0x4E));
-  v = _mm512_max_ps(v, _mm512_permute_ps(v, 0xB1));
-  return _mm512_cvtss_f32(v);
+  return reduce_lanes(v, [](__m512 x, __m512 y) { return _mm512_max_ps(x, y); });
 }
 
 // _mm512_permutex2var_ps indices of the even and the odd elements of a 32-float pair (a, b).
