@@ -1,7 +1,9 @@
 // Attention fusion: the exporter-expanded scaled dot-product attention
 //   MatMul(Q, Kt) [-> Mul/Div by a scalar constant] [-> Add(mask)] -> Softmax(last axis) -> MatMul(., V)
 // becomes one com.nxrt:FusedAttention node, which computes it per row block so the score matrix never leaves
-// the cache. Every intermediate must be private to the chain; all values float32.
+// the cache. Every intermediate must be private to the chain; all values float32. When Q and V are rank-4
+// Transposes (perm [0, 2, 1, 3]) of [B, S, H, D] projections and Y's only reader is the same Transpose back, the
+// three Transposes go too (heads_last=1: the kernel reads Q and V and writes Y with the heads in place).
 #include "ep/cpu/kernel.h"
 #include "optimizer/passes.h"
 #include "optimizer/rewriter.h"
@@ -95,6 +97,22 @@ std::optional<AttentionMatch> match_attention(Rewriter& rw, const graph::Node& o
   return m;
 }
 
+// The Transpose with perm [0, 2, 1, 3] producing `value` (its only reader being the chain), or reading it as its
+// only reader (`consumer`); -1 otherwise.
+int head_swap(Rewriter& rw, int value, bool consumer) {
+  const int node_index = consumer ? rw.sole_consumer(value) : rw.producer(value);
+  if (node_index < 0 || (!consumer && rw.sole_consumer(value) < 0)) return -1;
+  const graph::Node& node = rw.node(node_index);
+  if (!node.domain.empty() || node.op_type != "Transpose" || node.inputs.size() != 1 || node.outputs.size() != 1) {
+    return -1;
+  }
+  const auto perm = node.attr_ints("perm", {});
+  if (!perm || *perm != std::vector<int64_t>{0, 2, 1, 3}) return -1;
+  return is_float_tensor(rw.value(node.inputs[0]).type) && rw.value(node.inputs[0]).type.shape->size() == 4
+             ? node_index
+             : -1;
+}
+
 Status fuse_one(Rewriter& rw, int n) {
   const graph::Node& matmul = rw.node(n);
   if (matmul.inputs.size() != 2 || matmul.outputs.size() != 1) return Status::ok();
@@ -109,9 +127,23 @@ Status fuse_one(Rewriter& rw, int n) {
   fused.inputs = {qk.inputs[0], qk.inputs[1], matmul.inputs[1]};
   if (m->mask >= 0) fused.inputs.push_back(m->mask_value);
   fused.outputs = {matmul.outputs[0]};
-  fused.attributes = {make_float_attribute("scale", m->scale_value), make_int_attribute("divide", m->divide)};
+  const int q_swap = head_swap(rw, qk.inputs[0], false);
+  const int v_swap = head_swap(rw, matmul.inputs[1], false);
+  const int y_swap = head_swap(rw, matmul.outputs[0], true);
+  const bool heads_last = q_swap >= 0 && v_swap >= 0 && y_swap >= 0 && q_swap != v_swap &&
+                          rw.value(qk.inputs[1]).type.shape->size() == 4;
+  if (heads_last) {
+    fused.inputs[0] = rw.node(q_swap).inputs[0];
+    fused.inputs[2] = rw.node(v_swap).inputs[0];
+    fused.outputs = {rw.node(y_swap).outputs[0]};
+  }
+  fused.attributes = {make_float_attribute("scale", m->scale_value), make_int_attribute("divide", m->divide),
+                      make_int_attribute("heads_last", heads_last)};
   for (int node : {m->scores, m->scale, m->mask, m->softmax, n}) {
     if (node >= 0) rw.remove(node);
+  }
+  if (heads_last) {
+    for (int node : {q_swap, v_swap, y_swap}) rw.remove(node);
   }
   rw.add(std::move(fused));
   return Status::ok();

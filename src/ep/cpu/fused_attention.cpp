@@ -1,7 +1,9 @@
 // com.nxrt:FusedAttention (made by the optimizer's attention fusion), float32:
 //   Y = MatMul(Softmax(MatMul(Q, Kt) * scale (or / scale when divide=1) [+ mask], axis=-1), V)
 // Q [..., S, D], Kt [..., D, T], V [..., T, Dv] with equal batch dims; mask (optional) broadcasts to [..., S, T]
-// without widening it; Y [..., S, Dv]. Each task takes one batch entry and a block of query rows (row_block), so
+// without widening it; Y [..., S, Dv]. With heads_last=1 (rank 4, batch dims [B, H]) Q, V and Y keep the heads
+// next to the features, as the projections make them: Q [B, S, H, D], V [B, T, H, Dv], Y [B, S, H, Dv] (Kt as
+// above); the kernel reads and writes them with row strides of H * D and H * Dv instead of transposing. Each task takes one batch entry and a block of query rows (row_block), so
 // its scores stay in cache; the steps are the unfused kernels' (same GEMM, scalar multiply, add), except that the
 // softmax's division by the row sum is applied to the output rows (Dv values each, not T).
 #include <algorithm>
@@ -40,21 +42,22 @@ ThreadPool& task_pool() {
 }
 
 struct AttentionShape {
-  Shape batch;  // leading dims shared by Q, Kt, V
+  Shape batch;  // leading dims shared by Q, Kt, V ([B, H] with heads_last)
   int64_t batch_count = 1;
   int64_t s = 0, d = 0, t = 0, dv = 0;
+  int64_t heads = 1;  // with heads_last: H, the number of head blocks in a row of Q, V and Y; else 1
   std::vector<int64_t> mask_strides;  // per dim of [batch..., S, T]; 0 where the mask broadcasts
 };
 
 class FusedAttentionKernel final : public Kernel {
  public:
-  FusedAttentionKernel(std::string description, float scale, bool divide)
-      : description_(std::move(description)), scale_(scale), divide_(divide) {}
+  FusedAttentionKernel(std::string description, float scale, bool divide, bool heads_last)
+      : description_(std::move(description)), scale_(scale), divide_(divide), heads_last_(heads_last) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     TRY_ASSIGN(const AttentionShape shape, resolve(inputs));
-    Shape out = shape.batch;
-    out.push_back(shape.s);
+    Shape out = heads_last_ ? Shape{shape.batch[0], shape.s, shape.heads} : shape.batch;
+    if (!heads_last_) out.push_back(shape.s);
     out.push_back(shape.dv);
     outputs.assign(1, OutputDesc{DataType::kFloat32, std::move(out)});
     return Status::ok();
@@ -90,13 +93,22 @@ class FusedAttentionKernel final : public Kernel {
                     const float* kt, const float* v, const float* mask, float* y, float* scores, float* sums,
                     ThreadPool& pool) const {
     if (sh.t == 0) {
-      std::fill_n(y + (b * sh.s + row0) * sh.dv, rows * sh.dv, 0.0f);
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t r = row0 + i;
+        std::fill_n(y + ((b / sh.heads * sh.s + r) * sh.heads + b % sh.heads) * sh.dv, sh.dv, 0.0f);
+      }
       return;
     }
+    // Row r of Q, V or Y for batch entry b = (b / H) * H + h with heads_last: element (b / H, r, h, 0) of the
+    // [B, rows, H, D] tensor; otherwise H = 1 and this is element (b, r, 0).
+    const int64_t h = sh.heads;
+    const auto row_of = [&](int64_t rows_per_entry, int64_t r, int64_t width) {
+      return ((b / h * rows_per_entry + r) * h + b % h) * width;
+    };
     if (sh.d > 0) {
       // A multiplying scale rides on the GEMM's alpha (applied once to each finished dot product).
-      const GemmArgs qk{false, false, rows, sh.t, sh.d, sh.d, sh.t, sh.t};
-      gemm_f32(qk, divide_ ? 1.0f : scale_, q + (b * sh.s + row0) * sh.d, kt + b * sh.d * sh.t, 0.0f, scores, pool);
+      const GemmArgs qk{false, false, rows, sh.t, sh.d, h * sh.d, sh.t, sh.t};
+      gemm_f32(qk, divide_ ? 1.0f : scale_, q + row_of(sh.s, row0, sh.d), kt + b * sh.d * sh.t, 0.0f, scores, pool);
     } else {
       std::fill_n(scores, rows * sh.t, 0.0f);
     }
@@ -126,15 +138,16 @@ class FusedAttentionKernel final : public Kernel {
     }
     // Softmax numerators; the division by each row's sum is applied to the (narrower) output rows.
     vector_exp_rows(scores, rows, sh.t, sh.t, sums);
-    float* const y_rows = y + (b * sh.s + row0) * sh.dv;
+    float* const y_rows = y + row_of(sh.s, row0, sh.dv);
+    const int64_t ldy = h * sh.dv;
     if (sh.dv > 0) {
-      const GemmArgs pv{false, false, rows, sh.dv, sh.t, sh.t, sh.dv, sh.dv};
-      gemm_f32(pv, 1.0f, scores, v + b * sh.t * sh.dv, 0.0f, y_rows, pool);
+      const GemmArgs pv{false, false, rows, sh.dv, sh.t, sh.t, ldy, ldy};
+      gemm_f32(pv, 1.0f, scores, v + row_of(sh.t, 0, sh.dv), 0.0f, y_rows, pool);
     }
     const BinaryArrayFn<float> multiply_by_scalar = binary_array_f32(2, 2);
     for (int64_t i = 0; i < rows; ++i) {
       const float inverse = 1.0f / sums[i];
-      multiply_by_scalar(y_rows + i * sh.dv, &inverse, y_rows + i * sh.dv, sh.dv);
+      multiply_by_scalar(y_rows + i * ldy, &inverse, y_rows + i * ldy, sh.dv);
     }
   }
 
@@ -146,6 +159,7 @@ class FusedAttentionKernel final : public Kernel {
                           data_type_name(inputs[i]->dtype()));
       }
     }
+    if (heads_last_) return resolve_heads_last(inputs);
     const Shape& q = inputs[0]->shape();
     const Shape& kt = inputs[1]->shape();
     const Shape& v = inputs[2]->shape();
@@ -165,6 +179,35 @@ class FusedAttentionKernel final : public Kernel {
     shape.d = q[rank - 1];
     shape.t = kt[rank - 1];
     shape.dv = v[rank - 1];
+    TRY(resolve_mask(inputs, shape));
+    return shape;
+  }
+
+  // Q [B, S, H, D], Kt [B, H, D, T], V [B, T, H, Dv].
+  Expected<AttentionShape> resolve_heads_last(KernelInputs inputs) const {
+    const Shape& q = inputs[0]->shape();
+    const Shape& kt = inputs[1]->shape();
+    const Shape& v = inputs[2]->shape();
+    if (q.size() != 4 || kt.size() != 4 || v.size() != 4 || kt[0] != q[0] || v[0] != q[0] || kt[1] != q[2] ||
+        v[2] != q[2] || kt[2] != q[3] || v[1] != kt[3]) {
+      return make_error(StatusCode::kInvalidArgument, description_, ": Q ", shape_to_string(q), ", Kt ",
+                        shape_to_string(kt), " and V ", shape_to_string(v),
+                        " must be [B, S, H, D], [B, H, D, T] and [B, T, H, Dv] (heads_last)");
+    }
+    AttentionShape shape;
+    shape.batch = {q[0], q[2]};
+    shape.batch_count = q[0] * q[2];
+    shape.heads = q[2];
+    shape.s = q[1];
+    shape.d = q[3];
+    shape.t = kt[3];
+    shape.dv = v[3];
+    TRY(resolve_mask(inputs, shape));
+    return shape;
+  }
+
+  // The mask's strides over [batch..., S, T]; INVALID_ARGUMENT unless it broadcasts there without widening.
+  Status resolve_mask(KernelInputs inputs, AttentionShape& shape) const {
     if (const Tensor* mask = optional_input(inputs, 3)) {
       Shape scores = shape.batch;
       scores.push_back(shape.s);
@@ -185,18 +228,21 @@ class FusedAttentionKernel final : public Kernel {
                           " does not broadcast to the scores ", shape_to_string(scores));
       }
     }
-    return shape;
+    return Status::ok();
   }
 
   std::string description_;
   float scale_;
   bool divide_;
+  bool heads_last_;
 };
 
 Expected<std::unique_ptr<Kernel>> create_fused_attention(const KernelInfo& info) {
   TRY_ASSIGN(const float scale, info.node.attr_float("scale", 1.0f));
   TRY_ASSIGN(const int64_t divide, info.node.attr_int("divide", 0));
-  return std::unique_ptr<Kernel>(std::make_unique<FusedAttentionKernel>(info.node.describe(), scale, divide != 0));
+  TRY_ASSIGN(const int64_t heads_last, info.node.attr_int("heads_last", 0));
+  return std::unique_ptr<Kernel>(
+      std::make_unique<FusedAttentionKernel>(info.node.describe(), scale, divide != 0, heads_last != 0));
 }
 
 const KernelDef kFusedAttentionKernels[] = {

@@ -80,6 +80,46 @@ TEST(AttentionFusion, SoftmaxOverAnotherAxisIsLeftAlone) {
   EXPECT_EQ(count_op(*optimized, "com.nxrt:FusedAttention"), 0);
 }
 
+// Q and V split into heads by Transpose [0, 2, 1, 3] of [B, S, H, D] projections, Y merged back the same way:
+// the Transposes fold into the fused node (heads_last). With Y also read elsewhere they stay.
+w::Model heads_model(bool y_read_elsewhere) {
+  const int64_t b = 2, h = 3, d = 8, dv = 5;
+  w::Model model;
+  model.graph.inputs = {{"q4", 1, {b, kSeq, h, d}}, {"kt", 1, {b, h, d, kSeq}}, {"v4", 1, {b, kSeq, h, dv}}};
+  model.graph.outputs = {{"y", 1, {b, kSeq, h, dv}}};
+  std::vector<float> mask(static_cast<size_t>(kSeq * kSeq));
+  for (int64_t i = 0; i < kSeq * kSeq; ++i) mask[i] = (i % kSeq) > (i / kSeq) ? -1e4f : 0.0f;
+  model.graph.initializers = {scalar("c", 0.35f), w::float_tensor("mask", {kSeq, kSeq}, mask)};
+  const auto swap = [](const char* in, const char* out, const char* name) {
+    return w::Node{"Transpose", {in}, {out}, {w::attr_ints("perm", {0, 2, 1, 3})}, name};
+  };
+  model.graph.nodes = {swap("q4", "q", "q_heads"),
+                       swap("v4", "v", "v_heads"),
+                       {"MatMul", {"q", "kt"}, {"s"}, {}, "qk"},
+                       {"Mul", {"s", "c"}, {"scaled"}, {}, "scale"},
+                       {"Add", {"scaled", "mask"}, {"masked"}, {}, "add_mask"},
+                       {"Softmax", {"masked"}, {"p"}, {w::attr_int("axis", -1)}, "softmax"},
+                       {"MatMul", {"p", "v"}, {"o"}, {}, "pv"},
+                       swap("o", "y", "merge_heads")};
+  if (y_read_elsewhere) model.graph.outputs.push_back({"o", 1, {b, h, kSeq, dv}});
+  return model;
+}
+
+TEST(AttentionFusion, HeadTransposesFoldIntoTheFusedNode) {
+  for (int threads : {1, 3}) {
+    auto optimized = optimize_and_compare(heads_model(false), 1e-5, 99, threads);
+    ASSERT_TRUE(optimized);
+    ASSERT_EQ(op_types(*optimized), (std::vector<std::string>{"com.nxrt:FusedAttention"}));
+    const auto heads_last = optimized->graph().nodes[0].attr_int("heads_last", 0);
+    ASSERT_TRUE(heads_last);
+    EXPECT_EQ(*heads_last, 1);
+  }
+  auto kept = optimize_and_compare(heads_model(true), 1e-5);
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(count_op(*kept, "com.nxrt:FusedAttention"), 1);
+  EXPECT_EQ(count_op(*kept, "Transpose"), 3);
+}
+
 TEST(FusedAttentionKernel, RejectsMismatchedShapesAndMasks) {
   w::Model model;
   model.opset_imports = {{"", 21}, {"com.nxrt", 1}};
@@ -100,6 +140,19 @@ TEST(FusedAttentionKernel, RejectsMismatchedShapesAndMasks) {
   ASSERT_FALSE(outputs);
   EXPECT_NE(outputs.status().to_string().find("does not broadcast to the scores [2,3,5]"), std::string::npos)
       << outputs.status().to_string();
+  // heads_last wants Q [B, S, H, D], Kt [B, H, D, T], V [B, T, H, Dv]; these rank-3 inputs are not.
+  node.attributes = {w::attr_int("heads_last", 1)};
+  node.inputs = {"q", "kt", "v"};
+  model.graph.nodes = {node};
+  model.graph.inputs.pop_back();
+  auto heads_session = create_session(model, 0);
+  ASSERT_TRUE(heads_session);
+  auto heads_inputs = random_inputs(*heads_session, 1);
+  names.pop_back();
+  auto heads_outputs = heads_session->run(names, heads_inputs, {});
+  ASSERT_FALSE(heads_outputs);
+  EXPECT_NE(heads_outputs.status().to_string().find("(heads_last)"), std::string::npos)
+      << heads_outputs.status().to_string();
 }
 
 }  // namespace
