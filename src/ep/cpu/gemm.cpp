@@ -3,7 +3,7 @@
 // panel inside the tasks (one M block: each B element meets one task) or up front in bounded chunks shared by
 // all threads (several M blocks). The output is cut into tasks of whole MR-row strips x an N chunk; a task
 // walks the depth blocks and packs its A rows into MR-row strips (k-major, zero-padded) in a thread-local
-// buffer; then, panel by panel of nc columns (kept in L2), each A strip meets every B strip of the panel in the
+// buffer; then, panel by panel of B strips (kept in L2), each A strip meets every B strip of the panel in the
 // tile kernel. The last depth block applies the epilogue inside the tile kernel (bias, Relu/LeakyRelu/Clip) or
 // right after it on the tile's rows (other activations), while the tile is in cache.
 #include <algorithm>
@@ -21,10 +21,12 @@ namespace {
 template <class T>
 using TileFn = void (*)(const GemmTile<T>& tile);
 
-// One micro-kernel family with its blocking: depth blocks of kc, A blocks of mc rows, B panels of nc columns
-// (a kc x nc panel of B, 1 MiB for AVX-512, meant to stay in L2). The AVX-512 values were tuned on the dev
-// machine's AMD EPYC (L1 48 KiB, L2 1 MiB per core, full-width AVX-512): one depth block up to k = 1024 beat
-// the L1-sized 384 (f32) / 128 (f64) by 4-6%, as C is then read and written once; mc and nc hardly mattered.
+// One micro-kernel family with its blocking: depth blocks of kc, A blocks of mc rows, B panels of nc columns, or
+// (nc 0) of as many NR-column strips as fit panel_bytes at the call's depth. The AVX-512 values were tuned on the
+// dev machine's AMD EPYC (L1 48 KiB, L2 1 MiB per core, full-width AVX-512): one depth block up to k = 1024 beat
+// the L1-sized 384 (f32) / 128 (f64) by 4-6%, as C is then read and written once; mc hardly mattered. Panels of
+// 256 KiB (2 strips at depth 768-1024, 10 at 192) beat fixed 256 columns (up to 1 MiB, which with the A rows
+// overflowed L2) by 3-6% on GPT-2's 128 x 768 x {768, 3072} and the 1024^3 and MLP products, same on ViT's.
 // The other families are untuned. `direct` tile kernels accept any A / B strides (unpacked operands); the
 // others need packed A (a_row_stride 1, a_k_stride mr) and packed B (b_k_stride nr).
 template <class T>
@@ -35,6 +37,7 @@ struct KernelSet {
   int64_t kc = 0;
   int64_t mc = 0;
   int64_t nc = 0;
+  int64_t panel_bytes = 0;
   TileFn<T> tile = nullptr;
   bool direct = false;
   // Packs one mr-row strip of a row-major A (see f32_pack_a_14__avx512); null: the portable loop.
@@ -98,15 +101,15 @@ void packed_tile(const GemmTile<T>& t) {
 KernelSet<float> f32_kernels(GemmIsa isa) {
 #if defined(__x86_64__)
   if (isa == GemmIsa::kAvx512 && cpu_has_avx512()) {
-    return {GemmIsa::kAvx512, kAvx512F32TileM, kAvx512F32TileN, 1024, 20 * kAvx512F32TileM, 256,
+    return {GemmIsa::kAvx512, kAvx512F32TileM, kAvx512F32TileN, 1024, 20 * kAvx512F32TileM, 0, 256 * 1024,
             f32_gemm_14x32__avx512, true, f32_pack_a_14__avx512, true};
   }
   if ((isa == GemmIsa::kAvx2 || isa == GemmIsa::kAvx512) && cpu_has_avx2_fma()) {
-    return {GemmIsa::kAvx2, kAvx2F32TileM, kAvx2F32TileN, kGemmBlockK, 16 * kAvx2F32TileM, 512,
+    return {GemmIsa::kAvx2, kAvx2F32TileM, kAvx2F32TileN, kGemmBlockK, 16 * kAvx2F32TileM, 512, 0,
             packed_tile<float, kAvx2F32TileM, kAvx2F32TileN, f32_gemm_6x16__avx2>, false};
   }
 #endif
-  return {GemmIsa::kGeneric, kGemmF32TileM, kGemmF32TileN, kGemmBlockK, 16 * kGemmF32TileM, 512,
+  return {GemmIsa::kGeneric, kGemmF32TileM, kGemmF32TileN, kGemmBlockK, 16 * kGemmF32TileM, 512, 0,
           packed_tile<float, kGemmF32TileM, kGemmF32TileN,
                       packed_kernel_generic<float, kGemmF32TileM, kGemmF32TileN>>,
           false};
@@ -115,15 +118,15 @@ KernelSet<float> f32_kernels(GemmIsa isa) {
 KernelSet<double> f64_kernels(GemmIsa isa) {
 #if defined(__x86_64__)
   if (isa == GemmIsa::kAvx512 && cpu_has_avx512()) {
-    return {GemmIsa::kAvx512, kAvx512F64TileM, kAvx512F64TileN, 1024, 20 * kAvx512F64TileM, 128,
+    return {GemmIsa::kAvx512, kAvx512F64TileM, kAvx512F64TileN, 1024, 20 * kAvx512F64TileM, 0, 256 * 1024,
             f64_gemm_14x16__avx512, true, f64_pack_a_14__avx512};
   }
   if ((isa == GemmIsa::kAvx2 || isa == GemmIsa::kAvx512) && cpu_has_avx2_fma()) {
-    return {GemmIsa::kAvx2, kAvx2F64TileM, kAvx2F64TileN, kGemmBlockK, 16 * kAvx2F64TileM, 256,
+    return {GemmIsa::kAvx2, kAvx2F64TileM, kAvx2F64TileN, kGemmBlockK, 16 * kAvx2F64TileM, 256, 0,
             packed_tile<double, kAvx2F64TileM, kAvx2F64TileN, f64_gemm_6x8__avx2>, false};
   }
 #endif
-  return {GemmIsa::kGeneric, kGemmF64TileM, kGemmF64TileN, kGemmBlockK, 16 * kGemmF64TileM, 256,
+  return {GemmIsa::kGeneric, kGemmF64TileM, kGemmF64TileN, kGemmBlockK, 16 * kGemmF64TileM, 256, 0,
           packed_tile<double, kGemmF64TileM, kGemmF64TileN,
                       packed_kernel_generic<double, kGemmF64TileM, kGemmF64TileN>>,
           false};
@@ -483,9 +486,11 @@ void gemm_blocked(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a
   const int64_t m_blocks = grid.m_blocks;
   const int64_t chunk = grid.chunk;
   const int64_t n_chunks = grid.n_chunks;
-  const int64_t panel_strips = std::max<int64_t>(1, ks.nc / ks.nr);
-  const int64_t tasks = m_blocks * n_chunks;
   const int64_t kc_block = depth_block(ks, g.k);
+  const int64_t panel_strips =
+      std::max<int64_t>(1, ks.nc > 0 ? ks.nc / ks.nr
+                                     : ks.panel_bytes / (kc_block * ks.nr * static_cast<int64_t>(sizeof(T))));
+  const int64_t tasks = m_blocks * n_chunks;
   pool.parallel_for(tasks, threads == 1 ? tasks : 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<T> a_pack;
     const size_t need = static_cast<size_t>(ceil_div(m_strips, m_blocks) * ks.mr * kc_block);
