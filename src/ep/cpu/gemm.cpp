@@ -23,10 +23,11 @@ using TileFn = void (*)(const GemmTile<T>& tile);
 
 // One micro-kernel family with its blocking: depth blocks of kc, A blocks of mc rows, B panels of nc columns, or
 // (nc 0) of as many NR-column strips as fit panel_bytes at the call's depth. The AVX-512 values were tuned on the
-// dev machine's AMD EPYC (L1 48 KiB, L2 1 MiB per core, full-width AVX-512): one depth block up to k = 1024 beat
-// the L1-sized 384 (f32) / 128 (f64) by 4-6%, as C is then read and written once; mc hardly mattered. Panels of
-// 256 KiB (2 strips at depth 768-1024, 10 at 192) beat fixed 256 columns (up to 1 MiB, which with the A rows
-// overflowed L2) by 3-6% on GPT-2's 128 x 768 x {768, 3072} and the 1024^3 and MLP products, same on ViT's.
+// dev machine's AMD EPYC (L1 48 KiB, L2 1 MiB per core, full-width AVX-512): depth blocks up to 1024 (f32) beat
+// the L1-sized 384 by 4-6%, as C is then read and written once; for f64, 512 (the same 56 KiB A strip) beat 1024
+// by 2-4% on 1024^3; mc hardly mattered. Panels of 256 KiB (2 strips at depth 768-1024, 10 at 192) beat fixed
+// 256 columns (up to 1 MiB, which with the A rows overflowed L2) by 3-6% on GPT-2's 128 x 768 x {768, 3072} and
+// the 1024^3 and MLP products, same on ViT's.
 // The other families are untuned. `direct` tile kernels accept any A / B strides (unpacked operands); the
 // others need packed A (a_row_stride 1, a_k_stride mr) and packed B (b_k_stride nr).
 template <class T>
@@ -118,7 +119,7 @@ KernelSet<float> f32_kernels(GemmIsa isa) {
 KernelSet<double> f64_kernels(GemmIsa isa) {
 #if defined(__x86_64__)
   if (isa == GemmIsa::kAvx512 && cpu_has_avx512()) {
-    return {GemmIsa::kAvx512, kAvx512F64TileM, kAvx512F64TileN, 1024, 20 * kAvx512F64TileM, 0, 256 * 1024,
+    return {GemmIsa::kAvx512, kAvx512F64TileM, kAvx512F64TileN, 512, 20 * kAvx512F64TileM, 0, 256 * 1024,
             f64_gemm_14x16__avx512, true, f64_pack_a_14__avx512};
   }
   if ((isa == GemmIsa::kAvx2 || isa == GemmIsa::kAvx512) && cpu_has_avx2_fma()) {

@@ -189,9 +189,9 @@ TEST_P(GemmIsaTest, EpilogueAndPackedB) {
   }
 }
 
-// A per-call B deep enough for several depth blocks (AVX-512: at most 1024 deep), packed either once per call
-// in bounded chunks (several M blocks; f64 AVX-512 here also needs two column chunks) or panel by panel inside
-// the tasks (one M block); the epilogue only comes with the last depth block.
+// A per-call B deep enough for several depth blocks (AVX-512: at most 1024 deep, f64 512), packed either once
+// per call in bounded chunks (several M blocks; f64 AVX-512 here also needs two column chunks) or panel by panel
+// inside the tasks (one M block); the epilogue only comes with the last depth block.
 TEST_P(GemmIsaTest, PerCallPackingInDepthAndColumnBlocks) {
   ThreadPool pool(2);
   for (int variant = 0; variant < 2; ++variant) {
