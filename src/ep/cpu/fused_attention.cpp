@@ -3,9 +3,10 @@
 // Q [..., S, D], Kt [..., D, T], V [..., T, Dv] with equal batch dims; mask (optional) broadcasts to [..., S, T]
 // without widening it; Y [..., S, Dv]. With heads_last=1 (rank 4, batch dims [B, H]) Q, V and Y keep the heads
 // next to the features, as the projections make them: Q [B, S, H, D], V [B, T, H, Dv], Y [B, S, H, Dv] (Kt as
-// above); the kernel reads and writes them with row strides of H * D and H * Dv instead of transposing. Each task takes one batch entry and a block of query rows (row_block), so
-// its scores stay in cache; the steps are the unfused kernels' (same GEMM, scalar multiply, add), except that the
-// softmax's division by the row sum is applied to the output rows (Dv values each, not T).
+// above); the kernel reads and writes them with row strides of H * D and H * Dv instead of transposing.
+// Each task takes one batch entry and a block of query rows (row_block), so its scores stay in cache; the steps
+// are the unfused kernels' (same GEMM, scalar multiply, add), except that the softmax's division by the row sum
+// is applied to the output rows (Dv values each, not T).
 #include <algorithm>
 #include <string>
 #include <vector>
