@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "ep/cpu/conv_winograd.h"
 #include "ep/cpu/kernel.h"
@@ -97,6 +98,25 @@ std::string joined_name(Rewriter& rw, std::initializer_list<int> nodes) {
   return name;
 }
 
+// The Add that is the sole reader of `value` (typed `out_type`) and adds an operand with the same element type
+// and shape, its output keeping that shape: the Z of FusedConv and FusedMatMul. Returns {add node, operand}.
+std::optional<std::pair<int, int>> match_same_shape_add(Rewriter& rw, int value, const graph::TypeInfo& out_type) {
+  const int next = rw.sole_consumer(value);
+  if (next < 0) return std::nullopt;
+  const graph::Node& node = rw.node(next);
+  if (!node.domain.empty() || node.op_type != "Add" || node.inputs.size() != 2 || node.outputs.size() != 1) {
+    return std::nullopt;
+  }
+  const int other = node.inputs[0] == value ? node.inputs[1] : node.inputs[0];
+  const auto& other_type = rw.value(other).type;
+  if (other == value || other_type.elem_type != out_type.elem_type ||
+      !same_static_or_symbolic_shape(other_type, out_type) ||
+      !same_static_or_symbolic_shape(rw.value(node.outputs[0]).type, out_type)) {
+    return std::nullopt;
+  }
+  return std::pair{next, other};
+}
+
 // Replaces the chain `nodes` (first .. last, each the sole reader of the previous) by `fused`, which takes over
 // the last node's output.
 Status replace_chain(Rewriter& rw, graph::Node fused, std::initializer_list<int> nodes, int last_output) {
@@ -158,20 +178,10 @@ Status fuse_matmul(Rewriter& rw, int n) {
   // Without an activation, a following Add of an output-shaped tensor (a residual connection) becomes Z.
   int residual_add = -1;
   int residual = kNoValue;
-  if (!act) {
-    if (const int next = rw.sole_consumer(value); next >= 0) {
-      const graph::Node& node = rw.node(next);
-      if (node.domain.empty() && node.op_type == "Add" && node.inputs.size() == 2 && node.outputs.size() == 1) {
-        const int other = node.inputs[0] == value ? node.inputs[1] : node.inputs[0];
-        const auto& other_type = rw.value(other).type;
-        if (other != value && other_type.elem_type == dtype && same_static_or_symbolic_shape(other_type, out_type) &&
-            same_static_or_symbolic_shape(rw.value(node.outputs[0]).type, out_type)) {
-          residual_add = next;
-          residual = other;
-          value = node.outputs[0];
-        }
-      }
-    }
+  if (const auto z = act ? std::nullopt : match_same_shape_add(rw, value, out_type)) {
+    residual_add = z->first;
+    residual = z->second;
+    value = rw.node(residual_add).outputs[0];
   }
   if (add < 0 && !act && residual_add < 0) return Status::ok();
   graph::Node fused =
@@ -214,19 +224,10 @@ Status fuse_conv(Rewriter& rw, int n) {
   int value = conv.outputs[0];
   int add = -1;
   int z = kNoValue;
-  if (const int next = rw.sole_consumer(value); next >= 0) {
-    const graph::Node& node = rw.node(next);
-    if (node.domain.empty() && node.op_type == "Add" && node.inputs.size() == 2 && node.outputs.size() == 1) {
-      const int other = node.inputs[0] == value ? node.inputs[1] : node.inputs[0];
-      const auto& other_type = rw.value(other).type;
-      if (other != value && other_type.elem_type == out_type.elem_type &&
-          same_static_or_symbolic_shape(other_type, out_type) &&
-          same_static_or_symbolic_shape(rw.value(node.outputs[0]).type, out_type)) {
-        add = next;
-        z = other;
-        value = node.outputs[0];
-      }
-    }
+  if (const auto match = match_same_shape_add(rw, value, out_type)) {
+    add = match->first;
+    z = match->second;
+    value = rw.node(add).outputs[0];
   }
   const auto act = match_activation(rw, value);
   if (!act) return Status::ok();

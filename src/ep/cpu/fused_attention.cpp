@@ -93,19 +93,16 @@ class FusedAttentionKernel final : public Kernel {
   void attend_block(const AttentionShape& sh, int64_t b, int64_t row0, int64_t rows, const float* q,
                     const float* kt, const float* v, const float* mask, float* y, float* scores, float* sums,
                     ThreadPool& pool) const {
-    if (sh.t == 0) {
-      for (int64_t i = 0; i < rows; ++i) {
-        const int64_t r = row0 + i;
-        std::fill_n(y + ((b / sh.heads * sh.s + r) * sh.heads + b % sh.heads) * sh.dv, sh.dv, 0.0f);
-      }
-      return;
-    }
     // Row r of Q, V or Y for batch entry b = (b / H) * H + h with heads_last: element (b / H, r, h, 0) of the
     // [B, rows, H, D] tensor; otherwise H = 1 and this is element (b, r, 0).
     const int64_t h = sh.heads;
     const auto row_of = [&](int64_t rows_per_entry, int64_t r, int64_t width) {
       return ((b / h * rows_per_entry + r) * h + b % h) * width;
     };
+    if (sh.t == 0) {
+      for (int64_t i = 0; i < rows; ++i) std::fill_n(y + row_of(sh.s, row0 + i, sh.dv), sh.dv, 0.0f);
+      return;
+    }
     if (sh.d > 0) {
       // A multiplying scale rides on the GEMM's alpha (applied once to each finished dot product).
       const GemmArgs qk{false, false, rows, sh.t, sh.d, h * sh.d, sh.t, sh.t};

@@ -305,12 +305,13 @@ EpiloguePlan<T> plan_epilogue(const GemmEpilogue<T>& epilogue, bool tile_gelu) {
     case ActivationKind::kLeakyRelu: plan.in_tile = TileActivation::kLeakyRelu; break;
     case ActivationKind::kClip: plan.in_tile = TileActivation::kClip; break;
     case ActivationKind::kGelu:
-      if (tile_gelu) plan.in_tile = TileActivation::kGeluErf;
-      else plan.after = &epilogue.activation;
-      break;
     case ActivationKind::kGeluTanh:
-      if (tile_gelu) plan.in_tile = TileActivation::kGeluTanh;
-      else plan.after = &epilogue.activation;
+      if (!tile_gelu) {
+        plan.after = &epilogue.activation;
+      } else {
+        plan.in_tile = epilogue.activation.kind == ActivationKind::kGelu ? TileActivation::kGeluErf
+                                                                          : TileActivation::kGeluTanh;
+      }
       break;
     default: plan.after = &epilogue.activation; break;
   }
@@ -501,9 +502,7 @@ void gemm_blocked(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a
       const size_t panel_need = static_cast<size_t>(panel_strips * ks.nr * kc_block);
       if (b_panel.size() < panel_need) b_panel.resize(panel_need);
     }
-    GemmTile<T> t;
-    t.a_row_stride = 1;
-    t.a_k_stride = ks.mr;
+    GemmTile<T> t;  // the A strides are set per depth block (packed or read in place)
     t.b_k_stride = ks.nr;
     t.ldc = g.ldc;
     t.alpha = alpha;
