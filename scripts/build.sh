@@ -1,8 +1,21 @@
 #!/usr/bin/env bash
-# Configures and builds nxrt. Usage: scripts/build.sh [build-dir] [extra cmake args...]
+# Configures and builds nxrt in one CMake tree.
+#   scripts/build.sh [build-dir] [cmake -D options...] [--target T...]
+# Everything after --target names the ninja targets (default: all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${1:-build}
 shift || true
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-ninja -C "$build_dir" -j"${NXRT_JOBS:-2}"
+cmake_args=()
+targets=()
+while (($#)); do
+  if [[ $1 == --target ]]; then
+    shift
+    targets=("$@")
+    break
+  fi
+  cmake_args+=("$1")
+  shift
+done
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${cmake_args[@]}" >/dev/null
+ninja -C "$build_dir" -j"${NXRT_JOBS:-2}" "${targets[@]}"

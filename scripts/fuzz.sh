@@ -1,18 +1,13 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer loader target with clang and runs it: scripts/fuzz.sh [seconds] (default 60).
-# The work corpus under build-fuzz/ starts from the committed fuzz/seeds plus a fresh run of fuzz_make_seeds
-# (which wrote those seeds); fuzz/seeds itself is never modified. Any crash/leak/timeout/oom file fails the run.
+# Builds the libFuzzer loader target in the sanitizer tree (scripts/build_sanitize.sh) and runs it:
+# scripts/fuzz.sh [seconds] (default 60). The work corpus under build-sanitize/ starts from the committed
+# fuzz/seeds plus a fresh run of fuzz_make_seeds (which wrote those seeds); fuzz/seeds itself is never modified. Any crash/leak/timeout/oom file fails the run.
 set -euo pipefail
 
 seconds="${1:-60}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${root}/build-fuzz"
-jobs="${NXRT_JOBS:-2}"
-
-cmake -S "${root}" -B "${build}" -G Ninja \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DNXRT_FUZZ=ON -DNXRT_BUILD_TESTS=OFF >/dev/null
-ninja -C "${build}" -j"${jobs}" fuzz_loader fuzz_make_seeds
+build="${root}/build-sanitize"
+"${root}/scripts/build_sanitize.sh" fuzz_loader fuzz_make_seeds
 
 corpus="${build}/corpus"
 artifacts="${build}/artifacts"

@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
-# Installs what nxrt needs on Debian 12 (as root): build tools from apt, a project venv from PyPI.
-# Idempotent and quick when everything is already there.
+# Installs what nxrt needs on Debian 12 (as root). Idempotent, and quick when everything is already there.
+#   scripts/setup.sh cli    compiler and build tools for the library and the CLI (the main command)
+#   scripts/setup.sh test   also the test tools from apt and the project venv .venv from PyPI
+#                           (requirements/test.txt and requirements/heavy.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mode=${1:-test}
 
-apt_packages=(cmake ninja-build g++ ccache libgtest-dev python3-venv clang gfortran openmpi-bin libopenmpi-dev valgrind pkgconf
-              libpng-dev libjpeg62-turbo-dev libtiff-dev libwebp-dev libopenjp2-7-dev libopenblas-dev)
+apt_packages=(cmake ninja-build g++ ccache pkgconf libre2-dev)
+if [[ $mode == test ]]; then
+  # clang: the sanitizer and fuzz tree; gfortran, Open MPI: the Fortran and MPI examples; valgrind: the C
+  # examples' leak check; image libraries: ImageDecoder's codecs.
+  apt_packages+=(libgtest-dev python3-venv python3-dev clang gfortran openmpi-bin libopenmpi-dev valgrind
+                 libpng-dev libjpeg62-turbo-dev libtiff-dev libwebp-dev libopenjp2-7-dev)
+elif [[ $mode != cli ]]; then
+  echo "usage: scripts/setup.sh [cli|test]" >&2
+  exit 2
+fi
 missing=()
 for package in "${apt_packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
@@ -14,9 +25,10 @@ if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq "${missing[@]}" >/dev/null
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+[[ $mode == test ]] || exit 0
 if [[ ! -x .venv/bin/python ]]; then
   echo "setup: creating .venv"
   python3 -m venv .venv
@@ -24,5 +36,5 @@ fi
 if ! .venv/bin/python -c "import numpy, onnx, pytest, onnxruntime, nanobind, scikit_build_core, ml_dtypes, torch, jax, flax, equinox" >/dev/null 2>&1; then
   echo "setup: installing Python packages into .venv"
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -r requirements-dev.txt
+  .venv/bin/python -m pip install -q -r requirements/test.txt -r requirements/heavy.txt
 fi

@@ -1,36 +1,49 @@
 #!/usr/bin/env bash
-# Builds nxrt and runs every test: the C/C++ suites (ctest), the ONNX backend node conformance cases, the Python
-# checks against the onnx package,
-# the same C/C++ suites under AddressSanitizer + UndefinedBehaviorSanitizer, and a short fuzz run.
-# Set NXRT_SKIP_SANITIZE=1 or NXRT_SKIP_FUZZ=1 to leave those stages out locally.
+# Builds nxrt and runs every test, in one CMake tree (build/) for the library, the CLI, the C/C++ suites, the
+# examples and the Python extension, plus the sanitizer tree (build-sanitize/) for the ASan/UBSan suites and the
+# fuzzers. Stages: ctest; the ONNX backend node conformance cases; pytest over tests/python against the package
+# as built in build/python (one test also builds the wheel and imports it in a fresh venv); ctest under
+# AddressSanitizer + UndefinedBehaviorSanitizer; a short libFuzzer run.
+# NXRT_SKIP_SANITIZE=1, NXRT_SKIP_FUZZ=1 and NXRT_FUZZ_SECONDS=N shorten it locally. Reports go under build/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh test
 
-start=$(date +%s)
-scripts/build.sh build
-echo "== build: $(( $(date +%s) - start )) s"
+# Warnings fail the build, here and in the wheel build of tests/python/test_wheel.py (see CMakeLists.txt).
+export NXRT_WERROR=1
+stage_start=$(date +%s)
+stage_done() {
+  echo "== $1: $(( $(date +%s) - stage_start )) s"
+  stage_start=$(date +%s)
+}
+
+scripts/build.sh build -DNXRT_BUILD_TESTS=ON -DNXRT_BUILD_EXAMPLES=ON -DNXRT_BUILD_BENCH=OFF \
+  -DNXRT_BUILD_PYTHON=ON -DNXRT_BUILD_FORTRAN=ON "-DPython_EXECUTABLE=$PWD/.venv/bin/python"
+stage_done build
 (cd build && ctest --output-on-failure -j2)
-scripts/install_python.sh
+stage_done ctest
 
-# Every ONNX backend node case; fails when a case listed in tests/conformance/expected_passing.txt regressed.
+# Fails when a case listed in tests/conformance/expected_passing.txt regressed.
 .venv/bin/python tests/conformance/run_conformance.py --cli build/nxrt --check
+stage_done conformance
 
 set +e
-.venv/bin/python -m pytest -q tests/python
+PYTHONPATH="$PWD/build/python" NXRT_CLI="$PWD/build/nxrt" .venv/bin/python -m pytest -q -p no:cacheprovider tests/python
 status=$?
 set -e
 # pytest exits 5 when it collected no test; that is not a failure of the suite.
 if [[ $status -ne 0 && $status -ne 5 ]]; then exit $status; fi
+stage_done pytest
 
 if [[ "${NXRT_SKIP_SANITIZE:-0}" != 1 ]]; then
-  start=$(date +%s)
-  scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DNXRT_SANITIZE=ON
-  echo "== sanitizer build: $(( $(date +%s) - start )) s"
-  (cd build-asan && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+  scripts/build_sanitize.sh
+  stage_done "sanitizer build"
+  (cd build-sanitize && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j2)
+  stage_done "sanitizer ctest"
 fi
 
-if [[ "${NXRT_SKIP_FUZZ:-0}" != 1 && -x scripts/fuzz.sh ]]; then
+if [[ "${NXRT_SKIP_FUZZ:-0}" != 1 ]]; then
   scripts/fuzz.sh "${NXRT_FUZZ_SECONDS:-30}"
+  stage_done fuzz
 fi

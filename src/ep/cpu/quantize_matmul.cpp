@@ -40,10 +40,8 @@ Expected<MatMulShapes> matmul_shapes(const Shape& a_in, const Shape& b_in, const
                       shape_to_string(a_in), " and ", shape_to_string(b_in));
   }
   MatMulShapes s;
-  s.a = a_in;
-  s.b = b_in;
-  if (s.a.size() == 1) s.a.insert(s.a.begin(), 1);
-  if (s.b.size() == 1) s.b.push_back(1);
+  s.a = a_in.size() == 1 ? Shape{1, a_in[0]} : a_in;
+  s.b = b_in.size() == 1 ? Shape{b_in[0], 1} : b_in;
   s.m = s.a[s.a.size() - 2];
   s.k = s.a.back();
   s.n = s.b.back();

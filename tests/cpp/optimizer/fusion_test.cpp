@@ -190,7 +190,9 @@ TEST(LinearFusion, ShapesFlowThroughSoftmaxConcatTransposeReshape) {
                        {"Add", {"m", "bias"}, {"y"}, {}, "add"}};
   auto optimized = optimize_and_compare(model, 1e-5);
   ASSERT_TRUE(optimized);
-  if (registered("com.nxrt", "FusedMatMul")) EXPECT_EQ(count_op(*optimized, "com.nxrt:FusedMatMul"), 1);
+  if (registered("com.nxrt", "FusedMatMul")) {
+    EXPECT_EQ(count_op(*optimized, "com.nxrt:FusedMatMul"), 1);
+  }
 }
 
 TEST(LinearFusion, MatMulWithNonConstantWeightStays) {
