@@ -1,9 +1,12 @@
 // String operators: StringNormalizer, StringConcat, StringSplit, RegexFullMatch (TfIdfVectorizer lives in
 // string_tfidf.cpp). Case mapping is ASCII only: bytes outside A-Z / a-z (UTF-8 sequences included) are kept;
-// the `locale` attribute is accepted and otherwise ignored. RegexFullMatch uses std::regex's ECMAScript grammar,
-// so RE2-only syntax (e.g. (?P<name>...), \pL, possessive quantifiers) is rejected as an invalid pattern.
+// the `locale` attribute is accepted and otherwise ignored. RegexFullMatch compiles its pattern with RE2, whose
+// syntax the spec names; RE2 matches in time linear in the input without recursion, so no input string or pattern
+// can overflow the stack or backtrack exponentially.
+#include <re2/re2.h>
+
 #include <algorithm>
-#include <regex>
+#include <memory>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -208,7 +211,8 @@ class StringSplitKernel final : public Kernel {
 
 class RegexFullMatchKernel final : public Kernel {
  public:
-  RegexFullMatchKernel(std::string description, std::regex pattern)
+  // `pattern` compiled without error; RE2 objects are safe to match from several threads at once.
+  RegexFullMatchKernel(std::string description, std::unique_ptr<const re2::RE2> pattern)
       : description_(std::move(description)), pattern_(std::move(pattern)) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
@@ -220,13 +224,13 @@ class RegexFullMatchKernel final : public Kernel {
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool&) const override {
     const std::string* in = inputs[0]->data<std::string>();
     bool* out = outputs[0].data<bool>();
-    for (int64_t i = 0; i < inputs[0]->numel(); ++i) out[i] = std::regex_match(in[i], pattern_);
+    for (int64_t i = 0; i < inputs[0]->numel(); ++i) out[i] = re2::RE2::FullMatch(in[i], *pattern_);
     return Status::ok();
   }
 
  private:
   std::string description_;
-  std::regex pattern_;
+  std::unique_ptr<const re2::RE2> pattern_;
 };
 
 Expected<std::unique_ptr<Kernel>> create_string_normalizer(const KernelInfo& info) {
@@ -275,13 +279,14 @@ Expected<std::unique_ptr<Kernel>> create_regex_full_match(const KernelInfo& info
     return make_error(StatusCode::kInvalidGraph, node.describe(), ": required attribute 'pattern' is missing");
   }
   TRY_ASSIGN(const std::string pattern, node.attr_string("pattern", ""));
-  try {
-    return std::unique_ptr<Kernel>(
-        std::make_unique<RegexFullMatchKernel>(node.describe(), std::regex(pattern, std::regex::ECMAScript)));
-  } catch (const std::regex_error& error) {
+  re2::RE2::Options options;
+  options.set_log_errors(false);
+  auto compiled = std::make_unique<const re2::RE2>(pattern, options);
+  if (!compiled->ok()) {
     return make_error(StatusCode::kInvalidArgument, node.describe(), ": attribute pattern '", pattern,
-                      "' is not a valid ECMAScript regular expression (", error.what(), ")");
+                      "' is not a valid RE2 regular expression (", compiled->error(), ")");
   }
+  return std::unique_ptr<Kernel>(std::make_unique<RegexFullMatchKernel>(node.describe(), std::move(compiled)));
 }
 
 const KernelDef kStringKernels[] = {

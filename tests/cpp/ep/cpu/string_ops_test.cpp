@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -54,6 +56,55 @@ TEST(RegexFullMatch, MatchesWholeStringAndRejectsBadPattern) {
                         {make_tensor<std::string>({1}, {"a"})});
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("RegexFullMatch"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("pattern '('"), std::string::npos) << bad.status().message();
+}
+
+TEST(RegexFullMatch, Re2Syntax) {
+  // Named groups and Unicode classes are RE2 syntax; backreferences are not (RE2 has no backtracking).
+  const auto named = NodeBuilder("RegexFullMatch", 20).attr_string("pattern", "(?P<word>\\pL+)-\\d+").node();
+  EXPECT_EQ(to_vector<bool>(run_one(named, {make_tensor<std::string>({2}, {"\xc3\xa9t\xc3\xa9-42", "ab-"})})),
+            (std::vector<bool>{true, false}));
+  auto backreference = run_kernel(NodeBuilder("RegexFullMatch", 20).attr_string("pattern", "(a)\\1").node(),
+                                  {make_tensor<std::string>({1}, {"aa"})});
+  ASSERT_FALSE(backreference.has_value());
+  EXPECT_EQ(backreference.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(RegexFullMatch, LongInputDoesNotRecurse) {
+  // std::regex recursed once per character here and overflowed the stack.
+  const auto node = NodeBuilder("RegexFullMatch", 20).attr_string("pattern", "(a|b)*").node();
+  std::string matching(200000, 'a');
+  for (size_t i = 0; i < matching.size(); i += 3) matching[i] = 'b';
+  std::string failing = matching;
+  failing.back() = 'c';
+  EXPECT_EQ(to_vector<bool>(run_one(node, {make_tensor<std::string>({2}, {matching, failing})})),
+            (std::vector<bool>{true, false}));
+}
+
+// Smallest of `repeats` wall times of one RegexFullMatch run over `input`, in seconds.
+double min_match_seconds(const graph::Node& node, const std::string& input, int repeats) {
+  double best = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    const Tensor y = run_one(node, {make_tensor<std::string>({1}, {input})});
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    EXPECT_FALSE(to_vector<bool>(y)[0]);
+    best = std::min(best, took.count());
+  }
+  return best;
+}
+
+TEST(RegexFullMatch, NestedQuantifiersRunInLinearTime) {
+  // (a+)+b against a run of a's without the b backtracks exponentially in a backtracking engine: 34 a's did not
+  // finish within minutes. RE2's time is linear in the input, so 10x the input costs about 10x the time; the
+  // bound is 30x to absorb timer noise on a shared machine (quadratic growth would be 100x, exponential far more).
+  const auto node = NodeBuilder("RegexFullMatch", 20).attr_string("pattern", "(a+)+b").node();
+  EXPECT_EQ(to_vector<bool>(run_one(node, {make_tensor<std::string>({2}, {std::string(34, 'a'), "aaab"})})),
+            (std::vector<bool>{false, true}));
+  const double small = min_match_seconds(node, std::string(20000, 'a'), 5);
+  const double large = min_match_seconds(node, std::string(200000, 'a'), 5);
+  EXPECT_LT(large, 30 * small + 1e-3) << "20000 a's: " << small << " s, 200000 a's: " << large << " s";
 }
 
 TEST(TfIdfVectorizer, SkipGramsWeightsAndModes) {
