@@ -15,6 +15,7 @@ from nxrt.ortvalue import OrtValue
 __all__ = ["InferenceSession", "ModelMetadata", "NodeArg", "get_all_providers", "get_available_providers"]
 
 _CPU = "CPUExecutionProvider"
+_EP_FAIL = 11  # StatusCode::kEpFail, raised as capi.onnxruntime_pybind11_state.EPFail
 
 
 def get_available_providers():
@@ -63,13 +64,10 @@ class ModelMetadata:
             setattr(self, name, fields[name])
 
 
-def _normalize_providers(providers, provider_options):
-    """onnxruntime's rules: names or (name, options) pairs; unavailable providers are dropped with a warning."""
-    if providers is None:
-        return [_CPU], [{}]
+def _provider_pairs(providers, provider_options):
+    """onnxruntime's argument rules: names, or (name, options) pairs, or names with a parallel options list."""
     if not isinstance(providers, collections.abc.Sequence) or isinstance(providers, str):
         raise ValueError("'providers' should be a sequence.")
-    pairs = []
     if provider_options is not None:
         if not isinstance(provider_options, collections.abc.Sequence):
             raise ValueError("'provider_options' should be a sequence.")
@@ -79,28 +77,50 @@ def _normalize_providers(providers, provider_options):
             raise ValueError("Only string values for 'providers' are supported if 'provider_options' is given.")
         if not all(isinstance(o, dict) for o in provider_options):
             raise ValueError("'provider_options' values must be dicts.")
-        pairs = list(zip(providers, provider_options))
-    else:
-        for provider in providers:
-            if isinstance(provider, str):
-                pairs.append((provider, {}))
-            elif (isinstance(provider, tuple) and len(provider) == 2 and isinstance(provider[0], str)
-                  and isinstance(provider[1], dict)):
-                pairs.append(provider)
-            else:
-                raise ValueError("'providers' values must be either strings or (string, dict) tuples.")
-    names, options = [], []
-    for name, opts in pairs:
-        if name not in get_available_providers():
-            warnings.warn(
-                f"Specified provider '{name}' is not in available provider names.Available providers: "
-                f"'{', '.join(get_available_providers())}'")
+        return list(zip(providers, provider_options))
+    pairs = []
+    for provider in providers:
+        if isinstance(provider, str):
+            pairs.append((provider, {}))
+        elif (isinstance(provider, tuple) and len(provider) == 2 and isinstance(provider[0], str)
+              and isinstance(provider[1], dict)):
+            pairs.append(provider)
+        else:
+            raise ValueError("'providers' values must be either strings or (string, dict) tuples.")
+    return pairs
+
+
+def _normalize_providers(providers, provider_options, fallback_to_cpu):
+    """Validated (names, options) for the requested providers.
+
+    A provider onnxruntime knows (get_all_providers) that this build cannot run raises EPFail, as the C API's
+    nxrt_session_options_append_execution_provider does: nxrt never runs on the CPU in place of a requested
+    device. A name that is no provider at all is handled as onnxruntime handles it: a UserWarning, then the CPU
+    when `fallback_to_cpu`, else RuntimeError("Unknown Provider Type: ...").
+    """
+    if providers is None:
+        return [_CPU], [{}]
+    available = get_available_providers()
+    names, options, unknown = [], [], []
+    for name, opts in _provider_pairs(providers, provider_options):
+        if name not in available:
+            if name in get_all_providers():
+                _nxrt._raise_status(
+                    _EP_FAIL, f"{name} was requested but this build of nxrt cannot run it (available: "
+                              f"{', '.join(available)}); nxrt does not fall back to the CPU")
+            warnings.warn(f"Specified provider '{name}' is not in available provider names."
+                          f"Available providers: '{', '.join(available)}'")
+            unknown.append(name)
             continue
         if name in names:
             warnings.warn(f"Duplicate provider '{name}' encountered, ignoring.")
             continue
         names.append(name)
         options.append({str(k): str(v) for k, v in opts.items()})
+    if unknown:
+        if not fallback_to_cpu:
+            raise RuntimeError(f"Unknown Provider Type: {unknown[0]}")
+        return [_CPU], [{}]
     if not names:
         names, options = [_CPU], [{}]
     return names, options
@@ -111,6 +131,9 @@ class InferenceSession:
 
     Compatible with onnxruntime.InferenceSession, and also callable: ``session(x, y)``, ``session(x=..., y=...)``
     or ``session({"x": ...})`` return the single output itself or an :class:`Outputs` container.
+
+    Unlike onnxruntime, asking for a provider this build cannot run (``CUDAExecutionProvider``) raises EPFail
+    instead of warning and running on the CPU (docs/python.md, "Execution providers").
     """
 
     def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None, **kwargs):
@@ -122,7 +145,9 @@ class InferenceSession:
             raise TypeError(f"Unable to load from type '{type(path_or_bytes)}'")
         self._model_path = model if isinstance(model, str) else None
         self._sess_options = sess_options if sess_options is not None else SessionOptions()
-        self._providers, self._provider_options = _normalize_providers(providers, provider_options)
+        self._enable_fallback = int(kwargs.get("enable_fallback", 1)) == 1
+        self._providers, self._provider_options = _normalize_providers(providers, provider_options,
+                                                                       self._enable_fallback)
         options = self._sess_options
         self._profiling = bool(options.enable_profiling)
         self._profiling_start_ns = time.time_ns() if self._profiling else 0
@@ -191,13 +216,15 @@ class InferenceSession:
         return self._sess_options
 
     def set_providers(self, providers=None, provider_options=None):
-        self._providers, self._provider_options = _normalize_providers(providers, provider_options)
+        """Same policy as the constructor, except that an unknown provider name always raises (as in
+        onnxruntime, whose fallback covers only session creation and runs)."""
+        self._providers, self._provider_options = _normalize_providers(providers, provider_options, False)
 
     def disable_fallback(self):
-        pass
+        self._enable_fallback = False
 
     def enable_fallback(self):
-        pass
+        self._enable_fallback = True
 
     def end_profiling(self):
         """Writes the node times collected so far to ``<profile_file_prefix>_<date>_<time>.json`` in the current

@@ -55,3 +55,21 @@ def metadata_model():
     model.domain = "ai.nxrt.test"
     model.graph.doc_string = "graph doc"
     return model.SerializeToString()
+
+
+def assert_requantized_equal(got, real, tie_window=1e-3, err_msg=""):
+    """Checks quantized `got` against `real`, the exact value before rounding (integer accumulator times the
+    float32 requantization multiplier, plus the zero point, in float64): `got` must be `real` rounded half to
+    even and saturated to got's integer type. Where `real` is within `tie_window` of a half-integer, a runtime
+    that multiplies in float32 may round to either neighbour, so both are accepted there and only there."""
+    info = np.iinfo(got.dtype)
+    real = np.asarray(real, np.float64)
+    assert got.shape == real.shape, (got.shape, real.shape)
+    nearest, below = np.rint(real), np.floor(real)
+    expected = np.clip(nearest, info.min, info.max)
+    near_tie = np.abs(real - below - 0.5) < tie_window
+    other = np.clip(np.where(nearest == below, below + 1, below), info.min, info.max)
+    values = got.astype(np.float64)
+    ok = (values == expected) | (near_tie & (values == other))
+    assert ok.all(), (f"{err_msg}: {int((~ok).sum())} of {ok.size} values differ from the exact rounding; first at "
+                      f"{np.argwhere(~ok)[0].tolist()}: got {values[~ok][0]}, exact {real[~ok][0]!r}")

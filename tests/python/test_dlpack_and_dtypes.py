@@ -10,7 +10,14 @@ from onnx import TensorProto
 import helpers
 import nxrt
 
-ml_dtypes = pytest.importorskip("ml_dtypes")
+
+
+def require_ml_dtypes():
+    return pytest.importorskip("ml_dtypes", reason="needs ml_dtypes (requirements/test.txt)")
+
+
+def require_torch():
+    return pytest.importorskip("torch", reason="needs torch (requirements/heavy.txt)")
 
 
 def identity(elem_type, dims=("N",)):
@@ -153,6 +160,7 @@ def test_every_numeric_dtype_round_trips(dtype, elem):
 
 
 def test_bfloat16_uses_ml_dtypes():
+    ml_dtypes = require_ml_dtypes()
     data = np.array([1.5, -2.0, 0.25], dtype=ml_dtypes.bfloat16)
     session = identity(TensorProto.BFLOAT16)
     assert session.get_inputs()[0].type == "tensor(bfloat16)"
@@ -163,6 +171,7 @@ def test_bfloat16_uses_ml_dtypes():
 
 
 def test_float8_uses_ml_dtypes():
+    ml_dtypes = require_ml_dtypes()
     data = np.array([1.0, -0.5, 2.0], dtype=ml_dtypes.float8_e4m3fn)
     out = identity(TensorProto.FLOAT8E4M3FN).run(None, {"x": data})[0]
     assert out.dtype == np.dtype(ml_dtypes.float8_e4m3fn)
@@ -183,7 +192,7 @@ def test_string_tensors_in_and_out():
 
 
 def test_torch_cpu_tensors_are_zero_copy():
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     tensor = torch.arange(6, dtype=torch.float32)
     value = nxrt.asvalue(tensor)
     assert value.data_ptr() == tensor.data_ptr()
@@ -192,7 +201,7 @@ def test_torch_cpu_tensors_are_zero_copy():
 
 
 def test_torch_session_outputs_and_bound_inputs_are_zero_copy():
-    torch = pytest.importorskip("torch")
+    torch = require_torch()
     session = nxrt.load(nxrt.builtin_model("simple_add"))
     x = torch.ones(4, dtype=torch.float32)
     y = torch.full((4,), 3.0, dtype=torch.float32)

@@ -28,7 +28,10 @@ def check_against_reference(model, inputs, run_model, tmp_path, rtol=1e-5, atol=
         have = got[info.name]
         assert have.dtype == want.dtype, info.name
         assert have.shape == want.shape, info.name
-        np.testing.assert_allclose(have, want, rtol=rtol, atol=atol)
+        if np.issubdtype(want.dtype, np.integer) or want.dtype == np.bool_:
+            np.testing.assert_array_equal(have, want, err_msg=info.name)  # exact types compare exactly
+        else:
+            np.testing.assert_allclose(have, want, rtol=rtol, atol=atol)
 
 
 def tensor_info(name, dtype, shape):

@@ -1,7 +1,9 @@
 """The same checks run against onnxruntime and nxrt (`import nxrt as ort`); results, NodeArg fields, metadata
-and exception types must be identical."""
+and exception types must be identical. Results are also checked against numpy: the models here compute exactly
+(data movement, single IEEE operations), and onnxruntime is a peer, not an oracle."""
 
 import threading
+import warnings
 
 import numpy as np
 import onnxruntime
@@ -30,6 +32,14 @@ def _normalise(value):
     if isinstance(value, dict):
         return {k: _normalise(v) for k, v in value.items()}
     return value
+
+
+def assert_arrays_equal(actual, expected):
+    """Same count, dtypes, shapes and values."""
+    assert len(actual) == len(expected)
+    for a, e in zip(actual, expected):
+        assert a.dtype == e.dtype and a.shape == e.shape, (a.dtype, a.shape, e.dtype, e.shape)
+        np.testing.assert_array_equal(a, e)
 
 
 def error_of(fn):
@@ -91,7 +101,9 @@ def test_mixed_dims_and_overridable_initializers_match():
             "overridden_bias": over.run(None, {"x": x, "bias": np.full(3, 10, np.float32)}),
         }
 
-    both(check)
+    observed = both(check)
+    assert_arrays_equal(observed["default_bias"], [np.array([2, 3, 4], np.float32)])
+    assert_arrays_equal(observed["overridden_bias"], [np.full(3, 11, np.float32)])
 
 
 def test_multi_output_and_selected_outputs_match():
@@ -102,7 +114,9 @@ def test_multi_output_and_selected_outputs_match():
         session = ort.InferenceSession(helpers.two_output_model(), providers=["CPUExecutionProvider"])
         return [session.run(None, {"x": x, "y": y}), session.run(["rel", "sum"], {"x": x, "y": y})]
 
-    both(check)
+    every, selected = both(check)
+    assert_arrays_equal(every, [x + y, x * y, np.maximum(x - y, 0)])
+    assert_arrays_equal(selected, [np.maximum(x - y, 0), x + y])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.int8, np.uint8, np.int16,
@@ -115,7 +129,8 @@ def test_dtypes_match(dtype):
         session = ort.InferenceSession(helpers.identity_model(elem_type), providers=["CPUExecutionProvider"])
         return [session.get_inputs()[0].type, session.run(None, {"x": data})]
 
-    both(check)
+    _, outputs = both(check)
+    assert_arrays_equal(outputs, [data])
 
 
 def test_string_tensors_match():
@@ -240,7 +255,8 @@ def test_run_with_ort_values_and_iobinding_match(simple_add):
         return [[v.numpy() for v in outs], bound, target.numpy(), out_buffer,
                 [v.numpy() for v in binding.get_outputs()]]
 
-    both(check)
+    outs, bound, target, out_buffer, last = both(check)
+    assert_arrays_equal(outs + bound + [target, out_buffer] + last, [2 * X + Y] * 5)
 
 
 def test_module_functions_match():
@@ -249,6 +265,37 @@ def test_module_functions_match():
                 isinstance(ort.get_version_string(), str)]
 
     both(check)
+
+
+def test_unknown_provider_names_match(simple_add):
+    """A name that is no provider at all: both warn and run on the CPU, and both raise RuntimeError without the
+    fallback or from set_providers (after which onnxruntime's session is unusable, so it is not run again)."""
+    def check(ort):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            session = ort.InferenceSession(simple_add, providers=["NoSuchExecutionProvider"])
+            providers, outputs = session.get_providers(), session.run(None, {"x": X, "y": Y})
+            without_fallback = error_of(lambda: ort.InferenceSession(simple_add, providers=["NoSuchExecutionProvider"],
+                                                                     enable_fallback=0))
+            reset = error_of(lambda: session.set_providers(["NoSuchExecutionProvider"]))
+        warned = any("'NoSuchExecutionProvider' is not in available provider names" in str(w.message) for w in caught)
+        return [providers, warned, without_fallback, reset, outputs]
+
+    providers, warned, without_fallback, reset, outputs = both(check)
+    assert providers == ["CPUExecutionProvider"] and warned
+    assert without_fallback == reset == "RuntimeError"
+    np.testing.assert_array_equal(outputs[0], 2 * X + Y)
+
+
+def test_unavailable_known_provider_differs_deliberately(simple_add):
+    """nxrt raises EPFail where onnxruntime warns and runs on the CPU (docs/python.md, Execution providers)."""
+    with pytest.raises(nxrt.capi.onnxruntime_pybind11_state.EPFail, match="CUDAExecutionProvider"):
+        nxrt.InferenceSession(simple_add, providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
+    if "CUDAExecutionProvider" not in onnxruntime.get_available_providers():
+        with pytest.warns(UserWarning, match="not in available provider names"):
+            session = onnxruntime.InferenceSession(simple_add,
+                                                   providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
+        assert session.get_providers() == ["CPUExecutionProvider"]
 
 
 def test_terminate_from_another_thread_matches(simple_add):
@@ -280,5 +327,8 @@ def test_sequence_inputs_and_outputs_match():
     ]
     model = helpers.model_bytes(nodes, inputs, outputs)
     feed = {"items": [np.ones(2, np.float32), np.arange(2, dtype=np.float32)], "extra": np.full(2, 7, np.float32)}
-    result = both(lambda ort: ort.InferenceSession(model).run(None, feed))
-    assert isinstance(result[0], list) and len(result[0]) == 3
+    more, count, joined = both(lambda ort: ort.InferenceSession(model).run(None, feed))
+    assert isinstance(more, list)
+    assert_arrays_equal(more, feed["items"] + [feed["extra"]])
+    assert_arrays_equal([count], [np.array(3, np.int64)])
+    assert_arrays_equal([joined], [np.concatenate(feed["items"] + [feed["extra"]])])

@@ -149,12 +149,57 @@ def test_free_dimension_override_and_optimized_model_path(simple_add_path, tmp_p
         options.get_session_config_entry("absent")
 
 
-def test_provider_handling_follows_onnxruntime(simple_add_path):
-    with pytest.warns(UserWarning, match="not in available provider names"):
-        session = nxrt.InferenceSession(simple_add_path, providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
+UNAVAILABLE_KNOWN_PROVIDERS = [name for name in nxrt.get_all_providers() if name not in nxrt.get_available_providers()]
+
+
+@pytest.mark.parametrize("provider", UNAVAILABLE_KNOWN_PROVIDERS)
+def test_unavailable_provider_raises_ep_fail_naming_it(simple_add_path, provider):
+    with pytest.raises(EPFail) as info:
+        nxrt.InferenceSession(simple_add_path, providers=[provider])
+    message = str(info.value)
+    assert message.startswith("[ONNXRuntimeError] : 11 : EP_FAIL : "), message
+    assert provider in message and "available: CPUExecutionProvider" in message
+
+
+@pytest.mark.parametrize("providers,provider_options", [
+    (["CUDAExecutionProvider", "CPUExecutionProvider"], None),
+    ([("CUDAExecutionProvider", {"device_id": 0}), "CPUExecutionProvider"], None),
+    (["CPUExecutionProvider", "CUDAExecutionProvider"], [{}, {"device_id": "0"}]),
+], ids=["names", "name_and_options_pairs", "parallel_options"])
+def test_unavailable_provider_is_an_error_even_with_cpu_listed(simple_add_path, providers, provider_options):
+    with pytest.raises(EPFail, match="CUDAExecutionProvider was requested"):
+        nxrt.InferenceSession(simple_add_path, providers=providers, provider_options=provider_options)
+
+
+def test_set_providers_with_an_unavailable_provider_raises_and_keeps_the_session(simple_add_path):
+    session = nxrt.InferenceSession(simple_add_path, providers=["CPUExecutionProvider"])
+    with pytest.raises(EPFail, match=r"^\[ONNXRuntimeError\] : 11 : EP_FAIL : CUDAExecutionProvider"):
+        session.set_providers(["CUDAExecutionProvider"])
+    assert session.get_providers() == ["CPUExecutionProvider"]
+    np.testing.assert_array_equal(session.run(None, {"x": X, "y": Y})[0], 2 * X + Y)
+
+
+def test_unknown_provider_name_follows_onnxruntime(simple_add_path):
+    """A name that is no provider at all: a warning and the CPU, RuntimeError without fallback or from
+    set_providers (test_parity_onnxruntime.py runs the same calls on onnxruntime)."""
+    with pytest.warns(UserWarning, match="'NoSuchExecutionProvider' is not in available provider names"):
+        session = nxrt.InferenceSession(simple_add_path, providers=["NoSuchExecutionProvider", "CPUExecutionProvider"])
+    assert session.get_providers() == ["CPUExecutionProvider"]
+    np.testing.assert_array_equal(session.run(None, {"x": X, "y": Y})[0], 2 * X + Y)
+    with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="Unknown Provider Type: NoSuchExecutionProvider"):
+        nxrt.InferenceSession(simple_add_path, providers=["NoSuchExecutionProvider"], enable_fallback=0)
+    with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="Unknown Provider Type: CPU"):
+        session.set_providers(["CPU"])
+
+
+def test_provider_argument_checks_follow_onnxruntime(simple_add_path):
+    with pytest.warns(UserWarning, match="Duplicate provider 'CPUExecutionProvider'"):
+        session = nxrt.InferenceSession(simple_add_path, providers=["CPUExecutionProvider", "CPUExecutionProvider"])
     assert session.get_providers() == ["CPUExecutionProvider"]
     with pytest.raises(ValueError, match="same length"):
         nxrt.InferenceSession(simple_add_path, providers=["CPUExecutionProvider"], provider_options=[{}, {}])
+    with pytest.raises(ValueError, match="should be a sequence"):
+        nxrt.InferenceSession(simple_add_path, providers="CPUExecutionProvider")
 
 
 def test_gil_is_released_during_runs():

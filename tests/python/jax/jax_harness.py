@@ -56,6 +56,13 @@ def check(fn, inputs, *, x64=False, tol=None, n=2, dims=None, int_range=(0, 4), 
     return model, result
 
 
+def optional_module(name):
+    """Imports `name` (flax.nnx, equinox); when it is not installed, skips the calling test, or the whole module
+    when called at module level, with a reason naming the package."""
+    package = name.split(".")[0]
+    return pytest.importorskip(name, reason=f"needs {package} (requirements/heavy.txt)")
+
+
 def error_summary():
     return [f"nxrt.jax max error ({runtime}, {kind}): {err:.3g}" for (runtime, kind), err in sorted(_WORST.items())]
 

@@ -11,9 +11,8 @@ import nxrt
 import nxrt.jax
 from nxrt.jax import registry
 
-from jax_harness import check, op_types
+from jax_harness import check, op_types, optional_module
 
-nnx = pytest.importorskip("flax.nnx")
 
 
 def simple_add(x, y):
@@ -75,6 +74,7 @@ def test_without_x64_float64_specs_become_float32():
 
 
 def test_input_params_static_and_dynamic():
+    nnx = optional_module("flax.nnx")
     layer = nnx.Dropout(0.5, rngs=nnx.Rngs(0))
 
     def fn(x, *, deterministic, scale):
@@ -144,18 +144,23 @@ def test_unsupported_param_combination_has_detail():
                          [(2, 1, 5), (2, 1, 3)])
 
 
-@nxrt.jax.onnx_function
-class MLPBlock(nnx.Module):
-    def __init__(self, dim, rngs):
-        self.fc = nnx.Linear(dim, dim, rngs=rngs)
-        self.norm = nnx.LayerNorm(dim, rngs=rngs)
+def mlp_block_class(nnx):
+    @nxrt.jax.onnx_function
+    class MLPBlock(nnx.Module):
+        def __init__(self, dim, rngs):
+            self.fc = nnx.Linear(dim, dim, rngs=rngs)
+            self.norm = nnx.LayerNorm(dim, rngs=rngs)
 
-    def __call__(self, x):
-        return self.norm(nnx.gelu(self.fc(x))) + x
+        def __call__(self, x):
+            return self.norm(nnx.gelu(self.fc(x))) + x
+
+    return MLPBlock
 
 
 def test_onnx_function_for_module_class():
-    blocks = [MLPBlock(4, nnx.Rngs(i)) for i in range(3)]
+    nnx = optional_module("flax.nnx")
+    mlp_block = mlp_block_class(nnx)
+    blocks = [mlp_block(4, nnx.Rngs(i)) for i in range(3)]
 
     def model(x):
         for block in blocks:

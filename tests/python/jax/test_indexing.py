@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from jax import lax
 
-from jax_harness import check, op_types
+from jax_harness import check, op_types, optional_module
 
 I32 = jnp.int32
 
@@ -64,7 +64,7 @@ def test_take_exports_onnx_gather():
 
 
 def test_flax_embed_exports_onnx_gather():
-    from flax import nnx
+    nnx = optional_module("flax.nnx")
 
     model, _ = check(nnx.Embed(10, 4, rngs=nnx.Rngs(0)), [idx("B", "T")], int_range=(0, 10))
     assert "Gather" in op_types(model) and "GatherND" not in op_types(model)

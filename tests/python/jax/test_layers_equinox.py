@@ -4,9 +4,9 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jax_harness import check
+from jax_harness import check, optional_module
 
-eqx = pytest.importorskip("equinox")
+eqx = optional_module("equinox")
 
 
 def key(i=0):

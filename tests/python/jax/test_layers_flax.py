@@ -4,9 +4,9 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jax_harness import check
+from jax_harness import check, optional_module
 
-nnx = pytest.importorskip("flax.nnx")
+nnx = optional_module("flax.nnx")
 
 
 def rngs():

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from jax import lax
 
-from jax_harness import check, op_types
+from jax_harness import check, op_types, optional_module
 
-nnx = pytest.importorskip("flax.nnx")
-eqx = pytest.importorskip("equinox")
+nnx = optional_module("flax.nnx")
+eqx = optional_module("equinox")
 
 
 class MLP(nnx.Module):

@@ -8,11 +8,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jax_harness import check
+from jax_harness import check, optional_module
 from jax_harness import op_types as all_op_types
 
-nnx = pytest.importorskip("flax.nnx")
-eqx = pytest.importorskip("equinox")
+nnx = optional_module("flax.nnx")
+eqx = optional_module("equinox")
 
 
 def op_types(model):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import nxrt.jax
-from jax_harness import check
+from jax_harness import check, optional_module
 from jax_harness import op_types as all_op_types
 
 
@@ -96,7 +96,7 @@ def test_dot_product_attention_with_mask_lowers_through_primitives():
 
 
 def test_flax_linear_on_a_batch_exports_gemm():
-    from flax import nnx
+    nnx = optional_module("flax.nnx")
 
     layer = nnx.Linear(6, 3, rngs=nnx.Rngs(0))
     model, _ = check(layer, [("B", 6)], opset=21)
@@ -104,7 +104,7 @@ def test_flax_linear_on_a_batch_exports_gemm():
 
 
 def test_flax_linear_on_a_sequence_keeps_matmul():
-    from flax import nnx
+    nnx = optional_module("flax.nnx")
 
     layer = nnx.Linear(6, 3, rngs=nnx.Rngs(0))
     model, _ = check(layer, [(2, "T", 6)], opset=21)
@@ -113,7 +113,7 @@ def test_flax_linear_on_a_sequence_keeps_matmul():
 
 
 def test_flax_linear_f64_exports_gemm():
-    from flax import nnx
+    nnx = optional_module("flax.nnx")
 
     with jax.enable_x64(True):
         layer = nnx.Linear(5, 4, rngs=nnx.Rngs(1), param_dtype=jnp.float64)
@@ -122,7 +122,7 @@ def test_flax_linear_f64_exports_gemm():
 
 
 def test_equinox_linear_under_vmap_exports_gemm():
-    import equinox as eqx
+    eqx = optional_module("equinox")
 
     layer = eqx.nn.Linear(6, 3, key=jax.random.PRNGKey(0))
     model, _ = check(jax.vmap(layer), [("B", 6)], opset=21)
@@ -130,7 +130,7 @@ def test_equinox_linear_under_vmap_exports_gemm():
 
 
 def test_equinox_linear_on_one_vector_lowers_through_primitives():
-    import equinox as eqx
+    eqx = optional_module("equinox")
 
     layer = eqx.nn.Linear(6, 3, use_bias=False, key=jax.random.PRNGKey(0))
     model, _ = check(layer, [(6,)], opset=21)
@@ -139,7 +139,7 @@ def test_equinox_linear_on_one_vector_lowers_through_primitives():
 
 @pytest.mark.parametrize("opset", [21, 23])
 def test_flax_multi_head_attention(opset):
-    from flax import nnx
+    nnx = optional_module("flax.nnx")
 
     attention = nnx.MultiHeadAttention(num_heads=2, in_features=8, qkv_features=8, decode=False,
                                        rngs=nnx.Rngs(0))
@@ -148,7 +148,7 @@ def test_flax_multi_head_attention(opset):
 
 
 def test_flax_mlp_exports_gemm_relu_softmax():
-    from flax import nnx
+    nnx = optional_module("flax.nnx")
 
     class Classifier(nnx.Module):
         def __init__(self, rngs):
