@@ -17,5 +17,7 @@ while (($#)); do
   cmake_args+=("$1")
   shift
 done
+# GCC by the name pip's wheel build uses too, so ccache can share objects between build/ and the wheel's tree.
+export CC=${CC:-gcc} CXX=${CXX:-g++}
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${cmake_args[@]}" >/dev/null
 ninja -C "$build_dir" -j"${NXRT_JOBS:-2}" "${targets[@]}"

@@ -9,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh test
 
-# Warnings fail the build, here and in the wheel build of tests/python/test_wheel.py (see CMakeLists.txt).
+# Warnings fail the build, here and in the wheel that tests/python/test_wheel.py builds (it reads NXRT_WERROR, so
+# its compile commands match build/'s and ccache serves them).
 export NXRT_WERROR=1
 stage_start=$(date +%s)
 stage_done() {
@@ -17,7 +18,7 @@ stage_done() {
   stage_start=$(date +%s)
 }
 
-scripts/build.sh build -DNXRT_BUILD_TESTS=ON -DNXRT_BUILD_EXAMPLES=ON -DNXRT_BUILD_BENCH=OFF \
+scripts/build.sh build -DNXRT_WERROR=ON -DNXRT_BUILD_TESTS=ON -DNXRT_BUILD_EXAMPLES=ON -DNXRT_BUILD_BENCH=OFF \
   -DNXRT_BUILD_PYTHON=ON -DNXRT_BUILD_FORTRAN=ON "-DPython_EXECUTABLE=$PWD/.venv/bin/python"
 stage_done build
 (cd build && ctest --output-on-failure -j2)

@@ -141,15 +141,48 @@ std::optional<int64_t> parse_int(const std::string& text) {
   return static_cast<int64_t>(value);
 }
 
+namespace {
+
+// "simple_add, mlp"
+std::string builtin_model_list() {
+  std::string text;
+  for (std::string_view name : default_model_names()) text += (text.empty() ? "" : ", ") + std::string(name);
+  return text;
+}
+
+}  // namespace
+
+std::string model_spec_help() {
+  return "MODEL is a path to an .onnx file or builtin:NAME with NAME one of: " + builtin_model_list();
+}
+
+const CommandSpec& export_builtin_command_spec() {
+  static const CommandSpec spec{
+      .name = "export-builtin",
+      .operands = {"NAME", "PATH"},
+      .required_operands = 2,
+      .summary = "Write a builtin model to an .onnx file.",
+      .description = "NAME (or builtin:NAME) is one of: " + builtin_model_list() + ". PATH is the file to write.",
+      .details = "",
+      .options = {},
+  };
+  return spec;
+}
+
 int run_export_builtin_command(const std::vector<std::string>& args) {
-  if (args.size() != 2) {
-    return report_error(Status(StatusCode::kInvalidArgument, "usage: nxrt export-builtin NAME PATH"));
+  const CommandSpec& spec = export_builtin_command_spec();
+  Expected<ParsedCommandLine> parsed = parse_command_line(spec, args);
+  if (!parsed) return report_error(parsed.status());
+  if (parsed->help) {
+    print_command_help(spec, std::cout);
+    return 0;
   }
-  std::string name = args[0];
+  std::string name = parsed->operands[0];
+  const std::string& path = parsed->operands[1];
   if (name.rfind(kBuiltinPrefix, 0) == 0) name = name.substr(std::char_traits<char>::length(kBuiltinPrefix));
-  Status status = write_default_model(name, args[1]);
+  Status status = write_default_model(name, path);
   if (!status.is_ok()) return report_error(status);
-  std::cout << "wrote builtin:" << name << " to " << args[1] << "\n";
+  std::cout << "wrote builtin:" << name << " to " << path << "\n";
   return 0;
 }
 

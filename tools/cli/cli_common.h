@@ -1,11 +1,12 @@
 // Shared pieces of the `nxrt` command-line tool: model specs (a path or builtin:NAME), numpy-like tensor
-// printing and error reporting.
+// printing, error reporting and the sub-commands' entry points.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "command_line.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include "graph/type_info.h"
@@ -34,7 +35,16 @@ int report_error(const Status& status);
 // Parses a whole decimal integer; nullopt on junk or overflow.
 std::optional<int64_t> parse_int(const std::string& text);
 
-// Entry points of the sub-commands; `args` excludes the program and command names.
+// "MODEL is a path to an .onnx file or builtin:NAME with NAME one of: ...", for help texts.
+std::string model_spec_help();
+
+// Grammar and help text of each sub-command (the single source of both).
+const CommandSpec& info_command_spec();
+const CommandSpec& run_command_spec();
+const CommandSpec& export_builtin_command_spec();
+
+// Entry points of the sub-commands; `args` excludes the program and command names. Each returns the process
+// exit code: 0 on success or after printing its --help, 1 after report_error.
 int run_info_command(const std::vector<std::string>& args);
 int run_run_command(const std::vector<std::string>& args);
 int run_export_builtin_command(const std::vector<std::string>& args);

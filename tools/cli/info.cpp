@@ -78,9 +78,28 @@ int64_t initializer_elements(const onnx::GraphProto& graph) {
 
 }  // namespace
 
+const CommandSpec& info_command_spec() {
+  static const CommandSpec spec{
+      .name = "info",
+      .operands = {"MODEL"},
+      .required_operands = 1,
+      .summary = "Print a model's inputs and outputs, opsets, producer and op histogram.",
+      .description = "Reads the ModelProto without creating a session, so it also works for models whose ops nxrt\n"
+                     "cannot run. Shapes keep their symbolic dimensions; the op histogram includes subgraphs.",
+      .details = model_spec_help(),
+      .options = {},
+  };
+  return spec;
+}
+
 int run_info_command(const std::vector<std::string>& args) {
-  if (args.size() != 1) return report_error(Status(StatusCode::kInvalidArgument, "usage: nxrt info MODEL"));
-  const std::string& spec = args[0];
+  Expected<ParsedCommandLine> command_line = parse_command_line(info_command_spec(), args);
+  if (!command_line) return report_error(command_line.status());
+  if (command_line->help) {
+    print_command_help(info_command_spec(), std::cout);
+    return 0;
+  }
+  const std::string& spec = command_line->operands[0];
   Expected<std::string> bytes = load_model_bytes(spec);
   if (!bytes) return report_error(bytes.status());
   Expected<onnx::ModelProto> parsed = onnx::parse_model(*bytes);

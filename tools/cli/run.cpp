@@ -33,59 +33,55 @@ struct RunArgs {
   std::string output_format = "npy";
   bool quiet = false;
   bool profile = false;
+  std::string batch_file;
 };
 
 Status split_assignment(const std::string& flag, const std::string& text, std::string* key, std::string* value) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
-    return make_error(StatusCode::kInvalidArgument, flag, " expects NAME=VALUE, got '", text, "'");
+    return usage_error(run_command_spec(), flag + " expects NAME=VALUE, got '" + text + "'");
   }
   *key = text.substr(0, eq);
   *value = text.substr(eq + 1);
   return Status::ok();
 }
 
-Expected<RunArgs> parse_run_args(const std::vector<std::string>& args) {
+// Checks the option values of a parsed command line; later occurrences of a single-valued option win.
+Expected<RunArgs> parse_run_args(const ParsedCommandLine& command_line) {
+  const CommandSpec& spec = run_command_spec();
   RunArgs parsed;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg.rfind("--", 0) != 0) {
-      if (!parsed.model.empty()) return make_error(StatusCode::kInvalidArgument, "unexpected argument '", arg, "'");
-      parsed.model = arg;
-      continue;
-    }
-    if (arg == "--quiet" || arg == "--profile") {
-      (arg == "--quiet" ? parsed.quiet : parsed.profile) = true;
-      continue;
-    }
-    if (i + 1 >= args.size()) return make_error(StatusCode::kInvalidArgument, arg, " needs a value");
-    const std::string& value = args[++i];
+  if (!command_line.operands.empty()) parsed.model = command_line.operands[0];
+  for (const auto& [name, value] : command_line.options) {
     std::string key, rest;
-    if (arg == "--input") {
-      TRY(split_assignment(arg, value, &key, &rest));
+    if (name == "--quiet") {
+      parsed.quiet = true;
+    } else if (name == "--profile") {
+      parsed.profile = true;
+    } else if (name == "--input") {
+      TRY(split_assignment(name, value, &key, &rest));
       parsed.input_files[key] = rest;
-    } else if (arg == "--dim") {
-      TRY(split_assignment(arg, value, &key, &rest));
+    } else if (name == "--dim") {
+      TRY(split_assignment(name, value, &key, &rest));
       std::optional<int64_t> size = parse_int(rest);
-      if (!size || *size < 0) return make_error(StatusCode::kInvalidArgument, "--dim ", key, " needs a size >= 0");
+      if (!size || *size < 0) return usage_error(spec, "--dim " + key + " needs a size >= 0, got '" + rest + "'");
       parsed.dims[key] = *size;
-    } else if (arg == "--threads" || arg == "--repeat" || arg == "--seed") {
+    } else if (name == "--threads" || name == "--repeat" || name == "--seed") {
       std::optional<int64_t> number = parse_int(value);
-      if (!number || *number < 0 || (arg == "--repeat" && *number < 1) || (arg == "--threads" && *number > 4096)) {
-        return make_error(StatusCode::kInvalidArgument, arg, " needs a non-negative integer, got '", value, "'");
+      if (!number || *number < 0 || (name == "--repeat" && *number < 1) || (name == "--threads" && *number > 4096)) {
+        return usage_error(spec, name + " needs a non-negative integer, got '" + value + "'");
       }
-      if (arg == "--threads") parsed.threads = static_cast<int>(*number);
-      if (arg == "--repeat") parsed.repeat = *number;
-      if (arg == "--seed") parsed.seed = static_cast<uint64_t>(*number);
-    } else if (arg == "--output-dir") {
+      if (name == "--threads") parsed.threads = static_cast<int>(*number);
+      if (name == "--repeat") parsed.repeat = *number;
+      if (name == "--seed") parsed.seed = static_cast<uint64_t>(*number);
+    } else if (name == "--output-dir") {
       parsed.output_dir = value;
-    } else if (arg == "--output-format") {
+    } else if (name == "--output-format") {
       if (value != "npy" && value != "pb") {
-        return make_error(StatusCode::kInvalidArgument, "--output-format is npy or pb, got '", value, "'");
+        return usage_error(spec, "--output-format is npy or pb, got '" + value + "'");
       }
       parsed.output_format = value;
-    } else {
-      return make_error(StatusCode::kInvalidArgument, "unknown option '", arg, "' (see nxrt --help)");
+    } else if (name == "--batch") {
+      parsed.batch_file = value;
     }
   }
   return parsed;
@@ -259,21 +255,22 @@ std::string file_name_for(const std::string& output_name, const std::string& for
   return name + "." + format;
 }
 
-int run_model(const RunArgs& args) {
+// Runs one model as the options ask, printing to stdout; the first error ends the run and is returned.
+Status run_model(const RunArgs& args) {
   SessionOptions options;
   options.intra_op_num_threads = args.threads;
   options.enable_profiling = args.profile;
   if (args.profile) options.profile = std::make_shared<NodeProfile>();
-  Expected<std::unique_ptr<Session>> session = open_session(args.model, options);
-  if (!session) return report_error(session.status());
-  const Session& s = **session;
+  TRY_ASSIGN(std::unique_ptr<Session> session, open_session(args.model, options));
+  const Session& s = *session;
 
   for (const auto& input_file : args.input_files) {
     const std::string& name = input_file.first;
     const bool known =
         std::any_of(s.inputs().begin(), s.inputs().end(), [&](const ValueDesc& v) { return v.name == name; });
-    if (!known) return report_error(make_error(StatusCode::kInvalidArgument, "--input names '", name,
-                                               "', which is not an input of the model"));
+    if (!known) {
+      return make_error(StatusCode::kInvalidArgument, "--input names '", name, "', which is not an input of the model");
+    }
   }
   std::mt19937_64 rng(args.seed);
   std::vector<std::string> names;
@@ -285,11 +282,10 @@ int run_model(const RunArgs& args) {
     const bool from_file = file != args.input_files.end();
     Expected<Value> value = from_file ? read_input_file(file->second, input.type) : Expected<Value>(Value());
     if (!from_file) {
-      Expected<Tensor> tensor = random_input(input, args.dims, rng);
-      if (!tensor) return report_error(tensor.status());
-      value = Value(std::move(tensor).value());
+      TRY_ASSIGN(Tensor tensor, random_input(input, args.dims, rng));
+      value = Value(std::move(tensor));
     }
-    if (!value) return report_error(value.status());
+    if (!value) return value.status();
     header << describe_value(input.name, *value)
            << (from_file ? " from " + file->second : " random (seed " + std::to_string(args.seed) + ")")
            << "\n";
@@ -297,20 +293,19 @@ int run_model(const RunArgs& args) {
     feeds.push_back(std::move(value).value());
   }
   if (!args.quiet) std::cout << header.str();
-  Expected<std::vector<Value>> outputs = run_and_print(s, names, feeds, args.repeat, args.quiet);
-  if (!outputs) return report_error(outputs.status());
+  TRY_ASSIGN(std::vector<Value> outputs, run_and_print(s, names, feeds, args.repeat, args.quiet));
   if (args.profile) print_profile(*options.profile);
   if (!args.output_dir.empty()) {
     std::error_code error;
     std::filesystem::create_directories(args.output_dir, error);
-    for (size_t i = 0; i < outputs->size(); ++i) {
-      const std::string path = (std::filesystem::path(args.output_dir) / file_name_for(s.outputs()[i].name, args.output_format)).string();
-      Status status = write_output_file(path, (*outputs)[i], s.outputs()[i], args.output_format);
-      if (!status.is_ok()) return report_error(status);
-      if (!args.quiet) std::cout << "wrote " << path << "\n";
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const std::filesystem::path path =
+          std::filesystem::path(args.output_dir) / file_name_for(s.outputs()[i].name, args.output_format);
+      TRY(write_output_file(path.string(), outputs[i], s.outputs()[i], args.output_format));
+      if (!args.quiet) std::cout << "wrote " << path.string() << "\n";
     }
   }
-  return 0;
+  return Status::ok();
 }
 
 Tensor float_tensor(Shape shape, const std::vector<float>& values) {
@@ -361,14 +356,122 @@ int run_demo() {
   return 0;
 }
 
+// One line of a batch file: `base` (the options beside --batch) followed by the line's own arguments.
+Status run_batch_line(const std::vector<std::string>& base, const std::string& line) {
+  const CommandSpec& spec = run_command_spec();
+  TRY_ASSIGN(std::vector<std::string> words, split_command_line(line));
+  std::vector<std::string> args = base;
+  args.insert(args.end(), words.begin(), words.end());
+  TRY_ASSIGN(ParsedCommandLine command_line, parse_command_line(spec, args));
+  if (command_line.help) return usage_error(spec, "--help is not allowed in a batch line");
+  TRY_ASSIGN(RunArgs run_args, parse_run_args(command_line));
+  if (!run_args.batch_file.empty()) return usage_error(spec, "--batch is not allowed in a batch line");
+  if (run_args.model.empty()) return usage_error(spec, "missing MODEL");
+  return run_model(run_args);
+}
+
+// Backslashes and line breaks escaped, so that a message fits on its status line.
+std::string escape_message(const std::string& text) {
+  std::string escaped;
+  for (char c : text) {
+    if (c == '\\') {
+      escaped += "\\\\";
+    } else if (c == '\n') {
+      escaped += "\\n";
+    } else if (c == '\r') {
+      escaped += "\\r";
+    } else {
+      escaped += c;
+    }
+  }
+  return escaped;
+}
+
+// Runs every line of the batch file in turn; see the --batch entry of run_command_spec for the protocol.
+int run_batch(const ParsedCommandLine& command_line, const std::string& batch_file) {
+  const CommandSpec& spec = run_command_spec();
+  if (!command_line.operands.empty()) {
+    const std::string& model = command_line.operands[0];
+    return report_error(usage_error(spec, "--batch takes MODEL from each line, got '" + model + "'"));
+  }
+  std::ifstream file;
+  if (batch_file != "-") {
+    file.open(batch_file);
+    if (!file) return report_error(make_error(StatusCode::kNoSuchFile, "cannot open batch file '", batch_file, "'"));
+  }
+  std::istream& in = batch_file == "-" ? std::cin : file;
+  std::vector<ParsedOption> base_options;
+  for (const ParsedOption& option : command_line.options) {
+    if (option.name != "--batch") base_options.push_back(option);
+  }
+  const std::vector<std::string> base = options_to_args(base_options);
+  bool all_ok = true;
+  std::string line;
+  for (int64_t number = 1; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;
+    const Status status = run_batch_line(base, line);
+    all_ok = all_ok && status.is_ok();
+    std::cout << "nxrt-batch: line " << number << ": "
+              << (status.is_ok() ? std::string("ok") : "error: " + escape_message(status.to_string())) << std::endl;
+  }
+  return all_ok ? 0 : 1;
+}
+
 }  // namespace
+
+const CommandSpec& run_command_spec() {
+  static const CommandSpec spec{
+      .name = "run",
+      .operands = {"MODEL"},
+      .required_operands = 0,
+      .summary = "Run a model; print its outputs and latency.",
+      .description = "Inputs come from files (--input) or random data. With no arguments at all, run the builtin\n"
+                     "models on fixed inputs and check their results.",
+      .details = model_spec_help() + "\n\n" +
+                 "Batch mode (--batch FILE): every line of FILE that is neither blank nor starts with '#' holds the\n"
+                 "arguments of one run (MODEL and options), split into words as a POSIX shell does: whitespace\n"
+                 "separates, '...' and \"...\" quote, \\ escapes. Options given beside --batch come first on every\n"
+                 "line. The lines run in turn in one process; an error ends that line's run only. After each line\n"
+                 "one status line goes to stdout (flushed), N being the line number in FILE:\n"
+                 "  nxrt-batch: line N: ok\n"
+                 "  nxrt-batch: line N: error: [ONNXRuntimeError] : CODE : NAME : MESSAGE\n"
+                 "with '\\' written '\\\\' and line breaks '\\n' in MESSAGE; a line's error is reported there only,\n"
+                 "not on stderr. The exit code is 0 when every line ran ok, else 1.",
+      .options = {
+          {"--input", "NAME=FILE",
+           "feed input NAME from a .npy file, or a .pb file holding a TensorProto, SequenceProto or\n"
+           "OptionalProto (as ONNX test data sets do); inputs not given get random data"},
+          {"--dim", "SYMBOL=SIZE", "size of a symbolic dimension for random inputs (default 1)"},
+          {"--threads", "N", "intra-op threads (default 0: one per core)"},
+          {"--repeat", "N", "run N times and report the median and min latency (default 1)"},
+          {"--seed", "S", "seed of the random inputs (default 0)"},
+          {"--output-dir", "DIR", "write each output to DIR/NAME.npy (NAME.pb with --output-format pb)"},
+          {"--output-format", "npy|pb", "file format of --output-dir (default npy)"},
+          {"--quiet", "", "print nothing but errors"},
+          {"--profile", "", "time every node; print the time per op type and the slowest nodes"},
+          {"--batch", "FILE", "run each line of FILE ('-': stdin) as the arguments of one run; see below"},
+      },
+  };
+  return spec;
+}
 
 int run_run_command(const std::vector<std::string>& args) {
   if (args.empty()) return run_demo();
-  Expected<RunArgs> parsed = parse_run_args(args);
+  const CommandSpec& spec = run_command_spec();
+  Expected<ParsedCommandLine> command_line = parse_command_line(spec, args);
+  if (!command_line) return report_error(command_line.status());
+  if (command_line->help) {
+    print_command_help(spec, std::cout);
+    return 0;
+  }
+  Expected<RunArgs> parsed = parse_run_args(*command_line);
   if (!parsed) return report_error(parsed.status());
-  if (parsed->model.empty()) return report_error(Status(StatusCode::kInvalidArgument, "nxrt run: missing MODEL"));
-  return run_model(*parsed);
+  if (!parsed->batch_file.empty()) return run_batch(*command_line, parsed->batch_file);
+  if (parsed->model.empty()) return report_error(usage_error(spec, "missing MODEL"));
+  const Status status = run_model(*parsed);
+  return status.is_ok() ? 0 : report_error(status);
 }
 
 }  // namespace nxrt::cli
