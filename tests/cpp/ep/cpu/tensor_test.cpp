@@ -92,7 +92,9 @@ struct TransposeCase {
 class TransposeTest : public ::testing::TestWithParam<std::tuple<TransposeCase, int>> {};
 
 TEST_P(TransposeTest, MatchesReferenceForEveryElementSize) {
-  const auto& [c, threads] = GetParam();
+  // Named copies rather than structured bindings: clang 14 cannot capture bindings in a lambda.
+  const TransposeCase& c = std::get<0>(GetParam());
+  const int threads = std::get<1>(GetParam());
   const size_t n = static_cast<size_t>(shape_numel(c.shape));
   auto node = NodeBuilder("Transpose", 13).attr_ints("perm", c.perm).node();
   auto check = [&]<class T>(T scale) {
