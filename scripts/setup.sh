@@ -33,7 +33,7 @@ if [[ ! -x .venv/bin/python ]]; then
   echo "setup: creating .venv"
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import numpy, onnx, pytest, onnxruntime, nanobind, scikit_build_core, ml_dtypes, torch, jax, flax, equinox" >/dev/null 2>&1; then
+if ! .venv/bin/python -c "import numpy, onnx, pytest, xdist, onnxruntime, nanobind, scikit_build_core, ml_dtypes, torch, jax, flax, equinox" >/dev/null 2>&1; then
   echo "setup: installing Python packages into .venv"
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -r requirements/test.txt -r requirements/heavy.txt

@@ -29,7 +29,8 @@ stage_done ctest
 stage_done conformance
 
 set +e
-PYTHONPATH="$PWD/build/python" NXRT_CLI="$PWD/build/nxrt" .venv/bin/python -m pytest -q -p no:cacheprovider tests/python
+PYTHONPATH="$PWD/build/python" NXRT_CLI="$PWD/build/nxrt" .venv/bin/python -m pytest -q -p no:cacheprovider \
+  -n "${NXRT_JOBS:-2}" --dist loadfile tests/python
 status=$?
 set -e
 # pytest exits 5 when it collected no test; that is not a failure of the suite.

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "bytes_view.h"
 #include "errors.h"
 
 namespace nb = nanobind;
@@ -109,7 +110,7 @@ std::string utf8_of(PyObject* item) {
     if (!text) throw nb::python_error();
     return std::string(text, static_cast<size_t>(size));
   }
-  if (PyBytes_Check(item)) return std::string(PyBytes_AS_STRING(item), static_cast<size_t>(PyBytes_GET_SIZE(item)));
+  if (PyBytes_Check(item)) return std::string(bytes_view(item));
   throw nb::type_error("string tensors accept only str or bytes elements");
 }
 
@@ -132,8 +133,8 @@ Tensor string_tensor_from_numpy(nb::handle object) {
   Shape shape = shape_of(reinterpret_cast<PyArrayObject*>(object.ptr()));
   Tensor tensor = value_or_throw(Tensor::allocate(DataType::kString, shape));
   std::string* out = tensor.data<std::string>();
-  const Py_ssize_t count = PyList_GET_SIZE(items.ptr());
-  for (Py_ssize_t i = 0; i < count; ++i) out[i] = utf8_of(PyList_GET_ITEM(items.ptr(), i));
+  const Py_ssize_t count = PyList_Size(items.ptr());
+  for (Py_ssize_t i = 0; i < count; ++i) out[i] = utf8_of(PyList_GetItem(items.ptr(), i));
   return tensor;
 }
 

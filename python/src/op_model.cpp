@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bytes_view.h"
 #include "errors.h"
 #include "ep/cpu/kernel.h"
 #include "numpy_interop.h"
@@ -26,7 +27,7 @@ namespace write = onnx::write;
 enum AttributeType : int32_t { kFloat = 1, kInt = 2, kString = 3, kTensor = 4, kFloats = 6, kInts = 7, kStrings = 8 };
 
 std::string text_of(nb::handle item) {
-  if (PyBytes_Check(item.ptr())) return std::string(PyBytes_AS_STRING(item.ptr()), PyBytes_GET_SIZE(item.ptr()));
+  if (PyBytes_Check(item.ptr())) return std::string(bytes_view(item.ptr()));
   return nb::cast<std::string>(item);
 }
 
