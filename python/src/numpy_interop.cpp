@@ -154,7 +154,7 @@ Tensor tensor_from_numpy(nb::handle object, std::vector<nb::object>& keep) {
   const bool native = PyArray_ISNBO(descr->byteorder);
   if (!native || !PyArray_ISCARRAY_RO(arr)) {
     PyArray_Descr* target = native ? descr : PyArray_DescrNewByteorder(descr, NPY_NATIVE);
-    if (native) Py_INCREF(target);
+    if (native) Py_INCREF(reinterpret_cast<PyObject*>(target));
     array = nb::steal(PyArray_FromAny(array.ptr(), target, 0, 0, NPY_ARRAY_CARRAY | NPY_ARRAY_ENSURECOPY, nullptr));
     if (!array.is_valid()) throw nb::python_error();
     arr = reinterpret_cast<PyArrayObject*>(array.ptr());

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bytes_view.h"
 #include "errors.h"
 #include "numpy_interop.h"
 #include "onnx/model_proto.h"
@@ -37,7 +38,10 @@ struct PyRunOptions {
 // reference; the last owner may be any thread, so the release takes the GIL (skipped once Python is finalizing).
 class PythonBytesModel final : public onnx::ModelBytes {
  public:
-  explicit PythonBytesModel(nb::handle bytes) : object_(bytes.ptr()) { Py_INCREF(object_); }
+  // Needs the GIL; `bytes` must be a bytes object. bytes() is then callable without it.
+  explicit PythonBytesModel(nb::handle bytes) : object_(bytes.ptr()), view_(bytes_view(object_)) {
+    Py_INCREF(object_);
+  }
   ~PythonBytesModel() override {
     if (!Py_IsInitialized()) return;
     nb::gil_scoped_acquire acquire;
@@ -46,13 +50,12 @@ class PythonBytesModel final : public onnx::ModelBytes {
   PythonBytesModel(const PythonBytesModel&) = delete;
   PythonBytesModel& operator=(const PythonBytesModel&) = delete;
 
-  std::string_view bytes() const override {
-    return {PyBytes_AS_STRING(object_), static_cast<size_t>(PyBytes_GET_SIZE(object_))};
-  }
+  std::string_view bytes() const override { return view_; }
   const std::string& directory() const override { return directory_; }
 
  private:
   PyObject* object_;
+  std::string_view view_;  // into object_, which is immutable
   std::string directory_;
 };
 
@@ -162,10 +165,13 @@ Value value_from_feed(const PySession& self, std::string_view name, PyObject* ob
     }
     if (container && container->kind == Kind::kSequence && object != Py_None) {
       std::vector<Tensor> elements;
-      nb::object items = nb::steal(PySequence_Fast(object, "expected a list"));
-      if (!items.is_valid()) throw nb::python_error();
-      for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(items.ptr()); ++i) {
-        elements.push_back(tensor_from_object(PySequence_Fast_GET_ITEM(items.ptr(), i), keep));
+      nb::object items = nb::steal(PySequence_List(object));
+      if (!items.is_valid()) {
+        PyErr_Clear();
+        throw nb::type_error("expected a list");
+      }
+      for (Py_ssize_t i = 0; i < PyList_Size(items.ptr()); ++i) {
+        elements.push_back(tensor_from_object(PyList_GetItem(items.ptr(), i), keep));
       }
       const DataType elem_type = !elements.empty() ? elements[0].dtype()
                                  : container->element ? container->element->elem_type
@@ -197,7 +203,7 @@ std::vector<Value> run_session(const PySession& self, nb::handle output_names, n
   std::vector<std::string> names;
   std::vector<Value> values;
   std::vector<nb::object> keep;
-  const Py_ssize_t count = PyDict_GET_SIZE(feed.ptr());
+  const Py_ssize_t count = PyDict_Size(feed.ptr());
   names.reserve(static_cast<size_t>(count));
   values.reserve(static_cast<size_t>(count));
   Py_ssize_t position = 0;
@@ -231,7 +237,7 @@ std::vector<Value> run_session(const PySession& self, nb::handle output_names, n
 // The callable API's fast path: arrays given positionally, one per model input in order, every output.
 std::vector<Value> run_positional(const PySession& self, nb::handle args) {
   const std::vector<ValueDesc>& inputs = self.session->inputs();
-  const Py_ssize_t count = PyTuple_GET_SIZE(args.ptr());
+  const Py_ssize_t count = PyTuple_Size(args.ptr());
   if (static_cast<size_t>(count) != inputs.size()) {
     throw nb::type_error("run_positional expects one array per model input");
   }
@@ -239,7 +245,7 @@ std::vector<Value> run_positional(const PySession& self, nb::handle args) {
   std::vector<nb::object> keep;
   values.reserve(inputs.size());
   for (Py_ssize_t i = 0; i < count; ++i) {
-    values.push_back(value_from_feed(self, inputs[static_cast<size_t>(i)].name, PyTuple_GET_ITEM(args.ptr(), i), keep));
+    values.push_back(value_from_feed(self, inputs[static_cast<size_t>(i)].name, PyTuple_GetItem(args.ptr(), i), keep));
   }
   std::optional<Expected<std::vector<Value>>> result;
   {
@@ -252,8 +258,7 @@ std::vector<Value> run_positional(const PySession& self, nb::handle args) {
 nb::list overridable_initializers(const PySession& self) {
   std::shared_ptr<const onnx::ModelBytes> bytes;
   if (PyBytes_Check(self.model_source.ptr())) {
-    bytes = onnx::model_bytes_from_buffer(std::string_view(PyBytes_AS_STRING(self.model_source.ptr()),
-                                                           static_cast<size_t>(PyBytes_GET_SIZE(self.model_source.ptr()))));
+    bytes = onnx::model_bytes_from_buffer(bytes_view(self.model_source.ptr()));
   } else {
     bytes = value_or_throw(onnx::map_model_file(utf8(self.model_source)));
   }
@@ -358,9 +363,9 @@ void register_session(nb::module_& m) {
       .def(
           "run_positional",
           [](const PySession& self, nb::tuple args) -> nb::object {
-            const Py_ssize_t count = PyTuple_GET_SIZE(args.ptr());
+            const Py_ssize_t count = PyTuple_Size(args.ptr());
             if (static_cast<size_t>(count) != self.session->inputs().size() ||
-                (count > 0 && PyDict_Check(PyTuple_GET_ITEM(args.ptr(), 0)))) {
+                (count > 0 && PyDict_Check(PyTuple_GetItem(args.ptr(), 0)))) {
               return nb::borrow(Py_NotImplemented);
             }
             std::vector<Value> results = run_positional(self, args);
