@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer loader target in the sanitizer tree (scripts/build_sanitize.sh) and runs it:
-# scripts/fuzz.sh [seconds] (default 60). The work corpus under build-sanitize/ starts from the committed
+# Builds the libFuzzer loader target with clang (build-fuzz/: only the fuzz targets and the engine) and runs it:
+# scripts/fuzz.sh [seconds] (default 60). The work corpus under build-fuzz/ starts from the committed
 # fuzz/seeds plus a fresh run of fuzz_make_seeds (which wrote those seeds); fuzz/seeds itself is never modified. Any crash/leak/timeout/oom file fails the run.
 set -euo pipefail
 
 seconds="${1:-60}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${root}/build-sanitize"
-"${root}/scripts/build_sanitize.sh" fuzz_loader fuzz_make_seeds
+build="${root}/build-fuzz"
+CC=clang CXX=clang++ "${root}/scripts/build.sh" build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNXRT_FUZZ=ON \
+  -DNXRT_BUILD_TESTS=OFF -DNXRT_BUILD_EXAMPLES=OFF -DNXRT_BUILD_PYTHON=OFF --target fuzz_loader fuzz_make_seeds
 
 corpus="${build}/corpus"
 artifacts="${build}/artifacts"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds nxrt and runs every test, in one CMake tree (build/) for the library, the CLI, the C/C++ suites, the
-# examples and the Python extension, plus the sanitizer tree (build-sanitize/) for the ASan/UBSan suites and the
-# fuzzers. Stages: ctest; the ONNX backend node conformance cases; pytest over tests/python against the package
-# as built in build/python (one test also builds the wheel and imports it in a fresh venv); ctest under
+# examples and the Python extension, plus the sanitizer tree (build-asan/) for the ASan/UBSan suites and the
+# fuzz tree (build-fuzz/). Stages: ctest; the ONNX backend node conformance cases; pytest over tests/python
+# against the package as built in build/python (one test also builds the wheel and imports it in a fresh venv); ctest under
 # AddressSanitizer + UndefinedBehaviorSanitizer; a short libFuzzer run.
 # NXRT_SKIP_SANITIZE=1, NXRT_SKIP_FUZZ=1 and NXRT_FUZZ_SECONDS=N shorten it locally. Reports go under build/.
 set -euo pipefail
@@ -40,7 +40,7 @@ stage_done pytest
 if [[ "${NXRT_SKIP_SANITIZE:-0}" != 1 ]]; then
   scripts/build_sanitize.sh
   stage_done "sanitizer build"
-  (cd build-sanitize && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j2)
   stage_done "sanitizer ctest"
 fi
