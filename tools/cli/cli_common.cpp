@@ -169,21 +169,27 @@ const CommandSpec& export_builtin_command_spec() {
   return spec;
 }
 
-int run_export_builtin_command(const std::vector<std::string>& args) {
-  const CommandSpec& spec = export_builtin_command_spec();
+int with_command_line(const CommandSpec& spec, const std::vector<std::string>& args,
+                      const std::function<int(const ParsedCommandLine&)>& body) {
   Expected<ParsedCommandLine> parsed = parse_command_line(spec, args);
   if (!parsed) return report_error(parsed.status());
   if (parsed->help) {
     print_command_help(spec, std::cout);
     return 0;
   }
-  std::string name = parsed->operands[0];
-  const std::string& path = parsed->operands[1];
-  if (name.rfind(kBuiltinPrefix, 0) == 0) name = name.substr(std::char_traits<char>::length(kBuiltinPrefix));
-  Status status = write_default_model(name, path);
-  if (!status.is_ok()) return report_error(status);
-  std::cout << "wrote builtin:" << name << " to " << path << "\n";
-  return 0;
+  return body(*parsed);
+}
+
+int run_export_builtin_command(const std::vector<std::string>& args) {
+  return with_command_line(export_builtin_command_spec(), args, [](const ParsedCommandLine& parsed) {
+    std::string name = parsed.operands[0];
+    const std::string& path = parsed.operands[1];
+    if (name.rfind(kBuiltinPrefix, 0) == 0) name = name.substr(std::char_traits<char>::length(kBuiltinPrefix));
+    Status status = write_default_model(name, path);
+    if (!status.is_ok()) return report_error(status);
+    std::cout << "wrote builtin:" << name << " to " << path << "\n";
+    return 0;
+  });
 }
 
 }  // namespace nxrt::cli

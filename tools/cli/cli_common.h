@@ -2,6 +2,7 @@
 // printing, error reporting and the sub-commands' entry points.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,11 @@ std::string describe_value(const std::string& name, const graph::TypeInfo& type)
 
 // Prints status.to_string() to stderr and returns the process exit code 1.
 int report_error(const Status& status);
+
+// The common start of every sub-command: parses `args` for `spec`, then prints the help (returns 0) when asked,
+// reports a usage error (returns 1), or returns body(parsed command line)'s exit code.
+int with_command_line(const CommandSpec& spec, const std::vector<std::string>& args,
+                      const std::function<int(const ParsedCommandLine&)>& body);
 
 // Parses a whole decimal integer; nullopt on junk or overflow.
 std::optional<int64_t> parse_int(const std::string& text);

@@ -92,14 +92,10 @@ const CommandSpec& info_command_spec() {
   return spec;
 }
 
-int run_info_command(const std::vector<std::string>& args) {
-  Expected<ParsedCommandLine> command_line = parse_command_line(info_command_spec(), args);
-  if (!command_line) return report_error(command_line.status());
-  if (command_line->help) {
-    print_command_help(info_command_spec(), std::cout);
-    return 0;
-  }
-  const std::string& spec = command_line->operands[0];
+namespace {
+
+// Prints the inputs, outputs, metadata and op histogram of the model named by `spec`; returns the exit code.
+int print_model_info(const std::string& spec) {
   Expected<std::string> bytes = load_model_bytes(spec);
   if (!bytes) return report_error(bytes.status());
   Expected<onnx::ModelProto> parsed = onnx::parse_model(*bytes);
@@ -147,6 +143,14 @@ int run_info_command(const std::vector<std::string>& args) {
     std::cout << "  " << op << std::string(width - op.size() + 2, ' ') << count << "\n";
   }
   return 0;
+}
+
+}  // namespace
+
+int run_info_command(const std::vector<std::string>& args) {
+  return with_command_line(info_command_spec(), args, [](const ParsedCommandLine& command_line) {
+    return print_model_info(command_line.operands[0]);
+  });
 }
 
 }  // namespace nxrt::cli

@@ -459,19 +459,14 @@ const CommandSpec& run_command_spec() {
 
 int run_run_command(const std::vector<std::string>& args) {
   if (args.empty()) return run_demo();
-  const CommandSpec& spec = run_command_spec();
-  Expected<ParsedCommandLine> command_line = parse_command_line(spec, args);
-  if (!command_line) return report_error(command_line.status());
-  if (command_line->help) {
-    print_command_help(spec, std::cout);
-    return 0;
-  }
-  Expected<RunArgs> parsed = parse_run_args(*command_line);
-  if (!parsed) return report_error(parsed.status());
-  if (!parsed->batch_file.empty()) return run_batch(*command_line, parsed->batch_file);
-  if (parsed->model.empty()) return report_error(usage_error(spec, "missing MODEL"));
-  const Status status = run_model(*parsed);
-  return status.is_ok() ? 0 : report_error(status);
+  return with_command_line(run_command_spec(), args, [](const ParsedCommandLine& command_line) {
+    Expected<RunArgs> parsed = parse_run_args(command_line);
+    if (!parsed) return report_error(parsed.status());
+    if (!parsed->batch_file.empty()) return run_batch(command_line, parsed->batch_file);
+    if (parsed->model.empty()) return report_error(usage_error(run_command_spec(), "missing MODEL"));
+    const Status status = run_model(*parsed);
+    return status.is_ok() ? 0 : report_error(status);
+  });
 }
 
 }  // namespace nxrt::cli
