@@ -218,7 +218,9 @@ nb::object numpy_from_tensor(const Tensor& tensor, nb::handle base) {
     for (int64_t i = 0; i < tensor.numel(); ++i) {
       PyObject* text = PyUnicode_DecodeUTF8(in[i].data(), static_cast<Py_ssize_t>(in[i].size()), "surrogateescape");
       if (!text) throw nb::python_error();
-      Py_XSETREF(out[i], text);
+      PyObject* previous = out[i];  // Py_XSETREF is not in the limited API
+      out[i] = text;
+      Py_XDECREF(previous);
     }
     return array;
   }

@@ -112,9 +112,11 @@ std::unique_ptr<PySession> create_session(nb::handle model, int intra_op_num_thr
   result->model_source = nb::borrow(model);
   std::optional<Expected<std::unique_ptr<Session>>> created;
   if (PyBytes_Check(model.ptr())) {
+    // `bytes` outlives `release`: when creation fails, the last reference (and its Py_DECREF) then goes with
+    // the GIL held, not from inside the released region.
     auto bytes = std::make_shared<const PythonBytesModel>(model);
     nb::gil_scoped_release release;
-    created.emplace(Session::create_from_model_bytes(std::move(bytes), options));
+    created.emplace(Session::create_from_model_bytes(bytes, options));
   } else {
     const std::string path = utf8(model);
     nb::gil_scoped_release release;
