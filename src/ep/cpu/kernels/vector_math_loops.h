@@ -30,8 +30,9 @@ inline float exp_one(float x) {
   constexpr float kLn2Hi = 0.693359375f;
   constexpr float kLn2Lo = -2.12194440e-4f;
   constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-  float clamped = x < -104.0f ? -104.0f : x;
-  clamped = clamped > 89.0f ? 89.0f : clamped;
+  // Written so that NaN clamps to -104 (a NaN must never reach the int conversion below: that is UB).
+  float clamped = x > -104.0f ? x : -104.0f;
+  clamped = clamped < 89.0f ? clamped : 89.0f;
   const float n = (clamped * kLog2e + kRoundMagic) - kRoundMagic;
   const float r = (clamped - n * kLn2Hi) - n * kLn2Lo;
   float p = 1.9875691500e-4f;
