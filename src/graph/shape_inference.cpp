@@ -5,6 +5,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "graph/model_limits.h"
+
 namespace nxrt::graph {
 
 namespace {
@@ -250,15 +252,28 @@ Status infer_node_types(Graph& graph, const Node& node) {
   return Status::ok();
 }
 
-Status infer_shapes(Graph& graph) {
+namespace {
+
+// `graph_level` counts as graph::kMaxGraphNesting does; checked before recursing into a node's subgraphs.
+Status infer_shapes_at(Graph& graph, int graph_level) {
   for (Node& node : graph.nodes) {
     for (Attribute& attribute : node.attributes) {
-      if (attribute.g) TRY(infer_shapes(*attribute.g));
-      for (auto& sub : attribute.graphs) TRY(infer_shapes(*sub));
+      if (!attribute.g && attribute.graphs.empty()) continue;
+      if (graph_level >= kMaxGraphNesting) {
+        return make_error(StatusCode::kInvalidArgument, "shape inference: ", node.describe(), " of graph '",
+                          graph.name, "': subgraph nesting level ", graph_level + 1, " exceeds the limit of ",
+                          kMaxGraphNesting);
+      }
+      if (attribute.g) TRY(infer_shapes_at(*attribute.g, graph_level + 1));
+      for (auto& sub : attribute.graphs) TRY(infer_shapes_at(*sub, graph_level + 1));
     }
     TRY(infer_node_types(graph, node));
   }
   return Status::ok();
 }
+
+}  // namespace
+
+Status infer_shapes(Graph& graph) { return infer_shapes_at(graph, 0); }
 
 }  // namespace nxrt::graph

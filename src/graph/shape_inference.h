@@ -8,6 +8,8 @@
 
 namespace nxrt::graph {
 
+// Infers every subgraph first; a graph nested deeper than kMaxGraphNesting (model_limits.h) is
+// INVALID_ARGUMENT naming the node that holds it, before any recursion past the bound.
 Status infer_shapes(Graph& graph);
 
 // The rule of infer_shapes for one node (not its subgraphs): merges what it infers into the output values.

@@ -1,5 +1,7 @@
 #include "graph/type_info.h"
 
+#include <string_view>
+
 namespace nxrt::graph {
 
 std::string dim_to_string(const Dim& dim) {
@@ -35,17 +37,24 @@ std::optional<Shape> concrete_shape_of(const SymbolicShape& shape) {
 }
 
 std::string TypeInfo::to_string() const {
-  switch (kind) {
-    case Kind::kTensor: return "tensor(" + std::string(data_type_name(elem_type)) + ")";
-    case Kind::kSparseTensor: return "sparse_tensor(" + std::string(data_type_name(elem_type)) + ")";
-    case Kind::kSequence: return "seq(" + (element ? element->to_string() : std::string("?")) + ")";
-    case Kind::kOptional: return "optional(" + (element ? element->to_string() : std::string("?")) + ")";
-    case Kind::kMap:
-      return "map(" + std::string(data_type_name(map_key_type)) + "," +
-             (element ? element->to_string() : std::string("?")) + ")";
-    case Kind::kUnknown: break;
+  // Iterative over the element chain, so a type of any nesting prints without recursion.
+  std::string text;
+  size_t open_containers = 0;
+  const auto finish = [&](std::string_view innermost) {
+    return text + std::string(innermost) + std::string(open_containers, ')');
+  };
+  for (const TypeInfo* type = this; type; type = type->element.get()) {
+    switch (type->kind) {
+      case Kind::kTensor: return finish("tensor(" + std::string(data_type_name(type->elem_type)) + ")");
+      case Kind::kSparseTensor: return finish("sparse_tensor(" + std::string(data_type_name(type->elem_type)) + ")");
+      case Kind::kUnknown: return finish("unknown");
+      case Kind::kSequence: text += "seq("; break;
+      case Kind::kOptional: text += "optional("; break;
+      case Kind::kMap: text += "map(" + std::string(data_type_name(type->map_key_type)) + ","; break;
+    }
+    ++open_containers;
   }
-  return "unknown";
+  return finish("?");
 }
 
 }  // namespace nxrt::graph

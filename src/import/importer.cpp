@@ -6,14 +6,13 @@
 #include <string>
 #include <unordered_set>
 
+#include "graph/model_limits.h"
 #include "import/tensor_from_proto.h"
+#include "onnx/function_expansion.h"
 
 namespace nxrt::import {
 
 namespace {
-
-constexpr int kMaxFunctionDepth = 32;
-constexpr int kMaxGraphDepth = 64;
 
 std::string normalize_domain(std::string_view domain) {
   return domain == "ai.onnx" ? std::string() : std::string(domain);
@@ -51,8 +50,9 @@ class GraphImporter {
   Status import_graph(const onnx::GraphProto& proto, const std::map<std::string, int64_t>& opsets,
                       const NameScope* outer_scope, int depth, graph::Graph& graph,
                       std::vector<int>* overridable) {
-    if (depth > kMaxGraphDepth) {
-      return make_error(StatusCode::kInvalidGraph, "subgraphs nested deeper than ", kMaxGraphDepth);
+    if (depth > graph::kMaxGraphNesting) {
+      return make_error(StatusCode::kInvalidArgument, "subgraph '", proto.name, "': nesting level ", depth,
+                        " exceeds the limit of ", graph::kMaxGraphNesting);
     }
     graph.name = std::string(proto.name);
     graph.opsets = opsets;
@@ -231,9 +231,9 @@ class GraphImporter {
 
   Status expand_function(const onnx::NodeProto& call, const onnx::FunctionProto& function, const NameScope& scope,
                          const AttributeEnv* caller_env, int function_depth, int graph_depth, graph::Graph& graph) {
-    if (function_depth >= kMaxFunctionDepth) {
-      return make_error(StatusCode::kInvalidGraph, "function '", function.name, "' expands deeper than ",
-                        kMaxFunctionDepth, " levels (recursive?)");
+    if (function_depth >= graph::kMaxFunctionCallDepth) {
+      return make_error(StatusCode::kInvalidArgument, "function '", function.name,
+                        "' expands deeper than the limit of ", graph::kMaxFunctionCallDepth, " calls");
     }
     if (call.input.size() > function.input.size() || call.output.size() > function.output.size()) {
       return make_error(StatusCode::kInvalidGraph, call.op_type, " node '", call.name, "': calls function '",
@@ -401,6 +401,7 @@ Expected<ImportedModel> import_model(const onnx::ModelProto& model, const std::s
     return make_error(StatusCode::kInvalidGraph, "ONNX opset ", onnx_opset->second, " is not supported (supported: ",
                       kMinOnnxOpset, " to ", kMaxOnnxOpset, ")");
   }
+  TRY(onnx::check_function_expansion(model));
   ImportedModel imported;
   GraphImporter importer(model, bytes);
   TRY(importer.import_graph(*model.graph, opsets, nullptr, 0, imported.graph, &imported.overridable_initializers));

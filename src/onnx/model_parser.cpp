@@ -1,5 +1,6 @@
 // ModelProto, GraphProto, NodeProto, AttributeProto and FunctionProto; the leaf messages live in
 // value_parser.cpp.
+#include "graph/model_limits.h"
 #include "onnx/model_proto.h"
 #include "onnx/parse_internal.h"
 
@@ -11,9 +12,21 @@ using wire::WireReader;
 
 namespace {
 
-Status parse_attribute(WireReader& reader, int depth, AttributeProto& out);
+// What holds an attribute, for nesting-bound messages: "If node 'outer'" or "function 'f'". Views into the
+// partly parsed owner: name and op_type precede attributes in every serializer's field order.
+struct AttributeOwner {
+  std::string_view op_type;  // empty for a function's attribute defaults
+  std::string_view name;
 
-Status parse_node(WireReader& reader, int depth, NodeProto& out) {
+  std::string describe() const {
+    if (op_type.empty()) return "function '" + std::string(name) + "'";
+    return std::string(op_type) + " node '" + std::string(name) + "'";
+  }
+};
+
+Status parse_attribute(WireReader& reader, int graph_level, const AttributeOwner& owner, AttributeProto& out);
+
+Status parse_node(WireReader& reader, int graph_level, NodeProto& out) {
   Field field;
   while (!reader.done()) {
     TRY(reader.next(field));
@@ -28,7 +41,7 @@ Status parse_node(WireReader& reader, int depth, NodeProto& out) {
       case 5: {
         WireReader attribute;
         TRY(reader.read_message(field, "attribute", "AttributeProto", attribute));
-        TRY(parse_attribute(attribute, depth, out.attribute.emplace_back()));
+        TRY(parse_attribute(attribute, graph_level, {out.op_type, out.name}, out.attribute.emplace_back()));
         break;
       }
       default: break;
@@ -58,7 +71,20 @@ int32_t infer_attribute_type(const AttributeProto& a, const PresentFields& prese
   return AttributeProto::kUndefined;
 }
 
-Status parse_attribute(WireReader& reader, int depth, AttributeProto& out) {
+// A GRAPH/GRAPHS attribute of an owner at `graph_level` holds graphs one level deeper; checked before the
+// parser recurses into them.
+Status check_subgraph_level(const WireReader& subgraph, int graph_level, const AttributeOwner& owner,
+                            std::string_view attribute) {
+  if (graph_level < graph::kMaxGraphNesting) return Status::ok();
+  return make_error(StatusCode::kInvalidArgument, owner.describe(), " attribute '", attribute, "' at byte offset ",
+                    subgraph.start_offset(), ": subgraph nesting level ", graph_level + 1, " exceeds the limit of ",
+                    graph::kMaxGraphNesting, " (If/Loop/Scan bodies inside each other)");
+}
+
+Status parse_attribute(WireReader& reader, int graph_level, const AttributeOwner& owner, AttributeProto& out) {
+  const auto name_type_owner = [&](const Status& status) {
+    return status.is_ok() ? status : name_nesting_owner(status, owner.describe() + " attribute", out.name);
+  };
   Field field;
   PresentFields present;
   while (!reader.done()) {
@@ -93,13 +119,14 @@ Status parse_attribute(WireReader& reader, int depth, AttributeProto& out) {
         break;
       case 6:
         TRY(reader.read_message(field, "g", "GraphProto", sub));
+        TRY(check_subgraph_level(sub, graph_level, owner, out.name));
         out.g = std::make_shared<GraphProto>();
-        TRY(parse_graph(sub, depth + 1, *out.g));
+        TRY(parse_graph(sub, graph_level + 1, *out.g));
         break;
       case 14:
         TRY(reader.read_message(field, "tp", "TypeProto", sub));
         out.tp = std::make_shared<TypeProto>();
-        TRY(parse_type(sub, depth + 1, *out.tp));
+        TRY(name_type_owner(parse_type(sub, 1, *out.tp)));
         break;
       case 7: TRY(reader.append_floats(field, "floats", out.floats)); break;
       case 8: TRY(reader.append_int64s(field, "ints", out.ints)); break;
@@ -110,12 +137,13 @@ Status parse_attribute(WireReader& reader, int depth, AttributeProto& out) {
         break;
       case 11:
         TRY(reader.read_message(field, "graphs", "GraphProto", sub));
+        TRY(check_subgraph_level(sub, graph_level, owner, out.name));
         out.graphs.push_back(std::make_shared<GraphProto>());
-        TRY(parse_graph(sub, depth + 1, *out.graphs.back()));
+        TRY(parse_graph(sub, graph_level + 1, *out.graphs.back()));
         break;
       case 15:
         TRY(reader.read_message(field, "type_protos", "TypeProto", sub));
-        TRY(parse_type(sub, depth + 1, out.type_protos.emplace_back()));
+        TRY(name_type_owner(parse_type(sub, 1, out.type_protos.emplace_back())));
         break;
       default: break;  // sparse_tensor (22), sparse_tensors (23): the type tag alone reaches the importer
     }
@@ -140,11 +168,11 @@ Status parse_function(WireReader& reader, FunctionProto& out) {
       case 13: TRY(reader.read_string(field, "overload", out.overload)); break;
       case 11:
         TRY(reader.read_message(field, "attribute_proto", "AttributeProto", sub));
-        TRY(parse_attribute(sub, 1, out.attribute_proto.emplace_back()));
+        TRY(parse_attribute(sub, 0, {"", out.name}, out.attribute_proto.emplace_back()));
         break;
       case 7:
         TRY(reader.read_message(field, "node", "NodeProto", sub));
-        TRY(parse_node(sub, 1, out.node.emplace_back()));
+        TRY(parse_node(sub, 0, out.node.emplace_back()));
         break;
       case 9:
         TRY(reader.read_message(field, "opset_import", "OperatorSetIdProto", sub));
@@ -152,7 +180,7 @@ Status parse_function(WireReader& reader, FunctionProto& out) {
         break;
       case 12:
         TRY(reader.read_message(field, "value_info", "ValueInfoProto", sub));
-        TRY(parse_value_info(sub, 1, out.value_info.emplace_back()));
+        TRY(parse_value_info(sub, out.value_info.emplace_back()));
         break;
       default: break;
     }
@@ -175,7 +203,7 @@ Status parse_model_message(WireReader& reader, ModelProto& out) {
       case 7:
         TRY(reader.read_message(field, "graph", "GraphProto", sub));
         if (!out.graph) out.graph = std::make_shared<GraphProto>();
-        TRY(parse_graph(sub, 1, *out.graph));
+        TRY(parse_graph(sub, 0, *out.graph));
         break;
       case 8:
         TRY(reader.read_message(field, "opset_import", "OperatorSetIdProto", sub));
@@ -197,8 +225,7 @@ Status parse_model_message(WireReader& reader, ModelProto& out) {
 
 }  // namespace
 
-Status parse_graph(WireReader& reader, int depth, GraphProto& out) {
-  TRY(check_depth(reader, depth));
+Status parse_graph(WireReader& reader, int graph_level, GraphProto& out) {
   Field field;
   while (!reader.done()) {
     TRY(reader.next(field));
@@ -206,7 +233,7 @@ Status parse_graph(WireReader& reader, int depth, GraphProto& out) {
     switch (field.number) {
       case 1:
         TRY(reader.read_message(field, "node", "NodeProto", sub));
-        TRY(parse_node(sub, depth, out.node.emplace_back()));
+        TRY(parse_node(sub, graph_level, out.node.emplace_back()));
         break;
       case 2: TRY(reader.read_string(field, "name", out.name)); break;
       case 5:
@@ -216,15 +243,15 @@ Status parse_graph(WireReader& reader, int depth, GraphProto& out) {
       case 10: TRY(reader.read_string(field, "doc_string", out.doc_string)); break;
       case 11:
         TRY(reader.read_message(field, "input", "ValueInfoProto", sub));
-        TRY(parse_value_info(sub, depth, out.input.emplace_back()));
+        TRY(parse_value_info(sub, out.input.emplace_back()));
         break;
       case 12:
         TRY(reader.read_message(field, "output", "ValueInfoProto", sub));
-        TRY(parse_value_info(sub, depth, out.output.emplace_back()));
+        TRY(parse_value_info(sub, out.output.emplace_back()));
         break;
       case 13:
         TRY(reader.read_message(field, "value_info", "ValueInfoProto", sub));
-        TRY(parse_value_info(sub, depth, out.value_info.emplace_back()));
+        TRY(parse_value_info(sub, out.value_info.emplace_back()));
         break;
       default: break;  // sparse_initializer (15), quantization_annotation (14), metadata_props (16)
     }

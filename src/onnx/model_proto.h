@@ -156,8 +156,10 @@ struct ModelProto {
   std::vector<FunctionProto> functions;
 };
 
-// Parses `bytes` (the whole buffer) as a ModelProto. Every length, nesting depth, field number, wire type
-// and enum value is checked; errors are INVALID_PROTOBUF naming the message, field and byte offset.
+// Parses `bytes` (the whole buffer) as a ModelProto. Every length, field number, wire type and enum value is
+// checked; errors are INVALID_PROTOBUF naming the message, field and byte offset. Subgraph and type nesting
+// are checked against graph/model_limits.h before the parser recurses (so stack use is bounded whatever the
+// input); past a bound the error is INVALID_ARGUMENT naming the bound, its limit, the owner and byte offset.
 Expected<ModelProto> parse_model(std::string_view bytes);
 
 // Bytes of a tensor's data: raw_data in place, or external data (mapped, kept alive by `keep_alive`).

@@ -2,6 +2,7 @@
 #include <limits>
 
 #include "core/data_type.h"
+#include "graph/model_limits.h"
 #include "onnx/parse_internal.h"
 
 namespace nxrt::onnx::detail {
@@ -99,8 +100,9 @@ Status parse_tensor_type(WireReader& reader, TypeProto& out) {
   return Status::ok();
 }
 
-// Sequence / Optional (elem_type = 1) and Map (key_type = 1, value_type = 2).
-Status parse_container_type(WireReader& reader, int depth, bool is_map, TypeProto& out) {
+// Sequence / Optional (elem_type = 1) and Map (key_type = 1, value_type = 2). The element is one type level
+// deeper than `type_level`, checked against graph::kMaxTypeNesting before the parser recurses into it.
+Status parse_container_type(WireReader& reader, int type_level, bool is_map, TypeProto& out) {
   Field field;
   while (!reader.done()) {
     TRY(reader.next(field));
@@ -111,8 +113,13 @@ Status parse_container_type(WireReader& reader, int depth, bool is_map, TypeProt
       const std::string_view name = is_map ? "value_type" : "elem_type";
       WireReader element;
       TRY(reader.read_message(field, name, "TypeProto", element));
+      if (type_level >= graph::kMaxTypeNesting) {
+        return make_error(StatusCode::kInvalidArgument, "TypeProto at byte offset ", element.start_offset(),
+                          ": type nesting level ", type_level + 1, " exceeds the limit of ",
+                          graph::kMaxTypeNesting, " (sequence/optional/map types inside each other)");
+      }
       if (!out.element) out.element = std::make_shared<TypeProto>();
-      TRY(parse_type(element, depth + 1, *out.element));
+      TRY(parse_type(element, type_level + 1, *out.element));
     }
   }
   return Status::ok();
@@ -120,10 +127,9 @@ Status parse_container_type(WireReader& reader, int depth, bool is_map, TypeProt
 
 }  // namespace
 
-Status check_depth(const WireReader& reader, int depth) {
-  if (depth <= kMaxNestingDepth) return Status::ok();
-  return make_error(StatusCode::kInvalidProtobuf, reader.message(), " at byte offset ", reader.start_offset(),
-                    ": nesting depth exceeds the limit of ", kMaxNestingDepth);
+Status name_nesting_owner(const Status& status, std::string_view owner_kind, std::string_view owner_name) {
+  if (status.code() != StatusCode::kInvalidArgument) return status;
+  return status.with_context(std::string(owner_kind) + " '" + std::string(owner_name) + "': ");
 }
 
 Status parse_tensor(WireReader& reader, TensorProto& out) {
@@ -165,8 +171,7 @@ Status parse_tensor(WireReader& reader, TensorProto& out) {
   return check_raw_data_size(reader, out, count);
 }
 
-Status parse_type(WireReader& reader, int depth, TypeProto& out) {
-  TRY(check_depth(reader, depth));
+Status parse_type(WireReader& reader, int type_level, TypeProto& out) {
   Field field;
   while (!reader.done()) {
     TRY(reader.next(field));
@@ -185,17 +190,17 @@ Status parse_type(WireReader& reader, int depth, TypeProto& out) {
       case 4:
         TRY(reader.read_message(field, "sequence_type", "TypeProto.Sequence", sub));
         out.kind = TypeProto::Kind::kSequence;
-        TRY(parse_container_type(sub, depth, false, out));
+        TRY(parse_container_type(sub, type_level, false, out));
         break;
       case 9:
         TRY(reader.read_message(field, "optional_type", "TypeProto.Optional", sub));
         out.kind = TypeProto::Kind::kOptional;
-        TRY(parse_container_type(sub, depth, false, out));
+        TRY(parse_container_type(sub, type_level, false, out));
         break;
       case 5:
         TRY(reader.read_message(field, "map_type", "TypeProto.Map", sub));
         out.kind = TypeProto::Kind::kMap;
-        TRY(parse_container_type(sub, depth, true, out));
+        TRY(parse_container_type(sub, type_level, true, out));
         break;
       case 6: TRY(reader.read_string(field, "denotation", out.denotation)); break;
       default: break;  // opaque_type (7) and future kinds leave the kind unset
@@ -204,7 +209,7 @@ Status parse_type(WireReader& reader, int depth, TypeProto& out) {
   return Status::ok();
 }
 
-Status parse_value_info(WireReader& reader, int depth, ValueInfoProto& out) {
+Status parse_value_info(WireReader& reader, ValueInfoProto& out) {
   Field field;
   while (!reader.done()) {
     TRY(reader.next(field));
@@ -213,7 +218,7 @@ Status parse_value_info(WireReader& reader, int depth, ValueInfoProto& out) {
     } else if (field.number == 2) {
       WireReader type;
       TRY(reader.read_message(field, "type", "TypeProto", type));
-      TRY(parse_type(type, depth + 1, out.type));
+      TRY(name_nesting_owner(parse_type(type, 1, out.type), "value", out.name));
       out.has_type = true;
     } else if (field.number == 3) {
       TRY(reader.read_string(field, "doc_string", out.doc_string));

@@ -1,5 +1,6 @@
 #include "optimizer/optimizer.h"
 
+#include "graph/model_limits.h"
 #include "optimizer/passes.h"
 
 namespace nxrt::optimizer {
@@ -70,14 +71,18 @@ bool arity_fits(const graph::Node& node) {
   return true;
 }
 
-}  // namespace
-
-Status optimize(graph::Graph& graph, int level) {
-  if (level <= kLevelDisabled) return Status::ok();
+// `graph_level` counts as graph::kMaxGraphNesting does; checked before recursing into a node's subgraphs.
+Status optimize_at(graph::Graph& graph, int level, int graph_level) {
   for (graph::Node& node : graph.nodes) {
     for (graph::Attribute& attribute : node.attributes) {
-      if (attribute.g) TRY(optimize(*attribute.g, level));
-      for (auto& subgraph : attribute.graphs) TRY(optimize(*subgraph, level));
+      if (!attribute.g && attribute.graphs.empty()) continue;
+      if (graph_level >= graph::kMaxGraphNesting) {
+        return make_error(StatusCode::kInvalidArgument, "optimizer: ", node.describe(), " of graph '", graph.name,
+                          "': subgraph nesting level ", graph_level + 1, " exceeds the limit of ",
+                          graph::kMaxGraphNesting);
+      }
+      if (attribute.g) TRY(optimize_at(*attribute.g, level, graph_level + 1));
+      for (auto& subgraph : attribute.graphs) TRY(optimize_at(*subgraph, level, graph_level + 1));
     }
   }
   for (const graph::Node& node : graph.nodes) {
@@ -94,6 +99,13 @@ Status optimize(graph::Graph& graph, int level) {
     if (!changed) break;
   }
   return Status::ok();
+}
+
+}  // namespace
+
+Status optimize(graph::Graph& graph, int level) {
+  if (level <= kLevelDisabled) return Status::ok();
+  return optimize_at(graph, level, 0);
 }
 
 std::vector<std::string> pass_names(int level) {

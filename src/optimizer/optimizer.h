@@ -21,7 +21,8 @@ inline constexpr int kLevelBasic = 1;
 inline constexpr int kLevelExtended = 2;
 inline constexpr int kLevelLayout = 3;
 
-// Optimizes `graph` and, first, every subgraph held in its nodes' attributes.
+// Optimizes `graph` and, first, every subgraph held in its nodes' attributes. Subgraphs nested deeper than
+// graph::kMaxGraphNesting are INVALID_ARGUMENT naming the node that holds them, checked before recursing.
 Status optimize(graph::Graph& graph, int level);
 
 // Names of the passes `level` runs, in order (for docs and tests).

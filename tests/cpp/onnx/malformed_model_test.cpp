@@ -1,4 +1,5 @@
-// Malformed models: every one must produce INVALID_PROTOBUF (never a crash or an accepted model).
+// Malformed models: every one must produce INVALID_PROTOBUF (never a crash or an accepted model). Nesting past
+// the bounds of graph/model_limits.h is INVALID_ARGUMENT and is tested in nesting_limits_test.cpp.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -152,46 +153,6 @@ TEST(MalformedModel, GroupsAreRejected) {
   model.raw_tag(30, 3);
   model.raw_tag(30, 4);
   expect_invalid(model.bytes(), "group");
-}
-
-write::Graph nested_graph(int levels) {
-  write::Graph graph;
-  graph.nodes.push_back({"Identity", {"a"}, {"b"}, {}, "", ""});
-  for (int i = 0; i < levels; ++i) {
-    write::Graph outer;
-    outer.nodes.push_back({"If", {"c"}, {"b"}, {write::attr_graph("then_branch", graph)}, "", ""});
-    graph = std::move(outer);
-  }
-  return graph;
-}
-
-TEST(MalformedModel, DeepGraphNestingIsRejectedButModerateNestingIsFine) {
-  write::Model ok;
-  ok.graph = nested_graph(20);
-  EXPECT_TRUE(parse_model(write::encode_model(ok)).has_value());
-  write::Model deep;
-  deep.graph = nested_graph(200);
-  expect_invalid(write::encode_model(deep), "nesting depth");
-}
-
-TEST(MalformedModel, DeepTypeNestingIsRejected) {
-  ProtoWriter type;
-  ProtoWriter tensor;
-  tensor.int64_field(1, 1);
-  type.message_field(1, tensor);
-  for (int i = 0; i < 500; ++i) {
-    ProtoWriter sequence;
-    sequence.message_field(1, type);
-    ProtoWriter outer;
-    outer.message_field(4, sequence);
-    type = std::move(outer);
-  }
-  ProtoWriter info;
-  info.bytes_field(1, "x");
-  info.message_field(2, type);
-  ProtoWriter graph;
-  graph.message_field(11, info);
-  expect_invalid(model_with_graph(graph), "nesting depth");
 }
 
 TEST(MalformedModel, HugeCountsAndSizes) {
