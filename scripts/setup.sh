@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # Installs what nxrt needs on Debian 12 (as root). Idempotent, and quick when everything is already there.
 #   scripts/setup.sh cli    compiler and build tools for the library and the CLI (the main command)
-#   scripts/setup.sh test   also the test tools from apt and the project venv .venv from PyPI
-#                           (requirements/test.txt and requirements/heavy.txt)
+#   scripts/setup.sh build  also the test tools from apt, and the project venv .venv with what configuring and
+#                           building the Python extension needs (requirements/build.txt)
+#   scripts/setup.sh test   also the rest of the test packages from PyPI (requirements/test.txt and
+#                           requirements/heavy.txt); scripts/test.sh runs this part while build/ compiles
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-test}
 
 apt_packages=(cmake ninja-build g++ ccache pkgconf libre2-dev)
-if [[ $mode == test ]]; then
+if [[ $mode == build || $mode == test ]]; then
   # clang: the sanitizer and fuzz tree; gfortran, Open MPI: the Fortran and MPI examples; valgrind: the C
   # examples' leak check; image libraries: ImageDecoder's codecs.
   apt_packages+=(libgtest-dev python3-venv python3-dev clang gfortran openmpi-bin libopenmpi-dev valgrind
                  libpng-dev libjpeg62-turbo-dev libtiff-dev libwebp-dev libopenjp2-7-dev)
 elif [[ $mode != cli ]]; then
-  echo "usage: scripts/setup.sh [cli|test]" >&2
+  echo "usage: scripts/setup.sh [cli|build|test]" >&2
   exit 2
 fi
 missing=()
@@ -28,13 +30,19 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-[[ $mode == test ]] || exit 0
+[[ $mode == cli ]] && exit 0
 if [[ ! -x .venv/bin/python ]]; then
   echo "setup: creating .venv"
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import numpy, onnx, pytest, xdist, onnxruntime, nanobind, scikit_build_core, ml_dtypes, torch, jax, flax, equinox" >/dev/null 2>&1; then
-  echo "setup: installing Python packages into .venv"
+if ! .venv/bin/python -c "import numpy, nanobind, scikit_build_core" >/dev/null 2>&1; then
+  echo "setup: installing the build's Python packages into .venv"
   .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -r requirements/build.txt
+fi
+[[ $mode == build ]] && exit 0
+if ! .venv/bin/python -c "import onnx, pytest, xdist, onnxruntime, ml_dtypes, torch, jax, flax, equinox" \
+    >/dev/null 2>&1; then
+  echo "setup: installing the test packages into .venv"
   .venv/bin/python -m pip install -q -r requirements/test.txt -r requirements/heavy.txt
 fi

@@ -1,13 +1,25 @@
 #!/usr/bin/env bash
-# Builds nxrt and runs every test, in one CMake tree (build/) for the library, the CLI, the C/C++ suites, the
-# examples and the Python extension, plus the sanitizer tree (build-asan/) for the ASan/UBSan suites and the
-# fuzz tree (build-fuzz/). Stages: ctest; the ONNX backend node conformance cases; pytest over tests/python
-# against the package as built in build/python (one test also builds the wheel and imports it in a fresh venv); ctest under
-# AddressSanitizer + UndefinedBehaviorSanitizer; a short libFuzzer run.
+# Builds nxrt and runs every test: one CMake tree (build/) for the library, the CLI, the C/C++ suites, the
+# examples and the Python extension, and one clang sanitizer tree (build-asan/: ASan + UBSan + libFuzzer
+# coverage) for the C/C++ suites again and the fuzz targets. Stages: ctest; the ONNX backend node conformance
+# cases; pytest over tests/python against the package as built in build/python (one test also builds the wheel
+# and imports it in a fresh venv); ctest under the sanitizers; a bounded libFuzzer run of every fuzz target.
 # NXRT_SKIP_SANITIZE=1, NXRT_SKIP_FUZZ=1 and NXRT_FUZZ_SECONDS=N shorten it locally. Reports go under build/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh test
+scripts/setup.sh build
+# The test packages (torch, jax, onnxruntime...) download and unpack while build/ compiles; the first stage that
+# needs them waits for them.
+mkdir -p build
+scripts/setup.sh test >build/setup-test.log 2>&1 &
+setup_pid=$!
+wait_for_setup() {
+  if ! wait "$setup_pid"; then
+    cat build/setup-test.log >&2
+    echo "setup of the test packages failed" >&2
+    exit 1
+  fi
+}
 
 # Warnings fail the build, here and in the wheel that tests/python/test_wheel.py builds (it reads NXRT_WERROR, so
 # its compile commands match build/'s and ccache serves them).
@@ -21,6 +33,8 @@ stage_done() {
 scripts/build.sh build -DNXRT_WERROR=ON -DNXRT_BUILD_TESTS=ON -DNXRT_BUILD_EXAMPLES=ON -DNXRT_BUILD_BENCH=OFF \
   -DNXRT_BUILD_PYTHON=ON -DNXRT_BUILD_FORTRAN=ON "-DPython_EXECUTABLE=$PWD/.venv/bin/python"
 stage_done build
+wait_for_setup
+stage_done "test packages (after the build)"
 (cd build && ctest --output-on-failure -j2)
 stage_done ctest
 
@@ -43,9 +57,8 @@ if [[ "${NXRT_SKIP_SANITIZE:-0}" != 1 ]]; then
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j2)
   stage_done "sanitizer ctest"
-fi
-
-if [[ "${NXRT_SKIP_FUZZ:-0}" != 1 ]]; then
-  scripts/fuzz.sh "${NXRT_FUZZ_SECONDS:-30}"
-  stage_done fuzz
+  if [[ "${NXRT_SKIP_FUZZ:-0}" != 1 ]]; then
+    NXRT_FUZZ_TREE=build-asan scripts/fuzz.sh "${NXRT_FUZZ_SECONDS:-20}"
+    stage_done fuzz
+  fi
 fi
