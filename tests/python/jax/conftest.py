@@ -2,8 +2,13 @@
 also need flax or equinox skip through jax_harness.optional_module."""
 
 import importlib
+import os
 
 import pytest
+
+# nxrt runs these exports on the CPU, so JAX's side of each comparison runs there too: on a GPU machine JAX would
+# otherwise pick the GPU (other matmul precision) and every pytest-xdist worker would reserve most of its memory.
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 JAX_MISSING = "needs jax (requirements/heavy.txt)"
 
