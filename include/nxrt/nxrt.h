@@ -202,17 +202,35 @@ NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_options_set_graph_optimization
 /* Fixes symbolic dimension `dim_name` (e.g. "batch") to `value` (>= 0) for sessions created later. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_options_add_free_dimension_override(
     NxrtSessionOptions* options, const char* dim_name, int64_t value);
+/* Deadline of every run, in milliseconds from the start of the run (0, the default: none; negative:
+ * INVALID_ARGUMENT). Runs check it between nodes, between Loop/Scan iterations and between the tasks of long
+ * kernels (GEMM, convolution); a run past it fails with NXRT_FAIL, naming the limit and the node where it
+ * stopped. nxrt_run_options_set_timeout_ms overrides it per run. ONNX Runtime has no such option: there a
+ * caller's watchdog thread sets the terminate flag (nxrt_run_options_set_terminate works the same here). */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_options_set_run_timeout_ms(NxrtSessionOptions* options,
+                                                                           int64_t timeout_ms);
+/* Most bytes one tensor may take (0, the default: no limit but what the allocator can give). Initializers and
+ * tensor attributes larger than this fail session creation (INVALID_ARGUMENT naming the tensor); a node output
+ * larger than this fails the run before it is allocated (INVALID_ARGUMENT naming the node, op type, output and
+ * bytes). Element or byte counts that overflow 64 bits fail with or without a limit. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_options_set_max_tensor_bytes(NxrtSessionOptions* options,
+                                                                             uint64_t max_bytes);
 
 /* ---- run options ------------------------------------------------------------------------------------------ */
 
-/* Per-run settings (terminate flag, tag), owned by the caller. One run options object may be shared by
+/* Per-run settings (terminate flag, tag, timeout), owned by the caller. One run options object may be shared by
  * concurrent runs; it must outlive every run using it. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_create_run_options(NxrtRunOptions** out);
 /* NULL is a no-op; never while a run uses the options. */
 NXRT_API void nxrt_release_run_options(NxrtRunOptions* options);
-/* Non-zero asks runs using these options to stop at the next node boundary (they fail); may be called from
- * another thread while a run is in progress. */
+/* Non-zero asks runs using these options to stop at the next check (between nodes, between Loop/Scan
+ * iterations, between the tasks of long kernels); they fail with NXRT_FAIL and ONNX Runtime's message "Exiting
+ * due to terminate flag being set to true.". May be called from another thread while a run is in progress. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_run_options_set_terminate(NxrtRunOptions* options, int terminate);
+/* > 0: deadline of runs using these options in milliseconds, instead of the session's run timeout (see
+ * nxrt_session_options_set_run_timeout_ms); 0 (the default): the session's; negative: INVALID_ARGUMENT. Read
+ * when a run starts. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_run_options_set_timeout_ms(NxrtRunOptions* options, int64_t timeout_ms);
 /* Tag shown in logs; copied. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_run_options_set_tag(NxrtRunOptions* options, const char* tag);
 /* The tag ("" by default). Borrowed from `options` until the next set_tag or release. */

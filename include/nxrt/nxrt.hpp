@@ -150,6 +150,11 @@ class RunOptions {
     detail::check(nxrt_run_options_set_tag(handle_.get(), tag.c_str()));
     return *this;
   }
+  // > 0: this run's deadline in milliseconds instead of the session's; 0: the session's.
+  RunOptions& set_timeout_ms(int64_t timeout_ms) {
+    detail::check(nxrt_run_options_set_timeout_ms(handle_.get(), timeout_ms));
+    return *this;
+  }
   std::string tag() const {
     const char* tag = nullptr;
     detail::check(nxrt_run_options_get_tag(handle_.get(), &tag));
@@ -178,6 +183,16 @@ class SessionOptions {
   }
   SessionOptions& add_free_dimension_override(const std::string& dim_name, int64_t value) {
     detail::check(nxrt_session_options_add_free_dimension_override(handle_.get(), dim_name.c_str(), value));
+    return *this;
+  }
+  // Deadline of every run in milliseconds (0: none); see nxrt_session_options_set_run_timeout_ms.
+  SessionOptions& set_run_timeout_ms(int64_t timeout_ms) {
+    detail::check(nxrt_session_options_set_run_timeout_ms(handle_.get(), timeout_ms));
+    return *this;
+  }
+  // Most bytes one tensor may take (0: no limit); see nxrt_session_options_set_max_tensor_bytes.
+  SessionOptions& set_max_tensor_bytes(uint64_t max_bytes) {
+    detail::check(nxrt_session_options_set_max_tensor_bytes(handle_.get(), max_bytes));
     return *this;
   }
   // Throws with code NXRT_EP_FAIL when the provider cannot run here (no silent CPU fallback).

@@ -9,7 +9,7 @@
 
 #include "nxrt/nxrt.h"
 
-#define NXRT_API_VERSION 1u
+#define NXRT_API_VERSION 2u
 
 #ifdef __cplusplus
 extern "C" {
@@ -103,6 +103,10 @@ typedef struct NxrtApi {
   NxrtStatus* (*io_binding_get_output_name)(const NxrtIoBinding* binding, size_t index, const char** out);
   NxrtStatus* (*io_binding_get_output)(const NxrtIoBinding* binding, size_t index, NxrtTensor** out);
   NxrtStatus* (*io_binding_output_was_written_in_place)(const NxrtIoBinding* binding, size_t index, int* out);
+  /* Version 2. */
+  NxrtStatus* (*session_options_set_run_timeout_ms)(NxrtSessionOptions* options, int64_t timeout_ms);
+  NxrtStatus* (*session_options_set_max_tensor_bytes)(NxrtSessionOptions* options, uint64_t max_bytes);
+  NxrtStatus* (*run_options_set_timeout_ms)(NxrtRunOptions* options, int64_t timeout_ms);
 } NxrtApi;
 
 /* The table for `version` (1 ... NXRT_API_VERSION of the loaded library), or NULL for a version this

@@ -32,6 +32,13 @@ class SessionOptions:
     intra_op_num_threads (0: one thread per core), graph_optimization_level, free dimension overrides,
     enable_profiling and profile_file_prefix (see InferenceSession.end_profiling) reach the engine; the other
     fields are kept for compatibility and reported back unchanged.
+
+    Two limits are nxrt's own (onnxruntime has neither):
+    run_timeout_ms: deadline of every run in milliseconds (0: none); RunOptions.run_timeout_ms overrides it per
+        run. A run past it raises Fail naming the limit and the node where it stopped.
+    max_tensor_bytes: most bytes one tensor may take (0: no limit). A larger initializer fails session creation
+        and a larger node output fails the run before it is allocated, both with InvalidArgument naming the
+        tensor and its size.
     """
 
     def __init__(self):
@@ -50,6 +57,8 @@ class SessionOptions:
         self.logid = ""
         self.optimized_model_filepath = ""
         self.use_deterministic_compute = False
+        self.run_timeout_ms = 0
+        self.max_tensor_bytes = 0
         self._config = {}
         self._free_dimensions = {}
         self._free_denotations = {}

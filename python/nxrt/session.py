@@ -149,11 +149,16 @@ class InferenceSession:
         self._providers, self._provider_options = _normalize_providers(providers, provider_options,
                                                                        self._enable_fallback)
         options = self._sess_options
+        for limit in ("run_timeout_ms", "max_tensor_bytes"):
+            if int(getattr(options, limit)) < 0:
+                _nxrt._raise_status(2, f"SessionOptions.{limit} must be >= 0 (0: no limit), got "
+                                       f"{getattr(options, limit)}")
         self._profiling = bool(options.enable_profiling)
         self._profiling_start_ns = time.time_ns() if self._profiling else 0
         self._sess = _nxrt.Session.create(model, int(options.intra_op_num_threads),
                                           int(options.graph_optimization_level), dict(options._free_dimensions),
-                                          self._profiling)
+                                          self._profiling, int(options.run_timeout_ms),
+                                          int(options.max_tensor_bytes))
         self._inputs_meta = [NodeArg(*desc) for desc in self._sess.inputs()]
         self._outputs_meta = [NodeArg(*desc) for desc in self._sess.outputs()]
         self._input_names = tuple(arg.name for arg in self._inputs_meta)

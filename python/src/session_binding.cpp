@@ -32,6 +32,7 @@ struct PyRunOptions {
   int log_verbosity_level = 0;
   bool only_execute_path_to_fetches = false;
   std::map<std::string, std::string> config;
+  int64_t run_timeout_ms = 0;  // > 0: this run's deadline instead of the session's
 };
 
 // A Python bytes object as the model's bytes: the session reads it in place instead of copying it. Holds a
@@ -98,8 +99,10 @@ nb::list describe(const std::vector<ValueDesc>& values) {
 
 std::unique_ptr<PySession> create_session(nb::handle model, int intra_op_num_threads, int graph_optimization_level,
                                           const std::map<std::string, int64_t>& free_dimension_overrides,
-                                          bool enable_profiling) {
+                                          bool enable_profiling, int64_t run_timeout_ms, uint64_t max_tensor_bytes) {
   SessionOptions options;
+  options.run_timeout_ms = run_timeout_ms;
+  options.max_tensor_bytes = static_cast<size_t>(max_tensor_bytes);
   options.intra_op_num_threads = intra_op_num_threads;
   options.graph_optimization_level = graph_optimization_level;
   options.free_dimension_overrides = free_dimension_overrides;
@@ -227,6 +230,7 @@ std::vector<Value> run_session(const PySession& self, nb::handle output_names, n
   if (run_options) {
     options.terminate = &run_options->terminate;
     options.tag = run_options->logid;
+    options.run_timeout_ms = run_options->run_timeout_ms;
   }
   std::optional<Expected<std::vector<Value>>> result;
   {
@@ -306,6 +310,10 @@ void register_session(nb::module_& m) {
       .def_rw("log_severity_level", &PyRunOptions::log_severity_level)
       .def_rw("log_verbosity_level", &PyRunOptions::log_verbosity_level)
       .def_rw("only_execute_path_to_fetches", &PyRunOptions::only_execute_path_to_fetches)
+      .def_rw("run_timeout_ms", &PyRunOptions::run_timeout_ms,
+              "> 0: deadline of runs with these options in milliseconds, instead of SessionOptions.run_timeout_ms; "
+              "0 (default): the session's. nxrt only: onnxruntime has no run timeout (set `terminate` from a "
+              "timer thread there).")
       .def("add_run_config_entry",
            [](PyRunOptions& self, const std::string& key, const std::string& value) { self.config[key] = value; })
       .def("get_run_config_entry", [](const PyRunOptions& self, const std::string& key) {
@@ -320,7 +328,8 @@ void register_session(nb::module_& m) {
       .def_static("create", &create_session, nb::arg("model"), nb::arg("intra_op_num_threads") = 0,
                   nb::arg("graph_optimization_level") = 99,
                   nb::arg("free_dimension_overrides") = std::map<std::string, int64_t>{},
-                  nb::arg("enable_profiling") = false)
+                  nb::arg("enable_profiling") = false, nb::arg("run_timeout_ms") = 0,
+                  nb::arg("max_tensor_bytes") = 0)
       .def(
           "profiled_nodes",
           [](const PySession& self) {

@@ -1,5 +1,7 @@
 // C API: library info, status objects, session and run options, session creation and introspection.
 // Tensors and nxrt_session_run live in c_api_tensor.cpp.
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "capi/c_api_internal.h"
@@ -212,6 +214,24 @@ NxrtStatus* nxrt_session_options_add_free_dimension_override(NxrtSessionOptions*
   });
 }
 
+NxrtStatus* nxrt_session_options_set_run_timeout_ms(NxrtSessionOptions* options, int64_t timeout_ms) {
+  NXRT_CHECK_ARG(options);
+  if (timeout_ms < 0) {
+    return guard([&] {
+      return make_c_status(NXRT_INVALID_ARGUMENT,
+                           "run_timeout_ms must be >= 0 (0: no deadline), got " + std::to_string(timeout_ms));
+    });
+  }
+  options->options.run_timeout_ms = timeout_ms;
+  return nullptr;
+}
+
+NxrtStatus* nxrt_session_options_set_max_tensor_bytes(NxrtSessionOptions* options, uint64_t max_bytes) {
+  NXRT_CHECK_ARG(options);
+  options->options.max_tensor_bytes = static_cast<size_t>(std::min<uint64_t>(max_bytes, SIZE_MAX));
+  return nullptr;
+}
+
 NxrtStatus* nxrt_create_run_options(NxrtRunOptions** out) {
   NXRT_CHECK_ARG(out);
   return guard([&]() -> NxrtStatus* {
@@ -225,6 +245,18 @@ void nxrt_release_run_options(NxrtRunOptions* options) { delete options; }
 NxrtStatus* nxrt_run_options_set_terminate(NxrtRunOptions* options, int terminate) {
   NXRT_CHECK_ARG(options);
   options->terminate.store(terminate != 0);
+  return nullptr;
+}
+
+NxrtStatus* nxrt_run_options_set_timeout_ms(NxrtRunOptions* options, int64_t timeout_ms) {
+  NXRT_CHECK_ARG(options);
+  if (timeout_ms < 0) {
+    return guard([&] {
+      return make_c_status(NXRT_INVALID_ARGUMENT,
+                           "run timeout_ms must be >= 0 (0: the session's), got " + std::to_string(timeout_ms));
+    });
+  }
+  options->timeout_ms.store(timeout_ms);
   return nullptr;
 }
 

@@ -26,6 +26,7 @@ struct NxrtSessionOptions {
 struct NxrtRunOptions {
   std::atomic<bool> terminate{false};
   std::string tag;
+  std::atomic<int64_t> timeout_ms{0};  // read when a run starts
 };
 
 struct NxrtSession {

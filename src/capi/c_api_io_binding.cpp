@@ -52,6 +52,7 @@ NxrtStatus* run_binding(const NxrtSession* session, const NxrtRunOptions* run_op
   if (run_options != nullptr) {
     options.terminate = &run_options->terminate;
     options.tag = run_options->tag;
+    options.run_timeout_ms = run_options->timeout_ms.load();
   }
   std::vector<nxrt::Tensor> unbound;
   const bool all_outputs = binding->output_names.empty();

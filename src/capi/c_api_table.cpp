@@ -1,10 +1,11 @@
-// The version-1 NxrtApi table (include/nxrt/nxrt_api.h). Designated initializers keep the member order
-// checked by the compiler; new members are appended to both the struct and this table.
+// The NxrtApi table (include/nxrt/nxrt_api.h); a program asking for an older version gets the same table, whose
+// leading members are that version's. Designated initializers keep the member order checked by the compiler; new
+// members are appended to both the struct and this table.
 #include "capi/c_api_internal.h"
 
 namespace {
 
-constexpr NxrtApi kApiV1 = {
+constexpr NxrtApi kApi = {
     .version_string = nxrt_version_string,
     .element_type_name = nxrt_element_type_name,
     .status_code = nxrt_status_code,
@@ -79,10 +80,13 @@ constexpr NxrtApi kApiV1 = {
     .io_binding_get_output_name = nxrt_io_binding_get_output_name,
     .io_binding_get_output = nxrt_io_binding_get_output,
     .io_binding_output_was_written_in_place = nxrt_io_binding_output_was_written_in_place,
+    .session_options_set_run_timeout_ms = nxrt_session_options_set_run_timeout_ms,
+    .session_options_set_max_tensor_bytes = nxrt_session_options_set_max_tensor_bytes,
+    .run_options_set_timeout_ms = nxrt_run_options_set_timeout_ms,
 };
 
 }  // namespace
 
 extern "C" const NxrtApi* nxrt_get_api(uint32_t version) {
-  return version >= 1 && version <= NXRT_API_VERSION ? &kApiV1 : nullptr;
+  return version >= 1 && version <= NXRT_API_VERSION ? &kApi : nullptr;
 }

@@ -89,6 +89,7 @@ NxrtStatus* run_session(const NxrtSession* session, const NxrtRunOptions* run_op
   if (run_options != nullptr) {
     options.terminate = &run_options->terminate;
     options.tag = run_options->tag;
+    options.run_timeout_ms = run_options->timeout_ms.load();
   }
   nxrt::Expected<std::vector<nxrt::Tensor>> results = session->session->run(names, feeds, fetch_names, options);
   if (!results) return nxrt::capi::to_c_status(results.status());

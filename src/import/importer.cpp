@@ -38,8 +38,9 @@ using AttributeEnv = std::map<std::string, const onnx::AttributeProto*>;
 
 class GraphImporter {
  public:
-  GraphImporter(const onnx::ModelProto& model, const std::shared_ptr<const onnx::ModelBytes>& bytes)
-      : bytes_(bytes) {
+  GraphImporter(const onnx::ModelProto& model, const std::shared_ptr<const onnx::ModelBytes>& bytes,
+                const ImportOptions& options)
+      : bytes_(bytes), max_tensor_bytes_(options.max_tensor_bytes) {
     for (const onnx::FunctionProto& function : model.functions) {
       functions_[{normalize_domain(function.domain), std::string(function.name)}] = &function;
     }
@@ -63,7 +64,7 @@ class GraphImporter {
       if (graph.values[id].initializer) {
         return make_error(StatusCode::kInvalidGraph, "initializer '", name, "' is defined twice");
       }
-      TRY_ASSIGN(Tensor tensor, tensor_from_proto(initializer, bytes_, "initializer '" + name + "'"));
+      TRY_ASSIGN(Tensor tensor, tensor_from_proto(initializer, bytes_, "initializer '" + name + "'", max_tensor_bytes_));
       graph.values[id].type = graph::TypeInfo::tensor(tensor.dtype(), graph::symbolic_shape_of(tensor.shape()));
       graph.values[id].initializer = std::move(tensor);
     }
@@ -285,13 +286,13 @@ class GraphImporter {
       case onnx::AttributeProto::kTensor: {
         if (!proto.t) return make_error(StatusCode::kInvalidProtobuf, what, ": TENSOR attribute without a tensor");
         attribute.type = Type::kTensor;
-        TRY_ASSIGN(attribute.t, tensor_from_proto(*proto.t, bytes_, what));
+        TRY_ASSIGN(attribute.t, tensor_from_proto(*proto.t, bytes_, what, max_tensor_bytes_));
         break;
       }
       case onnx::AttributeProto::kTensors:
         attribute.type = Type::kTensors;
         for (const onnx::TensorProto& t : proto.tensors) {
-          TRY_ASSIGN(Tensor tensor, tensor_from_proto(t, bytes_, what));
+          TRY_ASSIGN(Tensor tensor, tensor_from_proto(t, bytes_, what, max_tensor_bytes_));
           attribute.tensors.push_back(std::move(tensor));
         }
         break;
@@ -341,6 +342,7 @@ class GraphImporter {
   }
 
   const std::shared_ptr<const onnx::ModelBytes>& bytes_;
+  size_t max_tensor_bytes_ = 0;
   std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*> functions_;
   std::set<std::pair<const graph::Graph*, int>> defined_;
   int expansion_counter_ = 0;
@@ -391,7 +393,8 @@ Expected<graph::TypeInfo> type_from_proto(const onnx::TypeProto& proto, const st
   return type;
 }
 
-Expected<ImportedModel> import_model(const onnx::ModelProto& model, const std::shared_ptr<const onnx::ModelBytes>& bytes) {
+Expected<ImportedModel> import_model(const onnx::ModelProto& model, const std::shared_ptr<const onnx::ModelBytes>& bytes,
+                                     const ImportOptions& options) {
   if (!model.graph) return make_error(StatusCode::kInvalidGraph, "model has no graph");
   std::map<std::string, int64_t> opsets;
   for (const onnx::OperatorSetIdProto& id : model.opset_import) opsets[normalize_domain(id.domain)] = id.version;
@@ -403,7 +406,7 @@ Expected<ImportedModel> import_model(const onnx::ModelProto& model, const std::s
   }
   TRY(onnx::check_function_expansion(model));
   ImportedModel imported;
-  GraphImporter importer(model, bytes);
+  GraphImporter importer(model, bytes, options);
   TRY(importer.import_graph(*model.graph, opsets, nullptr, 0, imported.graph, &imported.overridable_initializers));
   return imported;
 }

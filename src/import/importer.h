@@ -20,8 +20,14 @@ struct ImportedModel {
   std::vector<int> overridable_initializers;  // initializers that are also declared graph inputs
 };
 
+struct ImportOptions {
+  // Most bytes one initializer or tensor attribute may take (0: no limit); larger ones fail, naming the tensor.
+  size_t max_tensor_bytes = 0;
+};
+
 // `bytes` must be the buffer `model` was parsed from; tensors may reference it in place.
-Expected<ImportedModel> import_model(const onnx::ModelProto& model, const std::shared_ptr<const onnx::ModelBytes>& bytes);
+Expected<ImportedModel> import_model(const onnx::ModelProto& model, const std::shared_ptr<const onnx::ModelBytes>& bytes,
+                                     const ImportOptions& options = {});
 
 // Converts a TypeProto (recursively); INVALID_PROTOBUF on unknown element types.
 Expected<graph::TypeInfo> type_from_proto(const onnx::TypeProto& proto, const std::string& what);

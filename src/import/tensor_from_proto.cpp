@@ -1,5 +1,6 @@
 #include "import/tensor_from_proto.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/dispatch.h"
@@ -20,7 +21,9 @@ Status copy_from_int32_field(const onnx::TensorProto& proto, Tensor& tensor, con
     return size_mismatch(what, proto.int32_data.size(), tensor.numel(), "int32_data");
   }
   auto* out = tensor.data<Storage>();
-  for (size_t i = 0; i < proto.int32_data.size(); ++i) out[i] = static_cast<Storage>(proto.int32_data[i]);
+  for (size_t i = 0; i < proto.int32_data.size(); ++i) {
+    out[i] = tensor.dtype() == DataType::kBool ? proto.int32_data[i] != 0 : static_cast<Storage>(proto.int32_data[i]);
+  }
   return Status::ok();
 }
 
@@ -93,14 +96,24 @@ Status decode_typed_fields(const onnx::TensorProto& proto, DataType dtype, Tenso
 }  // namespace
 
 Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::shared_ptr<const onnx::ModelBytes>& bytes,
-                                   const std::string& what) {
+                                   const std::string& what, size_t max_tensor_bytes) {
   const auto dtype = data_type_from_int(proto.data_type);
   if (!dtype || *dtype == DataType::kUndefined) {
     return make_error(StatusCode::kInvalidProtobuf, what, ": invalid data_type ", proto.data_type);
   }
   const auto count = checked_numel(proto.dims);
   if (!count) return make_error(StatusCode::kInvalidProtobuf, what, ": invalid dims ", shape_to_string(proto.dims));
+  size_t total_bits = 0;
+  if (__builtin_mul_overflow(static_cast<size_t>(*count), static_cast<size_t>(data_type_bits(*dtype)), &total_bits)) {
+    return make_error(StatusCode::kInvalidProtobuf, what, ": dims ", shape_to_string(proto.dims), " of ",
+                      data_type_name(*dtype), " need more bytes than 64 bits can count");
+  }
   const size_t expected_bytes = data_type_storage_bytes(*dtype, *count);
+  if (max_tensor_bytes != 0 && expected_bytes > max_tensor_bytes) {
+    return make_error(StatusCode::kInvalidArgument, what, ": dims ", shape_to_string(proto.dims), " of ",
+                      data_type_name(*dtype), " need ", expected_bytes, " bytes, more than max_tensor_bytes (",
+                      max_tensor_bytes, ")");
+  }
 
   std::string_view data;
   std::shared_ptr<const void> keep_alive = bytes;
@@ -125,12 +138,18 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::sh
     }
     const size_t element_bytes = std::max<size_t>(1, std::min<size_t>(8, data_type_bits(*dtype) / 8));
     const auto address = reinterpret_cast<uintptr_t>(data.data());
-    if (address % element_bytes == 0 && expected_bytes > 0) {
+    // Kernels read bool elements as C++ bool, so bytes other than 0 and 1 are copied as 1.
+    const bool fix_bools = *dtype == DataType::kBool &&
+                           std::any_of(data.begin(), data.end(), [](char c) { return static_cast<uint8_t>(c) > 1; });
+    if (address % element_bytes == 0 && expected_bytes > 0 && !fix_bools) {
       return Tensor::wrap(*dtype, proto.dims, const_cast<char*>(data.data()), Device{},
                           std::const_pointer_cast<void>(keep_alive));
     }
     TRY_ASSIGN(Tensor tensor, Tensor::allocate(*dtype, proto.dims));
     if (expected_bytes > 0) std::memcpy(tensor.raw_data(), data.data(), expected_bytes);
+    if (fix_bools) {
+      for (int64_t i = 0; i < *count; ++i) tensor.data<uint8_t>()[i] = tensor.data<uint8_t>()[i] != 0;
+    }
     return tensor;
   }
   // Checked before allocating so that a huge declared shape with little data never reaches the allocator.

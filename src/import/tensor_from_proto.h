@@ -11,8 +11,11 @@
 
 namespace nxrt::import {
 
-// `what` names the tensor in messages ("initializer 'W'", "attribute 'value' of Constant node 'c'").
+// `what` names the tensor in messages ("initializer 'W'", "attribute 'value' of Constant node 'c'"). Fails with
+// INVALID_PROTOBUF, before reading or allocating any data, when the dims are negative, their element count or byte
+// size overflows 64 bits, or the raw/external data size does not match them; and with INVALID_ARGUMENT when the
+// tensor needs more than `max_tensor_bytes` (0: no limit).
 Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::shared_ptr<const onnx::ModelBytes>& bytes,
-                                   const std::string& what);
+                                   const std::string& what, size_t max_tensor_bytes = 0);
 
 }  // namespace nxrt::import

@@ -77,8 +77,8 @@ std::optional<std::vector<Tensor>> evaluate(Rewriter& rw, const graph::Node& nod
     if (constant) input_bytes += constant->storage_bytes();
   }
   for (int output : node.outputs) {
-    const auto& type = rw.value(output).type;
-    info.output_types.push_back(type.is_tensor() ? type.elem_type : DataType::kUndefined);
+    const bool typed = output != kNoValue && rw.value(output).type.is_tensor();
+    info.output_types.push_back(typed ? rw.value(output).type.elem_type : DataType::kUndefined);
   }
   if (def->type_input >= 0 && static_cast<size_t>(def->type_input) < info.input_types.size()) {
     const DataType type = info.input_types[def->type_input];
@@ -92,9 +92,9 @@ std::optional<std::vector<Tensor>> evaluate(Rewriter& rw, const graph::Node& nod
   if (!(*kernel)->reshape(inputs, descs).is_ok() || descs.size() != node.outputs.size()) return std::nullopt;
   size_t output_bytes = 0;
   for (const cpu::OutputDesc& desc : descs) {
-    int64_t count = 1;
-    for (int64_t d : desc.shape) count *= d;
-    output_bytes += data_type_storage_bytes(desc.dtype, count);
+    const std::optional<int64_t> count = checked_numel(desc.shape);
+    if (!count || *count > (int64_t{1} << 40)) return std::nullopt;  // also keeps the byte sum from overflowing
+    output_bytes += data_type_storage_bytes(desc.dtype, *count);
   }
   if (output_bytes > kMaxFoldedBytes) return std::nullopt;
   if (output_bytes > kGrowthFloorBytes && output_bytes > kMaxGrowthFactor * input_bytes) return std::nullopt;

@@ -164,6 +164,7 @@ class LayoutRewrite {
     const graph::Node node = rw_.node(n);  // a copy: reordered() appends nodes
     const bool fused = node.op_type == "FusedConv";
     if (node.inputs.size() < 2 || node.inputs.size() > (fused ? 4u : 3u)) return Status::ok();
+    if (node.inputs[0] == kNoValue || node.outputs.empty() || node.outputs[0] == kNoValue) return Status::ok();
     const Tensor* w = rw_.constant(node.inputs[1]);
     const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
     const Tensor* b = has_bias ? rw_.constant(node.inputs[2]) : nullptr;

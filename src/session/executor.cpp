@@ -7,6 +7,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "ep/cpu/run_limits.h"
+
 namespace nxrt {
 
 #if defined(__has_feature)
@@ -231,11 +233,15 @@ void seed_initializers(const CompiledGraph& compiled, std::vector<Value>& values
   }
 }
 
-// One run's state: the pool and options, and subgraph execution for control-flow kernels.
+std::string node_where(std::string_view preposition, const graph::Node& node) {
+  return std::string(preposition) + " " + node.op_type + " node '" + node.name + "'";
+}
+
+// One run's state: the pool and limits, and subgraph execution for control-flow kernels.
 class Frame final : public cpu::RunContext {
  public:
-  Frame(ThreadPool& pool, const RunOptions& options, const std::shared_ptr<TensorArena>& arena)
-      : pool_(pool), options_(options), arena_(arena) {}
+  Frame(ThreadPool& pool, const cpu::RunLimits& limits, const std::shared_ptr<TensorArena>& arena)
+      : pool_(pool), limits_(limits), arena_(arena) {}
 
   ThreadPool& pool() override { return pool_; }
 
@@ -256,6 +262,8 @@ class Frame final : public cpu::RunContext {
       if (outer[i]) values[graph.outer_scope_inputs[i]] = *outer[i];
     }
     seed_initializers(compiled, values);
+    // Checked here too: a loop whose body has no nodes never reaches run_nodes' check.
+    if (limits_.should_stop()) return limits_.stop_status("before a run of subgraph '" + graph.name + "'");
     TRY(run_nodes(compiled, values));
     outputs.clear();
     for (int id : graph.outputs) {
@@ -281,10 +289,8 @@ class Frame final : public cpu::RunContext {
     std::vector<Tensor> tensor_outputs;
     std::vector<Value> value_outputs;
     for (size_t n = 0; n < graph.nodes.size(); ++n) {
-      if (options_.terminate && options_.terminate->load(std::memory_order_relaxed)) {
-        return make_error(StatusCode::kFail, "Exiting due to terminate flag being set to true.");
-      }
       const graph::Node& node = graph.nodes[n];
+      if (limits_.should_stop()) return limits_.stop_status(node_where("before", node));
       const cpu::Kernel& kernel = *compiled.kernels[n];
       if (!node_ms.empty()) node_start = std::chrono::steady_clock::now();
       if (kernel.takes_values()) {
@@ -294,6 +300,7 @@ class Frame final : public cpu::RunContext {
         value_outputs.assign(node.outputs.size(), Value());
         const Status status = kernel.run_values(value_inputs, value_outputs, *this);
         if (!status.is_ok()) return node_failure(node, status);
+        if (limits_.stopped()) return limits_.stop_status(node_where("while running", node));
         for (size_t o = 0; o < node.outputs.size(); ++o) {
           if (node.outputs[o] != graph::kNoValue) values[node.outputs[o]] = std::move(value_outputs[o]);
         }
@@ -313,7 +320,9 @@ class Frame final : public cpu::RunContext {
           }
           tensor_inputs.push_back(&value.tensor());
         }
-        TRY(run_tensor_kernel(node, kernel, tensor_inputs, bound, descs, tensor_outputs));
+        TRY(run_tensor_kernel(graph, node, kernel, tensor_inputs, bound, descs, tensor_outputs));
+        // A kernel whose parallel tasks saw the stop returns early with partial outputs: never use them.
+        if (limits_.stopped()) return limits_.stop_status(node_where("while running", node));
         for (size_t o = 0; o < node.outputs.size(); ++o) {
           if (node.outputs[o] != graph::kNoValue) values[node.outputs[o]] = Value(std::move(tensor_outputs[o]));
         }
@@ -333,8 +342,9 @@ class Frame final : public cpu::RunContext {
   }
 
  private:
-  Status run_tensor_kernel(const graph::Node& node, const cpu::Kernel& kernel, std::span<const Tensor* const> inputs,
-                           BoundBuffers bound, std::vector<cpu::OutputDesc>& descs, std::vector<Tensor>& outputs) {
+  Status run_tensor_kernel(const graph::Graph& graph, const graph::Node& node, const cpu::Kernel& kernel,
+                           std::span<const Tensor* const> inputs, BoundBuffers bound,
+                           std::vector<cpu::OutputDesc>& descs, std::vector<Tensor>& outputs) {
     descs.clear();
     Status status = kernel.reshape(inputs, descs);
     if (!status.is_ok()) return node_failure(node, status);
@@ -362,6 +372,12 @@ class Frame final : public cpu::RunContext {
         outputs[o] = *target;
         continue;
       }
+      const std::optional<size_t> bytes = cpu::tensor_storage_bytes(descs[o].dtype, descs[o].shape);
+      if (!bytes || !limits_.allows_bytes(*bytes)) {
+        const std::string output = id == graph::kNoValue ? "output " + std::to_string(o)
+                                                         : "output '" + graph.values[id].name + "'";
+        return node_failure(node, limits_.check_tensor_bytes(descs[o].dtype, descs[o].shape, output));
+      }
       auto allocated = allocate_from_arena(arena_, descs[o].dtype, std::move(descs[o].shape));
       if (!allocated) return node_failure(node, allocated.status());
       outputs[o] = std::move(allocated).value();
@@ -372,7 +388,7 @@ class Frame final : public cpu::RunContext {
   }
 
   ThreadPool& pool_;
-  const RunOptions& options_;
+  const cpu::RunLimits& limits_;
   const std::shared_ptr<TensorArena>& arena_;
 };
 
@@ -469,10 +485,18 @@ Expected<std::vector<Value>> run_fed(const Session::Impl& session, std::vector<V
                                      std::span<const int> wanted, std::span<const Value> inputs,
                                      const RunOptions& run_options, BoundBuffers bound) {
   const graph::Graph& graph = session.graph;
+  if (run_options.run_timeout_ms < 0) {
+    return make_error(StatusCode::kInvalidArgument, "run_timeout_ms must be >= 0 (0: the session's), got ",
+                      run_options.run_timeout_ms);
+  }
+  const cpu::RunLimits limits(run_options.terminate,
+                              run_options.run_timeout_ms > 0 ? run_options.run_timeout_ms : session.run_timeout_ms,
+                              session.max_tensor_bytes);
+  const cpu::RunLimitsScope limits_scope(limits);
   seed_initializers(session.main, values);
   ThreadPool::RunScope run_scope(*session.pool);
   begin_arena_run(*session.arena);
-  Frame frame(*session.pool, run_options, session.arena);
+  Frame frame(*session.pool, limits, session.arena);
   std::vector<double> node_ms(session.profile ? graph.nodes.size() : 0);
   TRY(frame.run_nodes(session.main, values, bound, node_ms));
   if (session.profile) session.profile->add_run(graph, node_ms);

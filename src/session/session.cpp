@@ -111,8 +111,13 @@ Expected<std::vector<Value>> Session::run_values(std::span<const std::string> in
 
 Expected<std::unique_ptr<Session::Impl>> SessionImplBuilder::build(std::shared_ptr<const onnx::ModelBytes> bytes,
                                                                    const SessionOptions& options) {
+  if (options.run_timeout_ms < 0) {
+    return make_error(StatusCode::kInvalidArgument, "run_timeout_ms must be >= 0 (0: no deadline), got ",
+                      options.run_timeout_ms);
+  }
   TRY_ASSIGN(onnx::ModelProto model, onnx::parse_model(bytes->bytes()));
-  TRY_ASSIGN(import::ImportedModel imported, import::import_model(model, bytes));
+  TRY_ASSIGN(import::ImportedModel imported,
+             import::import_model(model, bytes, import::ImportOptions{options.max_tensor_bytes}));
   auto impl = std::make_unique<Session::Impl>();
   impl->bytes = std::move(bytes);
   impl->graph = std::move(imported.graph);
@@ -128,6 +133,8 @@ Expected<std::unique_ptr<Session::Impl>> SessionImplBuilder::build(std::shared_p
   impl->pool = options.shared_thread_pool ? options.shared_thread_pool
                                           : std::make_shared<ThreadPool>(options.intra_op_num_threads);
   if (options.enable_profiling) impl->profile = options.profile ? options.profile : std::make_shared<NodeProfile>();
+  impl->run_timeout_ms = options.run_timeout_ms;
+  impl->max_tensor_bytes = options.max_tensor_bytes;
   return impl;
 }
 
@@ -199,6 +206,11 @@ Expected<std::unique_ptr<cpu::Kernel>> SessionImplBuilder::create_kernel(const g
   }
   auto kernel = def->create(info);
   if (!kernel) return kernel.status().with_context("Failed to create kernel for " + node.describe() + ": ");
+  const auto type_input = static_cast<size_t>(def->type_input);
+  if (def->type_input >= 0 &&
+      (type_input >= info.input_types.size() || info.input_types[type_input] == DataType::kUndefined)) {
+    return cpu::with_input_type_check(*def, node, std::move(*kernel));  // the dtype is checked at run instead
+  }
   return kernel;
 }
 

@@ -54,11 +54,25 @@ struct SessionOptions {
   // Times every node of every run into `profile` (created by the session when null; pass one to read it).
   bool enable_profiling = false;
   std::shared_ptr<NodeProfile> profile;
+  // Deadline of every run in milliseconds, counted from the start of run() (0: none); RunOptions::run_timeout_ms
+  // overrides it per run. ONNX Runtime has no timeout option (only RunOptions' terminate flag); a run past its
+  // deadline fails as a terminated one does, with a FAIL status naming the limit and the node where it stopped.
+  int64_t run_timeout_ms = 0;
+  // Most bytes one tensor may take (0: no limit but what the allocator can give). Checked before a run allocates
+  // a node output (an error naming the node, op type, output and bytes) and when an initializer is loaded (an
+  // error naming the initializer). Sizes whose element or byte count overflows 64 bits always fail.
+  size_t max_tensor_bytes = 0;
 };
 
+// Runs stop between nodes, between subgraph runs of Loop/Scan/If, and between the tasks of long parallel kernels
+// (GEMM, convolution) once `terminate` is set or the deadline passes; they then fail with FAIL.
 struct RunOptions {
-  const std::atomic<bool>* terminate = nullptr;  // checked between nodes; a set flag fails the run
+  // Set by another thread to stop runs using these options: ONNX Runtime's "Exiting due to terminate flag being
+  // set to true." error.
+  const std::atomic<bool>* terminate = nullptr;
   std::string tag;
+  // > 0: this run's deadline in milliseconds, instead of SessionOptions::run_timeout_ms; 0: the session's.
+  int64_t run_timeout_ms = 0;
 };
 
 struct ValueDesc {

@@ -49,6 +49,8 @@ struct Session::Impl {
   std::shared_ptr<ThreadPool> pool;
   std::shared_ptr<TensorArena> arena = make_tensor_arena();  // every tensor a run allocates
   std::shared_ptr<NodeProfile> profile;  // set when SessionOptions::enable_profiling
+  int64_t run_timeout_ms = 0;            // SessionOptions::run_timeout_ms
+  size_t max_tensor_bytes = 0;           // SessionOptions::max_tensor_bytes
 };
 
 class SessionImplBuilder {

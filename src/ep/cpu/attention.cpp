@@ -151,6 +151,10 @@ class AttentionKernel final : public Kernel {
       if (nonpad->dtype() != DataType::kInt64 || nonpad->numel() != d.batch) {
         return bad("nonpad_kv_seqlen must be int64 of shape (batch_size,); element count", nonpad->numel());
       }
+      for (int64_t b = 0; b < d.batch; ++b) {
+        const int64_t length = nonpad->data<int64_t>()[b];
+        if (length < 0 || length > d.total_len) return bad("nonpad_kv_seqlen value outside [0, kv length]", length);
+      }
     }
     if (const Tensor* mask = optional_input(inputs, kMask)) {
       const size_t rank = mask->rank();

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "ep/cpu/data_movement.h"
+#include "ep/cpu/run_limits.h"
 
 namespace nxrt::cpu {
 
@@ -40,8 +41,13 @@ Expected<Tensor> join_along_axis(std::span<const Tensor> parts, int64_t axis, bo
                         shape_to_string(part.shape()), ") does not match element 0 (", data_type_name(first.dtype()),
                         " ", shape_to_string(first.shape()), ")");
     }
-    if (!new_axis) out_shape[axis] += part.shape()[axis];
+    if (!new_axis && __builtin_add_overflow(out_shape[axis], part.shape()[axis], &out_shape[axis])) {
+      return make_error(StatusCode::kInvalidArgument, what, ": the joined axis ", axis, " overflows 64 bits");
+    }
   }
+  const RunLimits no_limits;
+  const RunLimits* limits = current_run_limits();
+  TRY((limits != nullptr ? *limits : no_limits).check_tensor_bytes(first.dtype(), out_shape, what));
   TRY_ASSIGN(Tensor out, Tensor::allocate(first.dtype(), out_shape));
   const int64_t outer = product(first.shape(), 0, static_cast<size_t>(axis));
   bool supported = visit_element_size(first.dtype(), [&]<class T>() {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ep/cpu/axis_copy.h"
+#include "ep/cpu/run_limits.h"
 
 namespace nxrt::cpu {
 
@@ -41,6 +42,18 @@ Expected<BoundSubgraph> bind_subgraph(const KernelInfo& info, const char* name) 
     bound.outer_slots.push_back(static_cast<size_t>(found - implicit.begin()));
   }
   return bound;
+}
+
+Status push_scan_slice(std::vector<Tensor>& stack, size_t& stack_bytes, const Tensor& slice, const char* what,
+                       size_t k) {
+  stack_bytes += slice.storage_bytes();
+  const RunLimits* limits = current_run_limits();
+  if (limits != nullptr && !limits->allows_bytes(stack_bytes)) {
+    return limits->check_bytes(stack_bytes, std::string(what) + " " + std::to_string(k) + " (stacked over " +
+                                                std::to_string(stack.size() + 1) + " iterations)");
+  }
+  stack.push_back(slice);
+  return Status::ok();
 }
 
 Expected<Tensor> empty_stack_of(const graph::Graph& subgraph, int output_index, int64_t axis) {
@@ -152,6 +165,7 @@ class LoopKernel final : public ValueKernel {
     for (const Value& feed : feeds) feed_ptrs.push_back(&feed);
     const std::vector<const Value*> outer = body_.outer_values(inputs, explicit_count_);
     std::vector<std::vector<Tensor>> stacks(scans_);
+    std::vector<size_t> stack_bytes(scans_, 0);
     std::vector<Value> results;
     for (int64_t iteration = 0; iteration < trip_limit && condition; ++iteration) {
       TRY_ASSIGN(Tensor iteration_tensor, scalar_tensor<int64_t>(DataType::kInt64, iteration));
@@ -166,7 +180,7 @@ class LoopKernel final : public ValueKernel {
         if (!slice.is_tensor()) {
           return make_error(StatusCode::kInvalidArgument, "Loop scan output ", k, " must be a tensor");
         }
-        stacks[k].push_back(slice.tensor());
+        TRY(push_scan_slice(stacks[k], stack_bytes[k], slice.tensor(), "Loop scan output", k));
       }
     }
     for (size_t o = 0; o < outputs.size(); ++o) {

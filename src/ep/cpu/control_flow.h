@@ -26,6 +26,11 @@ Expected<BoundSubgraph> bind_subgraph(const KernelInfo& info, const char* name);
 // the stacked output of a loop that ran no iteration.
 Expected<Tensor> empty_stack_of(const graph::Graph& subgraph, int output_index, int64_t axis);
 
+// Appends one iteration's scan output to `stack`, whose elements hold `stack_bytes` bytes (updated). Fails with
+// INVALID_ARGUMENT naming `what` once the stack would exceed the run's max_tensor_bytes, so that a loop with a
+// huge trip count cannot hold unbounded memory until its end.
+Status push_scan_slice(std::vector<Tensor>& stack, size_t& stack_bytes, const Tensor& slice, const char* what, size_t k);
+
 // Scan (opset 8 with a batch axis and sequence_lens; opset 9+ with per-input axes and directions).
 Expected<std::unique_ptr<Kernel>> create_scan_kernel(const KernelInfo& info);
 

@@ -102,6 +102,7 @@ class ScanKernel final : public ValueKernel {
     for (const Value& feed : feeds) feed_ptrs.push_back(&feed);
     for (size_t i = 0; i < states_; ++i) feeds[i] = std::move(states[i]);
     std::vector<std::vector<Tensor>> stacks(scan_outputs_);
+    std::vector<size_t> stack_bytes(scan_outputs_, 0);
     std::vector<Value> results;
     for (int64_t t = 0; t < length; ++t) {
       for (size_t j = 0; j < scan_inputs_; ++j) {
@@ -115,7 +116,7 @@ class ScanKernel final : public ValueKernel {
         if (!results[states_ + k].is_tensor()) {
           return make_error(StatusCode::kInvalidArgument, "Scan output ", k, " must be a tensor");
         }
-        stacks[k].push_back(results[states_ + k].tensor());
+        TRY(push_scan_slice(stacks[k], stack_bytes[k], results[states_ + k].tensor(), "Scan output", k));
       }
     }
     for (size_t i = 0; i < states_ && i < outputs.size(); ++i) outputs[i] = std::move(feeds[i]);

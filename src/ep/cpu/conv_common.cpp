@@ -1,6 +1,8 @@
 // Window attribute parsing, geometry resolution and the im2col/col2im + GEMM convolution core.
 #include "ep/cpu/conv_common.h"
 
+#include "ep/cpu/run_limits.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -383,14 +385,15 @@ bool is_pointwise(const Geometry& g) {
 template <class Acc, class RunItem>
 void for_each_item(int64_t items, int64_t work_per_item, ThreadPool& pool, RunItem&& run_item) {
   const bool parallel = items >= 2 * static_cast<int64_t>(pool.num_threads()) && work_per_item < (int64_t{1} << 22);
+  const RunLimits* limits = current_run_limits();
   if (parallel) {
     pool.parallel_for(items, 1, [&](int64_t begin, int64_t end) {
       std::vector<Acc> scratch;
-      for (int64_t item = begin; item < end; ++item) run_item(item, scratch, false);
+      for (int64_t item = begin; item < end && !run_should_stop(limits); ++item) run_item(item, scratch, false);
     });
   } else {
     std::vector<Acc> scratch;
-    for (int64_t item = 0; item < items; ++item) run_item(item, scratch, true);
+    for (int64_t item = 0; item < items && !run_should_stop(limits); ++item) run_item(item, scratch, true);
   }
 }
 
@@ -487,14 +490,15 @@ void conv_forward(const Acc* x, const Acc* w, Acc* y, int64_t batch, int64_t in_
     }
   };
 
+  const RunLimits* limits = current_run_limits();
   if (units >= threads && threads > 1) {
     // Units run in parallel, each GEMM on the calling thread.
     static ThreadPool serial(1);
     pool.parallel_for(units, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t unit = begin; unit < end; ++unit) run_unit(unit, serial);
+      for (int64_t unit = begin; unit < end && !run_should_stop(limits); ++unit) run_unit(unit, serial);
     });
   } else {
-    for (int64_t unit = 0; unit < units; ++unit) run_unit(unit, pool);
+    for (int64_t unit = 0; unit < units && !run_should_stop(limits); ++unit) run_unit(unit, pool);
   }
 }
 

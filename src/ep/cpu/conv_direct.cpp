@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ep/cpu/run_limits.h"
 #include "ep/cpu/scratch_floats.h"
 
 namespace nxrt::cpu::conv {
@@ -118,6 +119,7 @@ DirectConvWeights DirectConvWeights::pack(const float* w, int64_t out_channels, 
   const int64_t blocks = (out_channels + kDirectConvBlock - 1) / kDirectConvBlock;
   const int64_t per_channel = in_channels * kernel_h * kernel_w;
   packed.packed_.assign(static_cast<size_t>(blocks * per_channel * kDirectConvBlock), 0.0f);
+  if (per_channel == 0) return packed;
   for (int64_t m = 0; m < out_channels; ++m) {
     float* dst = packed.packed_.data() + (m / kDirectConvBlock) * per_channel * kDirectConvBlock +
                  m % kDirectConvBlock;
@@ -186,8 +188,9 @@ void run_stripe(const float* x, int64_t in_plane, const Geometry& g, float* y, c
   int64_t chunk = std::min<int64_t>(kChunkVectors, (vectors + 4 * threads - 1) / (4 * threads));
   chunk = std::max<int64_t>(3, (chunk + 2) / 3 * 3) * 16;
   const int64_t chunks = (q_total + chunk - 1) / chunk;
+  const RunLimits* limits = current_run_limits();
   pool.parallel_for(chunks, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t unit = begin; unit < end; ++unit) {
+    for (int64_t unit = begin; unit < end && !run_should_stop(limits); ++unit) {
       const int64_t q_begin = unit * chunk;
       const int64_t q_end = std::min(q_total, q_begin + chunk);
       for (int64_t block = 0; block < blocks; ++block) f32_conv_direct_8x48__avx512(job, block, q_begin, q_end);

@@ -16,6 +16,7 @@
 #include "ep/cpu/conv_winograd.h"
 #include "ep/cpu/kernel.h"
 #include "ep/cpu/pool_kernels.h"
+#include "ep/cpu/run_limits.h"
 #include "ep/cpu/scratch_floats.h"
 
 namespace nxrt::cpu {
@@ -131,6 +132,9 @@ class FusedConvMaxPoolKernel final : public Kernel {
   Status run_unfused(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const {
     std::vector<OutputDesc> conv_out;
     TRY(conv_->reshape(inputs, conv_out));
+    if (const RunLimits* limits = current_run_limits()) {
+      TRY(limits->check_tensor_bytes(conv_out[0].dtype, conv_out[0].shape, "the Conv result before MaxPool"));
+    }
     TRY_ASSIGN(Tensor conv_y, Tensor::allocate(conv_out[0].dtype, conv_out[0].shape));
     TRY(conv_->run(inputs, std::span<Tensor>(&conv_y, 1), pool));
     const Tensor* pool_inputs[] = {&conv_y};

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "ep/cpu/run_limits.h"
 #include "ep/cpu/scratch_floats.h"
 
 namespace nxrt::cpu::conv {
@@ -102,12 +103,13 @@ void conv_winograd_f32(const float* x, const WinogradWeights& w, float* y, int64
   const int64_t blocks_of_channels = (out_channels + kDirectConvBlock - 1) / kDirectConvBlock;
   const int64_t in_plane = in_h * in_w, out_plane = out_h * out_w;
 
+  const RunLimits* limits = current_run_limits();
   pool.parallel_for(batch * blocks_per_image, 1, [&](int64_t begin, int64_t end) {
     thread_local ScratchFloats scratch;
     float* const v = scratch.reserve(v_floats + m_floats);
     float* const m = v + v_floats;
     std::fill(v + v_floats - kSlack, v + v_floats, 0.0f);
-    for (int64_t task = begin; task < end; ++task) {
+    for (int64_t task = begin; task < end && !run_should_stop(limits); ++task) {
       const int64_t n = task / blocks_per_image;
       const int64_t first_row = (task % blocks_per_image) * rows_per_block;
       const int64_t last_row = std::min(tile_rows, first_row + rows_per_block);

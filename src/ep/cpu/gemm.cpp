@@ -13,6 +13,7 @@
 
 #include "ep/cpu/gemm.h"
 #include "ep/cpu/kernels/gemm_microkernels.h"
+#include "ep/cpu/run_limits.h"
 
 namespace nxrt::cpu {
 
@@ -370,7 +371,9 @@ void gemm_direct(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a,
   constexpr int64_t kRawDepth = 16;
   const int64_t strips = ceil_div(g.n, ks.nr);
   const int64_t depth = b.packed != nullptr ? depth_block(ks, g.k) : kRawDepth;
+  const RunLimits* limits = current_run_limits();
   pool.parallel_for(strips, serial ? strips : 1, [&](int64_t begin, int64_t end) {
+    if (run_should_stop(limits)) return;
     GemmTile<T> t;
     t.rows = g.m;
     t.a_row_stride = g.trans_a ? 1 : g.lda;
@@ -493,6 +496,7 @@ void gemm_blocked(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a
       std::max<int64_t>(1, ks.nc > 0 ? ks.nc / ks.nr
                                      : ks.panel_bytes / (kc_block * ks.nr * static_cast<int64_t>(sizeof(T))));
   const int64_t tasks = m_blocks * n_chunks;
+  const RunLimits* limits = current_run_limits();
   pool.parallel_for(tasks, threads == 1 ? tasks : 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<T> a_pack;
     const size_t need = static_cast<size_t>(ceil_div(m_strips, m_blocks) * ks.mr * kc_block);
@@ -507,6 +511,7 @@ void gemm_blocked(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a
     t.ldc = g.ldc;
     t.alpha = alpha;
     for (int64_t task = begin; task < end; ++task) {
+      if (run_should_stop(limits)) return;
       const int64_t m_block = task / n_chunks;
       const int64_t i0 = m_block * m_strips / m_blocks * ks.mr;
       const int64_t rows = std::min(g.m, (m_block + 1) * m_strips / m_blocks * ks.mr) - i0;
@@ -588,8 +593,10 @@ void gemm_engine(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a,
   const size_t need = static_cast<size_t>(round_up(std::min(chunk_cols, g.n), ks.nr) * kc_block);
   if (b_pack.size() < need) b_pack.resize(need);
   T* dst = b_pack.data();
+  const RunLimits* limits = current_run_limits();
   for (int64_t j0 = 0; j0 < g.n; j0 += chunk_cols) {
     for (int64_t p0 = 0; p0 < g.k; p0 += kc_block) {
+      if (run_should_stop(limits)) return;
       GemmArgs sub = g;
       sub.n = std::min(chunk_cols, g.n - j0);
       sub.k = std::min(kc_block, g.k - p0);

@@ -219,15 +219,22 @@ class Col2ImKernel final : public Kernel {
                         shape_to_string(x.shape()), " must be 3-D");
     }
     for (size_t d = 0; d < k; ++d) {
-      if (g.block[d] <= 0 || g.image[d] < 0) {
+      int64_t span = 0;
+      int64_t padded = 0;
+      if (g.block[d] <= 0 || g.image[d] < 0 || g.dilations[d] <= 0 || g.strides[d] <= 0 || g.pads[d] < 0 ||
+          g.pads[d + k] < 0 || __builtin_mul_overflow(g.dilations[d], g.block[d] - 1, &span) ||
+          __builtin_add_overflow(g.image[d], g.pads[d], &padded) ||
+          __builtin_add_overflow(padded, g.pads[d + k], &padded)) {
         return make_error(StatusCode::kInvalidArgument, description_, ": input 2 (block_shape) ",
-                          shape_to_string(g.block), " or input 1 (image_shape) ", shape_to_string(g.image),
-                          " has an invalid value");
+                          shape_to_string(g.block), ", input 1 (image_shape) ", shape_to_string(g.image),
+                          " or attribute dilations, strides or pads has an invalid value on axis ", d);
       }
-      const int64_t span = g.dilations[d] * (g.block[d] - 1) + 1;
-      const int64_t padded = g.image[d] + g.pads[d] + g.pads[d + k];
-      const int64_t count = padded < span ? 0 : (padded - span) / g.strides[d] + 1;
+      const int64_t count = padded <= span ? 0 : (padded - span - 1) / g.strides[d] + 1;
       g.blocks.push_back(count);
+    }
+    if (!checked_numel(g.block) || !checked_numel(g.blocks) || !checked_numel(g.image)) {
+      return make_error(StatusCode::kInvalidArgument, description_, ": the element counts of block_shape ",
+                        shape_to_string(g.block), " or image_shape ", shape_to_string(g.image), " overflow");
     }
     const int64_t block_size = product(g.block);
     if (x.shape()[1] % block_size != 0 || x.shape()[2] != product(g.blocks)) {

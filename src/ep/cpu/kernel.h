@@ -179,6 +179,12 @@ std::vector<const KernelDef*> all_kernels();
 // The row for (domain, op_type) whose opset range contains `opset`; nullptr when none.
 const KernelDef* find_kernel(std::string_view domain, std::string_view op_type, int opset);
 
+// `kernel`, checking on every reshape / run_values that input `def.type_input` has a dtype the row registers
+// (NOT_IMPLEMENTED naming the node and the dtype otherwise). For kernels created while that input's dtype was
+// unknown (no inference rule upstream): their code may assume the registered dtypes.
+std::unique_ptr<Kernel> with_input_type_check(const KernelDef& def, const graph::Node& node,
+                                              std::unique_ptr<Kernel> kernel);
+
 // "Could not find an implementation for Foo(13) node with name 'n'" style message with NOT_IMPLEMENTED.
 Status missing_kernel_error(const graph::Node& node, std::string_view detail = {});
 

@@ -12,6 +12,7 @@
 
 #include "ep/cpu/gemm.h"
 #include "ep/cpu/kernel.h"
+#include "ep/cpu/run_limits.h"
 
 namespace nxrt::cpu {
 
@@ -289,12 +290,13 @@ class MatMulKernel final : public Kernel {
     };
     // Fewer batches than threads: each GEMM uses the pool; otherwise one serial GEMM per batch on each thread
     // (a GEMM nested in parallel_for runs on its calling thread).
+    const RunLimits* limits = current_run_limits();
     if (out_batch < pool.num_threads()) {
-      for (int64_t batch = 0; batch < out_batch; ++batch) run_batch(batch);
+      for (int64_t batch = 0; batch < out_batch && !run_should_stop(limits); ++batch) run_batch(batch);
       return;
     }
     pool.parallel_for(out_batch, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t batch = begin; batch < end; ++batch) run_batch(batch);
+      for (int64_t batch = begin; batch < end && !run_should_stop(limits); ++batch) run_batch(batch);
     });
   }
 

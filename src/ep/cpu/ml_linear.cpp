@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "ep/cpu/kernel.h"
 #include "ep/cpu/ml_common.h"
+#include "ep/cpu/unary_common.h"
 
 namespace nxrt::cpu {
 
@@ -159,7 +161,12 @@ class ImputerKernel final : public Kernel {
       for (int64_t i = 0; i < x.numel(); ++i) {
         const double v = static_cast<double>(in[i]);
         const bool replace = std::isnan(replaced_) ? std::isnan(v) : v == replaced_;
-        out[i] = replace ? static_cast<T>(values_[values_.size() == 1 ? 0 : static_cast<size_t>(i) % columns]) : in[i];
+        const double value = values_[values_.size() == 1 ? 0 : static_cast<size_t>(i) % columns];
+        if constexpr (std::is_integral_v<T>) {
+          out[i] = replace ? saturate_to_int<T>(value) : in[i];  // NaN and out-of-range values saturate
+        } else {
+          out[i] = replace ? static_cast<T>(value) : in[i];
+        }
       }
     });
     return Status::ok();
@@ -224,8 +231,9 @@ class OneHotEncoderKernel final : public Kernel {
       if (x.dtype() == DataType::kString) {
         const auto found = string_index_.find(x.data<std::string>()[i]);
         if (found != string_index_.end()) at = found->second;
-      } else {
-        const auto found = int_index_.find(static_cast<int64_t>(numbers[static_cast<size_t>(i)]));
+      } else if (const double number = numbers[static_cast<size_t>(i)]; std::abs(number) < 0x1p63) {
+        // NaN and values outside int64 match no category.
+        const auto found = int_index_.find(static_cast<int64_t>(number));
         if (found != int_index_.end()) at = found->second;
       }
       if (at < 0) {

@@ -92,7 +92,7 @@ class LrnKernel final : public UnaryFloatKernel {
     visit_dtype<FloatTypes>(x.dtype(), [&]<class T>() {
       const T* px = x.data<T>();
       T* py = outputs[0].data<T>();
-      pool.parallel_for(s.outer * s.inner, std::max<int64_t>(1, kGrain / (s.n * size_)),
+      pool.parallel_for(s.outer * s.inner, std::max<int64_t>(1, kGrain / (s.n * std::min(size_, s.n))),
                         [&](int64_t begin, int64_t end) {
                           for (int64_t item = begin; item < end; ++item) {
                             const int64_t base = (item / s.inner) * s.n * s.inner + item % s.inner;

@@ -434,7 +434,7 @@ class DynamicQuantizeKernel final : public Kernel {
     }
     const float scale = (max_value == min_value ? 1.0f : max_value - min_value) / 255.0f;
     const float initial_zero = std::clamp(0.0f - min_value / scale, 0.0f, 255.0f);
-    const float zero = std::nearbyint(initial_zero);
+    const float zero = std::isnan(initial_zero) ? 0.0f : std::nearbyint(initial_zero);  // NaN: infinite range
     uint8_t* y = outputs[0].data<uint8_t>();
     pool.parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {

@@ -147,6 +147,10 @@ class MatMulIntegerKernel final : public Kernel {
     if (inputs.size() < 2 || inputs[0] == nullptr || inputs[1] == nullptr) {
       return make_error(StatusCode::kInvalidArgument, description_, ": missing input A or B");
     }
+    if (!quant::in_mask(kInt8Types, inputs[0]->dtype()) || !quant::in_mask(kInt8Types, inputs[1]->dtype())) {
+      return make_error(StatusCode::kInvalidArgument, description_, ": inputs A and B must be int8 or uint8, got ",
+                        data_type_name(inputs[0]->dtype()), " and ", data_type_name(inputs[1]->dtype()));
+    }
     TRY_ASSIGN(const MatMulShapes s, matmul_shapes(inputs[0]->shape(), inputs[1]->shape(), description_));
     outputs.assign(1, OutputDesc{DataType::kInt32, s.output});
     return Status::ok();

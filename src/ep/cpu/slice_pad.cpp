@@ -365,12 +365,14 @@ class PadKernel final : public Kernel {
       }
       plan.out_shape[d] = out_dim;
     }
-    if (!checked_numel(plan.out_shape)) {
+    const std::optional<int64_t> out_count = checked_numel(plan.out_shape);
+    if (!out_count) {
       return make_error(StatusCode::kInvalidArgument, description_, ": output shape ",
                         shape_to_string(plan.out_shape), " is too large");
     }
-    // Maps are built only once the output exists (run), so a huge requested shape fails at allocation.
-    for (size_t d = 0; with_maps && d < static_cast<size_t>(rank); ++d) {
+    // Maps are built only once the output exists (run), so a huge requested shape fails at allocation; an empty
+    // output needs none (its other dims may be huge: [0, 2^40]).
+    for (size_t d = 0; with_maps && *out_count > 0 && d < static_cast<size_t>(rank); ++d) {
       std::vector<int64_t>& map = plan.maps[d];
       map.resize(static_cast<size_t>(plan.out_shape[d]));
       for (int64_t i = 0; i < plan.out_shape[d]; ++i) {
@@ -468,7 +470,8 @@ class RepeatKernel final : public Kernel {
       }
       plan.out_shape = *out;
     }
-    if (!checked_numel(plan.out_shape)) {
+    const std::optional<int64_t> out_count = checked_numel(plan.out_shape);
+    if (!out_count) {
       return make_error(StatusCode::kInvalidArgument, description_, ": output shape ",
                         shape_to_string(plan.out_shape), " is too large");
     }
@@ -478,7 +481,7 @@ class RepeatKernel final : public Kernel {
     in_shape.insert(in_shape.end(), x.shape().begin(), x.shape().end());
     plan.in_strides = row_major_strides(in_shape);
     plan.maps.resize(out_rank);
-    for (size_t d = 0; with_maps && d < out_rank; ++d) {
+    for (size_t d = 0; with_maps && *out_count > 0 && d < out_rank; ++d) {
       const int64_t in_dim = in_shape[d];
       std::vector<int64_t>& map = plan.maps[d];
       map.resize(static_cast<size_t>(plan.out_shape[d]));
