@@ -63,7 +63,8 @@ std::string nested_graphs(int levels, uint32_t attribute_field) {
 }
 
 TEST(GraphNestingLimit, NestedIfsAtTheLimitParse) {
-  auto parsed = parse_model(write::encode_model(nested_if_model(graph::kMaxGraphNesting)));
+  const std::string bytes = write::encode_model(nested_if_model(graph::kMaxGraphNesting));  // parsed views it
+  auto parsed = parse_model(bytes);
   ASSERT_TRUE(parsed.has_value()) << parsed.status().to_string();
   EXPECT_EQ(graph_depth(*parsed->graph), graph::kMaxGraphNesting);
 }
@@ -110,7 +111,8 @@ TEST(GraphNestingLimit, FunctionBodiesStartAtLevelZero) {
 
 TEST(TypeNestingLimit, SequenceTypesAtTheLimitParse) {
   write::Model model = nested_if_model(0);
-  auto parsed = parse_model(with_value_info(model, "deep", nested_sequence_type(graph::kMaxTypeNesting)));
+  const std::string bytes = with_value_info(model, "deep", nested_sequence_type(graph::kMaxTypeNesting));
+  auto parsed = parse_model(bytes);
   ASSERT_TRUE(parsed.has_value()) << parsed.status().to_string();
   ASSERT_EQ(parsed->graph->value_info.size(), 1u);
   EXPECT_EQ(type_depth(parsed->graph->value_info[0].type), graph::kMaxTypeNesting);
@@ -141,7 +143,8 @@ TEST(TypeNestingLimit, OptionalAndMapTypesCountToo) {
   const std::vector<testing::NestingStep> steps = {{"", 9}, {"", 1}, {"", 5}, {std::string("\x08\x07", 2), 2}};
   const int repeats = (graph::kMaxTypeNesting - 2) / 2;
   const std::string at_limit = nest_messages(steps, repeats, optional_of_tensor.bytes());
-  auto parsed = parse_model(with_value_info(nested_if_model(0), "m", at_limit));
+  const std::string bytes = with_value_info(nested_if_model(0), "m", at_limit);
+  auto parsed = parse_model(bytes);
   ASSERT_TRUE(parsed.has_value()) << parsed.status().to_string();
   EXPECT_EQ(type_depth(parsed->graph->value_info[0].type), graph::kMaxTypeNesting);
   const std::string past_limit = nest_messages(steps, repeats + 1, optional_of_tensor.bytes());
@@ -169,7 +172,8 @@ TEST(NestedUnknownFields, AreSkippedWithoutRecursion) {
   ProtoWriter graph;
   graph.bytes_field(99, nest_messages({{"", 99}}, kDeep, "x"));
   graph.bytes_field(2, "main");
-  auto parsed = parse_model(model_around_graph(graph.bytes()));
+  const std::string bytes = model_around_graph(graph.bytes());  // the parsed model views these bytes
+  auto parsed = parse_model(bytes);
   ASSERT_TRUE(parsed.has_value()) << parsed.status().to_string();
   EXPECT_EQ(parsed->graph->name, "main");
 }
