@@ -55,11 +55,11 @@ int main(int argc, char** argv) {
     const std::string shape = feed.is_tensor() ? nxrt::shape_to_string(feed.tensor().shape()) : "?";
     std::printf("feed %s: %s %s", fuzz_case.feed_names[i].c_str(),
                 std::string(nxrt::data_type_name(feed.elem_type())).c_str(), shape.c_str());
-    if (feed.is_tensor() && (feed.elem_type() == nxrt::DataType::kInt64 || feed.elem_type() == nxrt::DataType::kInt32)) {
+    const bool int64 = feed.elem_type() == nxrt::DataType::kInt64;
+    if (feed.is_tensor() && (int64 || feed.elem_type() == nxrt::DataType::kInt32)) {
       const nxrt::Tensor& tensor = feed.tensor();
       for (int64_t e = 0; e < std::min<int64_t>(tensor.numel(), 16); ++e) {
-        const int64_t value = feed.elem_type() == nxrt::DataType::kInt64 ? tensor.data<int64_t>()[e]
-                                                                         : tensor.data<int32_t>()[e];
+        const int64_t value = int64 ? tensor.data<int64_t>()[e] : tensor.data<int32_t>()[e];
         std::printf(" %lld", static_cast<long long>(value));
       }
     }

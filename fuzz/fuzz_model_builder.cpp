@@ -22,9 +22,11 @@ namespace {
 
 namespace write = onnx::write;
 
-constexpr std::string_view kStructuralOps[16] = {"Constant", "Identity", "If",      "Loop",   "Scan",   "SequenceConstruct",
-                                                 "Cast",     "Shape",    "Reshape", "Add",    "MatMul", "Relu",
-                                                 "Concat",   "Gather",   "Transpose", "Unsqueeze"};
+// op_ref tags 240..255: ops that make graphs (constants, control flow, sequences, shape plumbing).
+constexpr std::string_view kStructuralOps[16] = {"Constant", "Identity", "If",        "Loop",     "Scan",
+                                                 "SequenceConstruct",    "Cast",      "Shape",    "Reshape",
+                                                 "Add",      "MatMul",   "Relu",      "Concat",   "Gather",
+                                                 "Transpose", "Unsqueeze"};
 constexpr std::string_view kCommonAttributeNames[] = {"axis", "axes", "alpha", "beta", "keepdims", "perm",
                                                       "mode", "to",   "value", "kernel_shape", "pads", "strides"};
 
@@ -352,7 +354,9 @@ class CaseDecoder {
       input.elem_type = dtype == 0 ? 1 : dtype;
       const uint8_t shape = in_.u8();
       input.has_shape = shape % 8 != 7;
-      for (int d = 0; input.has_shape && d < shape % 8; ++d) input.dims.emplace_back(input.name + "_" + std::to_string(d));
+      for (int d = 0; input.has_shape && d < shape % 8; ++d) {
+        input.dims.emplace_back(input.name + "_" + std::to_string(d));
+      }
       visible.push_back(input.name);
       result.inputs.push_back(std::move(input));
     }
@@ -365,10 +369,12 @@ class CaseDecoder {
       output.has_type = false;
       if (visible.empty()) {
         output.name = next_name("v");
-        result.nodes.push_back({"Constant", {}, {output.name}, {write::attr_float("value_float", 1.0f)}, next_name("n"), ""});
+        result.nodes.push_back(
+            {"Constant", {}, {output.name}, {write::attr_float("value_float", 1.0f)}, next_name("n"), ""});
       } else if ((source & 0x80) != 0) {
         output.name = next_name("v");
-        result.nodes.push_back({"Identity", {visible[(source & 0x7f) % visible.size()]}, {output.name}, {}, next_name("n"), ""});
+        const std::string& read = visible[(source & 0x7f) % visible.size()];
+        result.nodes.push_back({"Identity", {read}, {output.name}, {}, next_name("n"), ""});
       } else {
         output.name = visible[source % visible.size()];
       }

@@ -66,8 +66,10 @@ namespace nxrt::fuzz {
 
 inline constexpr int64_t kMaxTensorElements = 4096;
 inline constexpr int kMaxBodyDepth = 2;
-// A run still going after this long is ended through RunOptions::terminate (well inside libFuzzer's -timeout).
-inline constexpr std::chrono::milliseconds kRunBudget{2000};
+// A run still going after this long is ended through RunOptions::terminate: far more than any fuzz case needs
+// (inputs of at most 4096 elements), far less than libFuzzer's -timeout, and cheap when a model legitimately
+// runs for hours (a Loop with a huge trip count).
+inline constexpr std::chrono::milliseconds kRunBudget{250};
 
 struct FuzzCase {
   onnx::write::Model model;
@@ -83,7 +85,8 @@ FuzzCase decode_kernel_case(std::span<const uint8_t> bytes);
 FuzzCase decode_graph_case(std::span<const uint8_t> bytes);
 
 // Encodes the model, creates a session (one thread, the case's optimization level) and runs it (twice when
-// asked), each run ended through RunOptions::terminate after kRunBudget. Statuses are ignored; with NXRT_FUZZ_VERBOSE set in the environment each is printed on stderr.
+// asked), each run ended through RunOptions::terminate after kRunBudget. Statuses are ignored; with
+// NXRT_FUZZ_VERBOSE set in the environment each is printed on stderr.
 void run_fuzz_case(const FuzzCase& fuzz_case);
 
 }  // namespace nxrt::fuzz

@@ -61,10 +61,9 @@ const OpCatalog& OpCatalog::get() {
 }
 
 size_t OpCatalog::find(std::string_view domain, std::string_view op_type) const {
-  const auto found = std::lower_bound(ops_.begin(), ops_.end(), std::make_pair(domain, op_type),
-                                      [](const CatalogOp& op, const std::pair<std::string_view, std::string_view>& key) {
-                                        return std::make_pair(op.domain, op.op_type) < key;
-                                      });
+  using Key = std::pair<std::string_view, std::string_view>;
+  const auto before = [](const CatalogOp& op, const Key& key) { return Key(op.domain, op.op_type) < key; };
+  const auto found = std::lower_bound(ops_.begin(), ops_.end(), Key(domain, op_type), before);
   if (found != ops_.end() && found->domain == domain && found->op_type == op_type) {
     return static_cast<size_t>(found - ops_.begin());
   }

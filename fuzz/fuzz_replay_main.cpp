@@ -1,7 +1,8 @@
 // main() of the fuzz_replay_<target> executables: runs the target's LLVMFuzzerTestOneInput on every file named
 // on the command line and on every regular file inside each directory named there (sorted, not recursive), so
 // ordinary test trees (any compiler, no libFuzzer) re-run the committed corpus and crash reproducers.
-// Each file is named on stderr before it runs. Exits 1 when a path cannot be read; a crash or sanitizer report ends the process as it would under libFuzzer.
+// Each file is named on stderr before it runs. Exits 1 when a path cannot be read; a crash or sanitizer report
+// ends the process as it would under libFuzzer.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

@@ -41,7 +41,8 @@ template <class T>
 inline T int_from_double(double value) {
   if (std::isnan(value)) return T{0};
   constexpr double kLow = static_cast<double>(std::numeric_limits<T>::min());
-  constexpr double kHigh = -2.0 * static_cast<double>(std::numeric_limits<T>::min());  // 2^(bits-1)
+  // 2^(bits-1) for signed T, 2^bits for unsigned T: the first value past max.
+  constexpr double kHigh = (static_cast<double>(std::numeric_limits<T>::max() / 2) + 1.0) * 2.0;
   if (value <= kLow) return std::numeric_limits<T>::min();
   if (value >= kHigh) return std::numeric_limits<T>::max();
   return static_cast<T>(value);

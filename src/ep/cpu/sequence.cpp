@@ -191,6 +191,10 @@ Status split_to_sequence(const ValueOpAttrs& attrs, std::span<const Value* const
   int64_t total = 0;
   for (int64_t length : lengths) {
     if (length < 0) return make_error(StatusCode::kInvalidArgument, "SplitToSequence: negative split ", length);
+    if (length > dim - total) {  // total <= dim holds, so the sum never overflows
+      return make_error(StatusCode::kInvalidArgument, "SplitToSequence: split lengths sum to more than the ", dim,
+                        " elements of axis ", axis);
+    }
     total += length;
   }
   if (total != dim) {
