@@ -48,6 +48,15 @@ size_t data_type_storage_bytes(DataType type, int64_t count) {
   return (static_cast<size_t>(count) * static_cast<size_t>(bits) + 7) / 8;
 }
 
+std::optional<size_t> checked_storage_bytes(DataType type, int64_t count) {
+  size_t bits = 0;
+  const auto element_bits = static_cast<size_t>(data_type_bits(type));
+  if (count < 0 || __builtin_mul_overflow(static_cast<size_t>(count), element_bits, &bits)) {
+    return std::nullopt;
+  }
+  return bits / 8 + (bits % 8 != 0 ? 1 : 0);
+}
+
 std::string_view data_type_name(DataType type) {
   switch (type) {
     case DataType::kUndefined: return "undefined";

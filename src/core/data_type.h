@@ -48,6 +48,9 @@ std::optional<DataType> data_type_from_int(int64_t value);
 int data_type_bits(DataType type);
 // Bytes needed to store `count` elements, packed for sub-byte types (rounded up).
 size_t data_type_storage_bytes(DataType type, int64_t count);
+// data_type_storage_bytes for a `count` >= 0 that came from outside (a model, a feed): nullopt when the bit count
+// overflows size_t.
+std::optional<size_t> checked_storage_bytes(DataType type, int64_t count);
 
 // ONNX spelling used in type strings: "float", "double", "float16", "int64", "string", ...
 std::string_view data_type_name(DataType type);

@@ -107,14 +107,14 @@ Buffer::~Buffer() {
 Expected<Tensor> Tensor::allocate(DataType dtype, Shape shape, Allocator& allocator) {
   const auto count = checked_numel(shape);
   if (!count) return make_error(StatusCode::kInvalidArgument, "invalid tensor shape ", shape_to_string(shape));
-  const int bits = data_type_bits(dtype);
-  if (bits == 0) return make_error(StatusCode::kInvalidArgument, "cannot allocate a tensor of undefined type");
-  size_t bytes = 0;
-  if (__builtin_mul_overflow(static_cast<size_t>(*count), static_cast<size_t>(bits), &bytes) ||
-      bytes > (size_t{1} << 62)) {
+  if (data_type_bits(dtype) == 0) {
+    return make_error(StatusCode::kInvalidArgument, "cannot allocate a tensor of undefined type");
+  }
+  const std::optional<size_t> storage = checked_storage_bytes(dtype, *count);
+  if (!storage || *storage > (size_t{1} << 59)) {  // 2^59 bytes: 2^62 bits
     return make_error(StatusCode::kInvalidArgument, "tensor of shape ", shape_to_string(shape), " is too large");
   }
-  bytes = (bytes + 7) / 8;
+  const size_t bytes = *storage;
   void* data = allocator.allocate(bytes);
   if (data == nullptr) {
     return make_error(StatusCode::kRuntimeException, "failed to allocate ", bytes, " bytes for a tensor of shape ",

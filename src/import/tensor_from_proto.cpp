@@ -103,12 +103,12 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::sh
   }
   const auto count = checked_numel(proto.dims);
   if (!count) return make_error(StatusCode::kInvalidProtobuf, what, ": invalid dims ", shape_to_string(proto.dims));
-  size_t total_bits = 0;
-  if (__builtin_mul_overflow(static_cast<size_t>(*count), static_cast<size_t>(data_type_bits(*dtype)), &total_bits)) {
+  const std::optional<size_t> storage_bytes = checked_storage_bytes(*dtype, *count);
+  if (!storage_bytes) {
     return make_error(StatusCode::kInvalidProtobuf, what, ": dims ", shape_to_string(proto.dims), " of ",
                       data_type_name(*dtype), " need more bytes than 64 bits can count");
   }
-  const size_t expected_bytes = data_type_storage_bytes(*dtype, *count);
+  const size_t expected_bytes = *storage_bytes;
   if (max_tensor_bytes != 0 && expected_bytes > max_tensor_bytes) {
     return make_error(StatusCode::kInvalidArgument, what, ": dims ", shape_to_string(proto.dims), " of ",
                       data_type_name(*dtype), " need ", expected_bytes, " bytes, more than max_tensor_bytes (",

@@ -45,13 +45,8 @@ Status RunLimits::stop_status(std::string_view where) const {
 }
 
 std::optional<size_t> tensor_storage_bytes(DataType dtype, std::span<const int64_t> shape) {
-  const auto count = checked_numel(shape);
-  if (!count) return std::nullopt;
-  size_t bits = 0;
-  if (__builtin_mul_overflow(static_cast<size_t>(*count), static_cast<size_t>(data_type_bits(dtype)), &bits)) {
-    return std::nullopt;
-  }
-  return bits / 8 + (bits % 8 != 0 ? 1 : 0);
+  const std::optional<int64_t> count = checked_numel(shape);
+  return count ? checked_storage_bytes(dtype, *count) : std::nullopt;
 }
 
 Status RunLimits::check_tensor_bytes(DataType dtype, std::span<const int64_t> shape, std::string_view what) const {
