@@ -159,7 +159,10 @@ Expected<std::unique_ptr<Kernel>> create_tfidf(const KernelInfo& info) {
     return make_error(StatusCode::kInvalidArgument, what, ": weights has ", config.weights.size(),
                       " values but the output has ", config.output_size, " columns");
   }
-  config.grams.resize(static_cast<size_t>(config.max_gram));
+  // n-grams longer than the pool's longest are never counted: the tables (and the loop over lengths) stop there,
+  // whatever max_gram_length says.
+  config.max_gram = std::min(config.max_gram, static_cast<int64_t>(counts.size()));
+  config.grams.resize(static_cast<size_t>(std::max<int64_t>(config.max_gram, 0)));
   const int64_t total = static_cast<int64_t>(pool_keys.size());
   int64_t gram_id = 0;
   for (size_t i = 0; i < counts.size(); ++i) {
