@@ -25,7 +25,7 @@ module nxrt
   integer(c_int), parameter, public :: NXRT_TYPE_FLOAT = 1, NXRT_TYPE_INT32 = 6, NXRT_TYPE_INT64 = 7, &
                                         NXRT_TYPE_DOUBLE = 11
   integer(c_int), parameter, public :: NXRT_OK = 0, NXRT_INVALID_ARGUMENT = 2, NXRT_EP_FAIL = 11
-  integer(c_int), parameter, public :: NXRT_DEVICE_CPU = 0, NXRT_DEVICE_CUDA = 1
+  integer(c_int), parameter, public :: NXRT_DEVICE_CPU = 0, NXRT_DEVICE_CUDA = 1, NXRT_DEVICE_TEST = 2
 
   type, public :: nxrt_session
     type(c_ptr) :: handle = c_null_ptr

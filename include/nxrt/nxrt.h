@@ -108,8 +108,14 @@ typedef enum NxrtGraphOptimizationLevel NXRT_ENUM_INT {
   NXRT_ENABLE_ALL = 99
 } NxrtGraphOptimizationLevel;
 
-/* Where a tensor's memory lives. */
-typedef enum NxrtDeviceType NXRT_ENUM_INT { NXRT_DEVICE_CPU = 0, NXRT_DEVICE_CUDA = 1 } NxrtDeviceType;
+/* Where a tensor's memory lives. NXRT_DEVICE_TEST: the memory of the test execution provider
+ * ("TestDeviceExecutionProvider"), ordinary host memory that sessions using that provider treat as a separate
+ * device, so that device feeds, copies and IO binding can be tested on any machine. */
+typedef enum NxrtDeviceType NXRT_ENUM_INT {
+  NXRT_DEVICE_CPU = 0,
+  NXRT_DEVICE_CUDA = 1,
+  NXRT_DEVICE_TEST = 2
+} NxrtDeviceType;
 
 /* PCI vendor ids reported by nxrt_memory_info_get_vendor_id. */
 #define NXRT_VENDOR_ID_NONE 0u
@@ -173,11 +179,13 @@ NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_options_set_intra_op_threads(N
  * may release its handle at any time. NULL restores a per-session pool. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_options_set_thread_pool(NxrtSessionOptions* options,
                                                                         NxrtThreadPool* pool);
-/* Requests an execution provider by name ("CPU" or "CPUExecutionProvider"; "CUDA" or "CUDAExecutionProvider").
- * keys/values hold `option_count` provider options (none are defined for CPU: any key is INVALID_ARGUMENT).
- * A provider that this build or machine cannot run fails here with NXRT_EP_FAIL, so a session never falls
- * back to the CPU silently; an unknown name is INVALID_ARGUMENT. CPU is always used for nodes no requested
- * provider takes. */
+/* Requests an execution provider by name ("CPU" or "CPUExecutionProvider"; "CUDA" or "CUDAExecutionProvider";
+ * for tests, "TestDevice" or "TestDeviceExecutionProvider"). Providers are tried in the order appended: each
+ * node runs on the first that takes it. keys/values hold `option_count` provider options (none are defined
+ * yet: any key is INVALID_ARGUMENT). A provider that this build or machine cannot run fails here with
+ * NXRT_EP_FAIL, so a session never falls back to the CPU silently; an unknown name is INVALID_ARGUMENT. The CPU
+ * runs the nodes no requested provider takes, unless the config entry "session.disable_cpu_ep_fallback" is
+ * "1" (then such a node fails session creation, naming it). */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_options_append_execution_provider(
     NxrtSessionOptions* options, const char* provider_name, const char* const* option_keys,
     const char* const* option_values, size_t option_count);
@@ -215,6 +223,10 @@ NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_options_set_run_timeout_ms(Nxr
  * bytes). Element or byte counts that overflow 64 bits fail with or without a limit. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_options_set_max_tensor_bytes(NxrtSessionOptions* options,
                                                                              uint64_t max_bytes);
+/* ONNX Runtime's session config entries (AddSessionConfigEntry). Understood: "session.disable_cpu_ep_fallback"
+ * ("0" or "1"; another value is INVALID_ARGUMENT). Other keys are kept and have no effect, as in ONNX Runtime. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_options_add_config_entry(NxrtSessionOptions* options,
+                                                                         const char* key, const char* value);
 
 /* ---- run options ------------------------------------------------------------------------------------------ */
 
@@ -360,7 +372,7 @@ NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_tensor_get_memory_info(const NxrtTenso
 
 /* ---- memory info ---------------------------------------------------------------------------------------- */
 
-/* Describes memory on a device. CPU: `device_id` must be 0. CUDA: `device_id` >= 0; creating the
+/* Describes memory on a device. CPU and TEST: `device_id` must be 0. CUDA: `device_id` >= 0; creating the
  * description works in every build (it only names memory), using it with a session needs a CUDA build.
  * Negative ids or unknown device types: INVALID_ARGUMENT. Release with nxrt_release_memory_info. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_create_memory_info(NxrtDeviceType device_type, int device_id,
@@ -369,7 +381,7 @@ NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_create_memory_info(NxrtDeviceType devi
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_create_cpu_memory_info(NxrtMemoryInfo** out);
 /* NULL is a no-op. Tensors and bindings made from a memory info do not refer to it afterwards. */
 NXRT_API void nxrt_release_memory_info(NxrtMemoryInfo* memory_info);
-/* NXRT_DEVICE_CPU or NXRT_DEVICE_CUDA. */
+/* NXRT_DEVICE_CPU, NXRT_DEVICE_CUDA or NXRT_DEVICE_TEST. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_memory_info_get_device_type(const NxrtMemoryInfo* memory_info,
                                                                       NxrtDeviceType* out);
 /* NXRT_VENDOR_ID_NONE for host memory, NXRT_VENDOR_ID_NVIDIA for CUDA. */
@@ -401,7 +413,8 @@ NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_io_binding_bind_input(NxrtIoBinding* b
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_io_binding_bind_output(NxrtIoBinding* binding, const char* name,
                                                                  const NxrtTensor* tensor);
 /* Lets the runtime allocate output `name` on the device `memory_info` describes (read it afterwards with
- * nxrt_io_binding_get_output). A device this build cannot allocate on: EP_FAIL. */
+ * nxrt_io_binding_get_output). A device this build cannot allocate on: EP_FAIL; a device the session has no
+ * provider for fails the run. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_io_binding_bind_output_to_device(NxrtIoBinding* binding,
                                                                            const char* name,
                                                                            const NxrtMemoryInfo* memory_info);

@@ -200,6 +200,11 @@ class SessionOptions {
     detail::check(nxrt_session_options_append_execution_provider(handle_.get(), name.c_str(), nullptr, nullptr, 0));
     return *this;
   }
+  // ONNX Runtime's session config entries; see nxrt_session_options_add_config_entry.
+  SessionOptions& add_config_entry(const std::string& key, const std::string& value) {
+    detail::check(nxrt_session_options_add_config_entry(handle_.get(), key.c_str(), value.c_str()));
+    return *this;
+  }
   // The options and the sessions created from them keep `pool` alive.
   SessionOptions& set_thread_pool(const ThreadPool& pool) {
     detail::check(nxrt_session_options_set_thread_pool(handle_.get(), pool.get()));

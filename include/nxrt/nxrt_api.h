@@ -9,7 +9,7 @@
 
 #include "nxrt/nxrt.h"
 
-#define NXRT_API_VERSION 2u
+#define NXRT_API_VERSION 3u
 
 #ifdef __cplusplus
 extern "C" {
@@ -107,6 +107,8 @@ typedef struct NxrtApi {
   NxrtStatus* (*session_options_set_run_timeout_ms)(NxrtSessionOptions* options, int64_t timeout_ms);
   NxrtStatus* (*session_options_set_max_tensor_bytes)(NxrtSessionOptions* options, uint64_t max_bytes);
   NxrtStatus* (*run_options_set_timeout_ms)(NxrtRunOptions* options, int64_t timeout_ms);
+  /* Version 3. */
+  NxrtStatus* (*session_options_add_config_entry)(NxrtSessionOptions* options, const char* key, const char* value);
 } NxrtApi;
 
 /* The table for `version` (1 ... NXRT_API_VERSION of the loaded library), or NULL for a version this

@@ -112,15 +112,16 @@ def load(path, *, device=None, providers=None, options=None):
     """Loads a model (path, os.PathLike or bytes) for CPU execution and returns a callable InferenceSession.
 
     `device` may be None or "cpu"; asking for another device raises EPFail rather than silently running on CPU.
+    `providers` may name the available providers and the test-only "TestDeviceExecutionProvider".
     """
     from nxrt import _nxrt
-    from nxrt.session import InferenceSession, get_available_providers
+    from nxrt.session import _TEST_DEVICE, InferenceSession, get_available_providers
 
     if device is not None and str(device).lower() not in ("cpu", "cpu:0"):
         _nxrt._raise_status(11, f"device '{device}' is not available; nxrt was built with CPU support only")
     if providers is not None:
         names = [p if isinstance(p, str) else p[0] for p in providers]
-        missing = [name for name in names if name not in get_available_providers()]
+        missing = [name for name in names if name not in get_available_providers() and name != _TEST_DEVICE]
         if missing:
             _nxrt._raise_status(11, f"execution providers {missing} are not available; available: "
                                     f"{get_available_providers()}")

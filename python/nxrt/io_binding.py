@@ -1,11 +1,12 @@
 """IOBinding: inputs and outputs bound ahead of run_with_iobinding, as in onnxruntime.
 
 Inputs are wrapped without a copy. Outputs bound to caller memory (a buffer pointer or an OrtValue) receive
-a copy of the result after the run: the engine does not write into caller buffers yet.
+a copy of the result after the run: the engine does not write into caller buffers yet. An output bound to a
+device without a buffer (``bind_output(name, "test_device")``) is allocated there by the engine.
 """
 
 from nxrt._nxrt import Value, _raise_status
-from nxrt.ortvalue import OrtValue, _check_cpu
+from nxrt.ortvalue import OrtValue, _device
 
 __all__ = ["IOBinding"]
 
@@ -16,14 +17,14 @@ class IOBinding:
         self._inputs = {}
         self._output_names = []
         self._output_targets = []
+        self._output_devices = []
         self._results = None
 
     def bind_cpu_input(self, name, arr_on_cpu):
         self._inputs[name] = Value.from_object(arr_on_cpu)
 
     def bind_input(self, name, device_type, device_id, element_type, shape, buffer_ptr):
-        _check_cpu(device_type)
-        self._inputs[name] = Value.from_pointer(int(buffer_ptr), list(shape), element_type)
+        self._inputs[name] = Value.from_pointer(int(buffer_ptr), list(shape), element_type, _device(device_type))
 
     def bind_ortvalue_input(self, name, ortvalue):
         self._inputs[name] = ortvalue._value
@@ -32,24 +33,26 @@ class IOBinding:
         pass
 
     def bind_output(self, name, device_type="cpu", device_id=0, element_type=None, shape=None, buffer_ptr=None):
-        _check_cpu(device_type)
+        device = _device(device_type)
         target = None
         if buffer_ptr is not None:
             if element_type is None or shape is None:
                 raise ValueError("`element_type` and `shape` are to be provided if pre-allocated memory is provided")
-            target = Value.from_pointer(int(buffer_ptr), list(shape), element_type)
-        self._bind_output(name, target)
+            target = Value.from_pointer(int(buffer_ptr), list(shape), element_type, device)
+        self._bind_output(name, target, device)
 
     def bind_ortvalue_output(self, name, ortvalue):
-        self._bind_output(name, ortvalue._value)
+        self._bind_output(name, ortvalue._value, ortvalue._value.device)
 
-    def _bind_output(self, name, target):
+    def _bind_output(self, name, target, device):
         if name in self._output_names:
             index = self._output_names.index(name)
             self._output_targets[index] = target
+            self._output_devices[index] = device
         else:
             self._output_names.append(name)
             self._output_targets.append(target)
+            self._output_devices.append(device)
 
     def synchronize_outputs(self):
         pass
@@ -60,11 +63,18 @@ class IOBinding:
     def clear_binding_outputs(self):
         self._output_names = []
         self._output_targets = []
+        self._output_devices = []
         self._results = None
 
     def _run(self, run_options):
-        names = self._output_names or None
-        results = self._session._sess.run_values(names, self._inputs, run_options)
+        sess = self._session._sess
+        # Outputs with a target are copied into it below, so only unbound ones are allocated off the host.
+        devices = [device if target is None else "cpu"
+                   for target, device in zip(self._output_targets, self._output_devices)]
+        if any(device != "cpu" for device in devices):
+            results = sess.run_bound(self._output_names, self._inputs, run_options, devices)
+        else:
+            results = sess.run_values(self._output_names or None, self._inputs, run_options)
         for index, target in enumerate(self._output_targets):
             if target is not None:
                 target.copy_from(results[index])

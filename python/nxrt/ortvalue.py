@@ -1,4 +1,4 @@
-"""OrtValue: onnxruntime's value wrapper, backed by nxrt.Value (CPU only)."""
+"""OrtValue: onnxruntime's value wrapper, backed by nxrt.Value (on the CPU, or on the test device)."""
 
 import numpy as np
 
@@ -7,13 +7,21 @@ from nxrt._nxrt import Value, _raise_status
 __all__ = ["OrtValue"]
 
 
-def _check_cpu(device_type):
-    if str(device_type).lower() != "cpu":
-        _raise_status(11, f"nxrt has no '{device_type}' device; only 'cpu' values can be created")
+_DEVICES = ("cpu", "test_device")
+
+
+def _device(device_type):
+    """'cpu', or 'test_device' (memory of the test-only TestDeviceExecutionProvider); other devices are EPFail."""
+    device = str(device_type).lower()
+    if device not in _DEVICES:
+        _raise_status(11, f"nxrt has no '{device_type}' device; only 'cpu' (and the test provider's "
+                          f"'test_device') values can be created")
+    return device
 
 
 class OrtValue:
-    """A tensor value. `ortvalue_from_numpy` wraps the array without copying it (the OrtValue keeps it alive)."""
+    """A tensor value. `ortvalue_from_numpy` wraps the array without copying it (the OrtValue keeps it alive), or
+    copies it into test-device memory when `device_type` is "test_device"; numpy() then copies it back."""
 
     __slots__ = ("_value",)
 
@@ -24,8 +32,7 @@ class OrtValue:
 
     @staticmethod
     def ortvalue_from_numpy(numpy_obj, device_type="cpu", device_id=0, vendor_id=-1):
-        _check_cpu(device_type)
-        return OrtValue(Value.from_object(numpy_obj))
+        return OrtValue(Value.from_object(numpy_obj, device=_device(device_type)))
 
     @staticmethod
     def ortvalue_from_numpy_with_onnx_type(data, onnx_element_type):
@@ -36,8 +43,7 @@ class OrtValue:
 
     @staticmethod
     def ortvalue_from_shape_and_type(shape, element_type, device_type="cpu", device_id=0, vendor_id=-1):
-        _check_cpu(device_type)
-        return OrtValue(Value.empty(list(shape), element_type))
+        return OrtValue(Value.empty(list(shape), element_type, _device(device_type)))
 
     @staticmethod
     def from_dlpack(data, is_bool_tensor=False):
@@ -48,7 +54,7 @@ class OrtValue:
         return self._value.data_ptr()
 
     def device_name(self):
-        return "cpu"
+        return self._value.device
 
     def shape(self):
         return list(self._value.shape)

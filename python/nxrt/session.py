@@ -15,6 +15,10 @@ from nxrt.ortvalue import OrtValue
 __all__ = ["InferenceSession", "ModelMetadata", "NodeArg", "get_all_providers", "get_available_providers"]
 
 _CPU = "CPUExecutionProvider"
+# Test-only: a second device on every machine (docs/python.md, "Execution providers"). Accepted by name, never
+# listed by get_available_providers(), so that code picking every available provider does not land on it.
+_TEST_DEVICE = "TestDeviceExecutionProvider"
+_DISABLE_CPU_FALLBACK = "session.disable_cpu_ep_fallback"
 _EP_FAIL = 11  # StatusCode::kEpFail, raised as capi.onnxruntime_pybind11_state.EPFail
 
 
@@ -103,7 +107,7 @@ def _normalize_providers(providers, provider_options, fallback_to_cpu):
     available = get_available_providers()
     names, options, unknown = [], [], []
     for name, opts in _provider_pairs(providers, provider_options):
-        if name not in available:
+        if name not in available and name != _TEST_DEVICE:
             if name in get_all_providers():
                 _nxrt._raise_status(
                     _EP_FAIL, f"{name} was requested but this build of nxrt cannot run it (available: "
@@ -127,7 +131,7 @@ def _normalize_providers(providers, provider_options, fallback_to_cpu):
 
 
 class InferenceSession:
-    """Runs an ONNX model on nxrt's CPU engine.
+    """Runs an ONNX model on nxrt's engine: the CPU, or the providers given in ``providers``.
 
     Compatible with onnxruntime.InferenceSession, and also callable: ``session(x, y)``, ``session(x=..., y=...)``
     or ``session({"x": ...})`` return the single output itself or an :class:`Outputs` container.
@@ -155,10 +159,12 @@ class InferenceSession:
                                        f"{getattr(options, limit)}")
         self._profiling = bool(options.enable_profiling)
         self._profiling_start_ns = time.time_ns() if self._profiling else 0
-        self._sess = _nxrt.Session.create(model, int(options.intra_op_num_threads),
-                                          int(options.graph_optimization_level), dict(options._free_dimensions),
-                                          self._profiling, int(options.run_timeout_ms),
-                                          int(options.max_tensor_bytes))
+        # Options are read once: set_providers re-creates the session from these, not from later changes.
+        self._create_args = (model, int(options.intra_op_num_threads), int(options.graph_optimization_level),
+                             dict(options._free_dimensions), self._profiling, int(options.run_timeout_ms),
+                             int(options.max_tensor_bytes))
+        self._disable_cpu_fallback = options._config.get(_DISABLE_CPU_FALLBACK, "0") == "1"
+        self._sess = self._create(self._providers)
         self._inputs_meta = [NodeArg(*desc) for desc in self._sess.inputs()]
         self._outputs_meta = [NodeArg(*desc) for desc in self._sess.outputs()]
         self._input_names = tuple(arg.name for arg in self._inputs_meta)
@@ -166,6 +172,10 @@ class InferenceSession:
         self._overridable = None
         if options.optimized_model_filepath:
             self._write_model(options.optimized_model_filepath, model)
+
+    def _create(self, providers):
+        return _nxrt.Session.create(*self._create_args, execution_providers=list(providers),
+                                    disable_cpu_fallback=self._disable_cpu_fallback)
 
     @staticmethod
     def _write_model(target, model):
@@ -212,18 +222,23 @@ class InferenceSession:
         return ModelMetadata(self._sess.metadata())
 
     def get_providers(self):
-        return list(self._providers)
+        """The session's providers in preference order; the CPU is appended when it was not asked for."""
+        return self._sess.providers()
 
     def get_provider_options(self):
-        return {name: dict(options) for name, options in zip(self._providers, self._provider_options)}
+        options = dict(zip(self._providers, self._provider_options))
+        return {name: dict(options.get(name, {})) for name in self._sess.providers()}
 
     def get_session_options(self):
         return self._sess_options
 
     def set_providers(self, providers=None, provider_options=None):
-        """Same policy as the constructor, except that an unknown provider name always raises (as in
-        onnxruntime, whose fallback covers only session creation and runs)."""
-        self._providers, self._provider_options = _normalize_providers(providers, provider_options, False)
+        """Re-creates the session on these providers. Same policy as the constructor, except that an unknown
+        provider name always raises (as in onnxruntime, whose fallback covers only session creation and runs); on
+        any error the session keeps its providers."""
+        names, options = _normalize_providers(providers, provider_options, False)
+        self._sess = self._create(names)
+        self._providers, self._provider_options = names, options
 
     def disable_fallback(self):
         self._enable_fallback = False

@@ -15,6 +15,7 @@
 #include "errors.h"
 #include "numpy_interop.h"
 #include "onnx/model_proto.h"
+#include "session/io_binding.h"
 #include "session/session.h"
 #include "value.h"
 
@@ -99,8 +100,12 @@ nb::list describe(const std::vector<ValueDesc>& values) {
 
 std::unique_ptr<PySession> create_session(nb::handle model, int intra_op_num_threads, int graph_optimization_level,
                                           const std::map<std::string, int64_t>& free_dimension_overrides,
-                                          bool enable_profiling, int64_t run_timeout_ms, uint64_t max_tensor_bytes) {
+                                          bool enable_profiling, int64_t run_timeout_ms, uint64_t max_tensor_bytes,
+                                          const std::vector<std::string>& execution_providers,
+                                          bool disable_cpu_fallback) {
   SessionOptions options;
+  options.execution_providers = execution_providers;
+  options.disable_cpu_fallback = disable_cpu_fallback;
   options.run_timeout_ms = run_timeout_ms;
   options.max_tensor_bytes = static_cast<size_t>(max_tensor_bytes);
   options.intra_op_num_threads = intra_op_num_threads;
@@ -196,8 +201,14 @@ nb::object object_from_value(const Value& value) {
   return elements;
 }
 
-std::vector<Value> run_session(const PySession& self, nb::handle output_names, nb::handle input_feed,
-                               PyRunOptions* run_options) {
+// A run's inputs, converted from a Python mapping of names to feeds.
+struct Feeds {
+  std::vector<std::string> names;
+  std::vector<Value> values;
+  std::vector<nb::object> keep;  // Python objects the values point into
+};
+
+Feeds feeds_from(const PySession& self, nb::handle input_feed) {
   nb::object feed = nb::borrow(input_feed);
   if (!PyDict_Check(feed.ptr())) {
     feed = nb::steal(PyDict_New());
@@ -205,12 +216,10 @@ std::vector<Value> run_session(const PySession& self, nb::handle output_names, n
   }
   check_required_inputs(self, feed);
 
-  std::vector<std::string> names;
-  std::vector<Value> values;
-  std::vector<nb::object> keep;
+  Feeds feeds;
   const Py_ssize_t count = PyDict_Size(feed.ptr());
-  names.reserve(static_cast<size_t>(count));
-  values.reserve(static_cast<size_t>(count));
+  feeds.names.reserve(static_cast<size_t>(count));
+  feeds.values.reserve(static_cast<size_t>(count));
   Py_ssize_t position = 0;
   PyObject* key = nullptr;
   PyObject* value = nullptr;
@@ -218,26 +227,65 @@ std::vector<Value> run_session(const PySession& self, nb::handle output_names, n
     Py_ssize_t size = 0;
     const char* text = PyUnicode_Check(key) ? PyUnicode_AsUTF8AndSize(key, &size) : nullptr;
     if (!text) throw nb::type_error("input names must be str");
-    names.emplace_back(text, static_cast<size_t>(size));
-    values.push_back(value_from_feed(self, names.back(), value, keep));
+    feeds.names.emplace_back(text, static_cast<size_t>(size));
+    feeds.values.push_back(value_from_feed(self, feeds.names.back(), value, feeds.keep));
   }
+  return feeds;
+}
 
-  std::vector<std::string> wanted;
-  if (!output_names.is_none()) {
-    for (nb::handle name : output_names) wanted.push_back(utf8(name));
-  }
+RunOptions run_options_from(PyRunOptions* run_options) {
   RunOptions options;
   if (run_options) {
     options.terminate = &run_options->terminate;
     options.tag = run_options->logid;
     options.run_timeout_ms = run_options->run_timeout_ms;
   }
+  return options;
+}
+
+std::vector<Value> run_session(const PySession& self, nb::handle output_names, nb::handle input_feed,
+                               PyRunOptions* run_options) {
+  const Feeds feeds = feeds_from(self, input_feed);
+  std::vector<std::string> wanted;
+  if (!output_names.is_none()) {
+    for (nb::handle name : output_names) wanted.push_back(utf8(name));
+  }
+  const RunOptions options = run_options_from(run_options);
   std::optional<Expected<std::vector<Value>>> result;
   {
     nb::gil_scoped_release release;
-    result.emplace(self.session->run_values(names, values, wanted, options));
+    result.emplace(self.session->run_values(feeds.names, feeds.values, wanted, options));
   }
   return value_or_throw(std::move(*result));
+}
+
+// IO binding with outputs allocated on a device: Session::run_bound with `output_devices[i]` ("cpu",
+// "test_device") for output_names[i]. Tensor feeds only.
+std::vector<Tensor> run_on_devices(const PySession& self, const std::vector<std::string>& output_names,
+                                   nb::handle input_feed, PyRunOptions* run_options,
+                                   const std::vector<std::string>& output_devices) {
+  if (output_devices.size() != output_names.size()) {
+    throw nb::value_error("run_bound needs one device per output name");
+  }
+  std::vector<Device> devices;
+  for (const std::string& device : output_devices) devices.push_back(device_from_name(device));
+  const Feeds feeds = feeds_from(self, input_feed);
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < feeds.values.size(); ++i) {
+    if (!feeds.values[i].is_tensor()) {
+      throw_status(StatusCode::kInvalidArgument, "input '" + feeds.names[i] + "': outputs bound to a device need "
+                                                 "tensor inputs (not sequences or optionals)");
+    }
+    inputs.push_back(feeds.values[i].tensor());
+  }
+  const std::vector<Tensor> unbound(output_names.size());
+  const RunOptions options = run_options_from(run_options);
+  std::optional<Expected<BoundRunResult>> result;
+  {
+    nb::gil_scoped_release release;
+    result.emplace(self.session->run_bound(feeds.names, inputs, output_names, unbound, options, devices));
+  }
+  return value_or_throw(std::move(*result)).outputs;
 }
 
 // The callable API's fast path: arrays given positionally, one per model input in order, every output.
@@ -329,7 +377,12 @@ void register_session(nb::module_& m) {
                   nb::arg("graph_optimization_level") = 99,
                   nb::arg("free_dimension_overrides") = std::map<std::string, int64_t>{},
                   nb::arg("enable_profiling") = false, nb::arg("run_timeout_ms") = 0,
-                  nb::arg("max_tensor_bytes") = 0)
+                  nb::arg("max_tensor_bytes") = 0, nb::arg("execution_providers") = std::vector<std::string>{},
+                  nb::arg("disable_cpu_fallback") = false,
+                  "execution_providers: names in preference order (empty: the CPU alone; the CPU is appended when "
+                  "absent); disable_cpu_fallback: a node no listed provider but the CPU runs is an error.")
+      .def("providers", [](const PySession& self) { return self.session->providers(); },
+           "Full names of the session's providers, in preference order (the CPU last).")
       .def(
           "profiled_nodes",
           [](const PySession& self) {
@@ -371,6 +424,18 @@ void register_session(nb::module_& m) {
           },
           nb::arg("output_names").none(), nb::arg("input_feed"), nb::arg("run_options").none() = nb::none(),
           "Runs the model; returns nxrt.Value objects.")
+      .def(
+          "run_bound",
+          [](const PySession& self, const std::vector<std::string>& output_names, nb::handle feed,
+             PyRunOptions* run_options, const std::vector<std::string>& output_devices) {
+            std::vector<Tensor> results = run_on_devices(self, output_names, feed, run_options, output_devices);
+            nb::list out;
+            for (Tensor& tensor : results) out.append(make_value(std::move(tensor)));
+            return out;
+          },
+          nb::arg("output_names"), nb::arg("input_feed"), nb::arg("run_options").none(), nb::arg("output_devices"),
+          "Runs the model; returns nxrt.Value objects, output i allocated on output_devices[i] ('cpu', "
+          "'test_device').")
       .def(
           "run_positional",
           [](const PySession& self, nb::tuple args) -> nb::object {

@@ -4,6 +4,8 @@
 
 #include <nanobind/nanobind.h>
 
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/tensor.h"
@@ -20,6 +22,15 @@ struct PyValue {
 // Zero-copy where the layout allows (contiguous, aligned, supported dtype); copies otherwise. Objects the
 // tensor points into are appended to `keep`. Unsupported dtypes raise TypeError naming the dtype.
 Tensor tensor_from_object(nanobind::handle object, std::vector<nanobind::object>& keep);
+
+// Python's device names: "cpu" (the host) and "test_device" (the test execution provider's memory). Another name
+// raises EPFail.
+Device device_from_name(std::string_view name);
+std::string python_device_name(Device device);
+
+// `source` copied into new memory on `target` (through the test provider's data transfer when either side is its
+// device). Raises the engine's error (strings cannot leave the host).
+Tensor copy_to(const Tensor& source, Device target);
 
 // A new Python nxrt.Value owning `tensor`.
 nanobind::object make_value(Tensor tensor);

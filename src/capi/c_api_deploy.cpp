@@ -3,17 +3,15 @@
 #include <string>
 
 #include "capi/c_api_internal.h"
+#include "ep/provider_factory.h"
 
 using nxrt::capi::guard;
 using nxrt::capi::make_c_status;
 
 namespace {
 
+// ep::available_providers() of this build (the test provider is created by name, never listed).
 constexpr const char* kAvailableProviders[] = {"CPUExecutionProvider"};
-
-bool is_provider(const std::string& name, const char* short_name) {
-  return name == short_name || name == std::string(short_name) + "ExecutionProvider";
-}
 
 const std::string* metadata_field(const nxrt::ModelMetadata& metadata, NxrtMetadataField field) {
   switch (field) {
@@ -34,16 +32,16 @@ extern "C" {
 NxrtStatus* nxrt_create_memory_info(NxrtDeviceType device_type, int device_id, NxrtMemoryInfo** out) {
   NXRT_CHECK_ARG(out);
   return guard([&]() -> NxrtStatus* {
-    if (device_type != NXRT_DEVICE_CPU && device_type != NXRT_DEVICE_CUDA) {
+    if (device_type != NXRT_DEVICE_CPU && device_type != NXRT_DEVICE_CUDA && device_type != NXRT_DEVICE_TEST) {
       return make_c_status(NXRT_INVALID_ARGUMENT,
                            "nxrt_create_memory_info: unknown device type " + std::to_string(device_type));
     }
-    if (device_id < 0 || (device_type == NXRT_DEVICE_CPU && device_id != 0)) {
+    const nxrt::Device device{static_cast<nxrt::DeviceType>(device_type), device_id};
+    if (device_id < 0 || (device_type != NXRT_DEVICE_CUDA && device_id != 0)) {
       return make_c_status(NXRT_INVALID_ARGUMENT, "nxrt_create_memory_info: invalid device id " +
-                                                      std::to_string(device_id) + " for " +
-                                                      (device_type == NXRT_DEVICE_CPU ? "Cpu" : "Cuda"));
+                                                      std::to_string(device_id) + " for " + nxrt::device_name(device));
     }
-    *out = new NxrtMemoryInfo{nxrt::Device{static_cast<nxrt::DeviceType>(device_type), device_id}};
+    *out = new NxrtMemoryInfo{device};
     return nullptr;
   });
 }
@@ -93,19 +91,31 @@ NxrtStatus* nxrt_session_options_append_execution_provider(NxrtSessionOptions* o
     NXRT_CHECK_ARG(option_values);
   }
   return guard([&]() -> NxrtStatus* {
-    const std::string name = provider_name;
-    if (is_provider(name, "CUDA")) {
-      return make_c_status(NXRT_EP_FAIL, "CUDAExecutionProvider was requested but this build of nxrt has no CUDA "
-                                         "support (available: CPUExecutionProvider)");
-    }
-    if (!is_provider(name, "CPU")) {
-      return make_c_status(NXRT_INVALID_ARGUMENT, "unknown execution provider '" + name +
-                                                      "' (available: CPUExecutionProvider)");
-    }
+    auto provider = nxrt::ep::create_provider(provider_name);
+    if (!provider) return nxrt::capi::to_c_status(provider.status());
+    const std::string name((*provider)->name());
     if (option_count > 0) {
       const char* key = option_keys[0] ? option_keys[0] : "(null)";
-      return make_c_status(NXRT_INVALID_ARGUMENT,
-                           std::string("CPUExecutionProvider takes no options, got '") + key + "'");
+      return make_c_status(NXRT_INVALID_ARGUMENT, name + " takes no options, got '" + key + "'");
+    }
+    options->options.execution_providers.push_back(name);
+    return nullptr;
+  });
+}
+
+NxrtStatus* nxrt_session_options_add_config_entry(NxrtSessionOptions* options, const char* key, const char* value) {
+  NXRT_CHECK_ARG(options);
+  NXRT_CHECK_ARG(key);
+  NXRT_CHECK_ARG(value);
+  return guard([&]() -> NxrtStatus* {
+    const std::string entry = key;
+    const std::string setting = value;
+    if (entry == "session.disable_cpu_ep_fallback") {
+      if (setting != "0" && setting != "1") {
+        return make_c_status(NXRT_INVALID_ARGUMENT,
+                             "session.disable_cpu_ep_fallback must be \"0\" or \"1\", got \"" + setting + "\"");
+      }
+      options->options.disable_cpu_fallback = setting == "1";
     }
     return nullptr;
   });

@@ -52,6 +52,7 @@ struct NxrtIoBinding {
   std::vector<nxrt::Tensor> inputs;
   std::vector<std::string> output_names;
   std::vector<nxrt::Tensor> bound_outputs;  // invalid Tensor: the runtime allocates the output
+  std::vector<nxrt::Device> output_devices;  // per output name: where an unbound output is allocated
   std::vector<std::string> result_names;
   std::vector<nxrt::Tensor> results;
   std::vector<bool> written_in_place;

@@ -57,9 +57,12 @@ NxrtStatus* run_binding(const NxrtSession* session, const NxrtRunOptions* run_op
   std::vector<nxrt::Tensor> unbound;
   const bool all_outputs = binding->output_names.empty();
   if (all_outputs) unbound.resize(session->session->outputs().size());
+  std::vector<nxrt::Device> devices = binding->output_devices;
+  devices.resize(binding->bound_outputs.size());
   nxrt::Expected<nxrt::BoundRunResult> run =
       session->session->run_bound(binding->input_names, binding->inputs, binding->output_names,
-                                  all_outputs ? unbound : binding->bound_outputs, options);
+                                  all_outputs ? unbound : binding->bound_outputs, options,
+                                  all_outputs ? std::span<const nxrt::Device>() : devices);
   if (!run) return nxrt::capi::to_c_status(run.status());
   for (size_t i = 0; i < run->outputs.size(); ++i) {
     if (run->outputs[i].dtype() == nxrt::DataType::kString) {
@@ -111,13 +114,15 @@ NxrtStatus* nxrt_io_binding_bind_output(NxrtIoBinding* binding, const char* name
   NXRT_CHECK_ARG(tensor);
   return guard([&]() -> NxrtStatus* {
     if (NxrtStatus* error = check_output_name(__func__, binding, name)) return error;
-    if (tensor->tensor.device().type != nxrt::DeviceType::kCpu) {
+    if (tensor->tensor.device().type == nxrt::DeviceType::kCuda) {
       return make_c_status(NXRT_EP_FAIL, std::string(__func__) + ": output '" + name + "' is bound to " +
                                              nxrt::device_name(tensor->tensor.device()) +
                                              " memory, which this build cannot write");
     }
     const size_t slot = slot_for(binding->output_names, binding->bound_outputs, name);
     binding->bound_outputs[slot] = tensor->tensor;
+    binding->output_devices.resize(binding->bound_outputs.size());
+    binding->output_devices[slot] = tensor->tensor.device();
     return nullptr;
   });
 }
@@ -129,13 +134,15 @@ NxrtStatus* nxrt_io_binding_bind_output_to_device(NxrtIoBinding* binding, const 
   NXRT_CHECK_ARG(memory_info);
   return guard([&]() -> NxrtStatus* {
     if (NxrtStatus* error = check_output_name(__func__, binding, name)) return error;
-    if (memory_info->device.type != nxrt::DeviceType::kCpu) {
+    if (memory_info->device.type == nxrt::DeviceType::kCuda) {
       return make_c_status(NXRT_EP_FAIL, std::string(__func__) + ": cannot allocate output '" + name + "' on " +
                                              nxrt::device_name(memory_info->device) +
                                              ": this build of nxrt has no CUDA support");
     }
     const size_t slot = slot_for(binding->output_names, binding->bound_outputs, name);
     binding->bound_outputs[slot] = nxrt::Tensor();
+    binding->output_devices.resize(binding->bound_outputs.size());
+    binding->output_devices[slot] = memory_info->device;
     return nullptr;
   });
 }
@@ -151,6 +158,7 @@ void nxrt_io_binding_clear_outputs(NxrtIoBinding* binding) {
   if (!binding) return;
   binding->output_names.clear();
   binding->bound_outputs.clear();
+  binding->output_devices.clear();
   forget_results(binding);
 }
 

@@ -83,6 +83,7 @@ constexpr NxrtApi kApi = {
     .session_options_set_run_timeout_ms = nxrt_session_options_set_run_timeout_ms,
     .session_options_set_max_tensor_bytes = nxrt_session_options_set_max_tensor_bytes,
     .run_options_set_timeout_ms = nxrt_run_options_set_timeout_ms,
+    .session_options_add_config_entry = nxrt_session_options_add_config_entry,
 };
 
 }  // namespace

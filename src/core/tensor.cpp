@@ -7,7 +7,14 @@
 
 namespace nxrt {
 
-std::string device_name(Device device) { return device.type == DeviceType::kCuda ? "Cuda" : "Cpu"; }
+std::string device_name(Device device) {
+  switch (device.type) {
+    case DeviceType::kCuda: return "Cuda";
+    case DeviceType::kTestDevice: return "TestDevice";
+    case DeviceType::kCpu: break;
+  }
+  return "Cpu";
+}
 
 namespace {
 

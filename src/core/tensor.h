@@ -13,7 +13,9 @@
 
 namespace nxrt {
 
-enum class DeviceType : int { kCpu = 0, kCuda = 1 };
+// kTestDevice: the memory of the test execution provider (ep/test_device), host memory that the runtime treats as
+// a separate device so that device paths are tested on every machine.
+enum class DeviceType : int { kCpu = 0, kCuda = 1, kTestDevice = 2 };
 
 struct Device {
   DeviceType type = DeviceType::kCpu;
@@ -21,7 +23,7 @@ struct Device {
   bool operator==(const Device&) const = default;
 };
 
-std::string device_name(Device device);  // "Cpu", "Cuda"
+std::string device_name(Device device);  // "Cpu", "Cuda", "TestDevice"
 
 class Allocator {
  public:

@@ -53,6 +53,9 @@ struct Node {
   std::vector<Attribute> attributes;
   // Values of this graph that the node's subgraphs read from outer scope; they order and keep alive like inputs.
   std::vector<int> implicit_inputs;
+  // The execution provider that runs the node (ExecutionProvider::name(), set by the session's partitioner);
+  // empty before partitioning and in subgraphs, which run on the CPU provider.
+  std::string provider;
 
   const Attribute* find_attribute(const std::string& attr_name) const;
   // Typed getters: `fallback` when absent; INVALID_GRAPH naming node and attribute on a type mismatch.

@@ -151,13 +151,13 @@ Status fuse_one(Rewriter& rw, int n) {
 
 }  // namespace
 
-Expected<bool> fuse_attention(graph::Graph& graph) {
+Expected<bool> fuse_attention(graph::Graph& graph, std::string_view owner) {
   const cpu::KernelDef* def = cpu::find_kernel(kNxrtDomain, "FusedAttention", 1);
   if (def == nullptr) return false;
-  Rewriter rw(graph);
+  Rewriter rw(graph, owner);
   const int original_count = rw.node_count();
   for (int n = 0; n < original_count; ++n) {
-    if (rw.is_removed(n) || !rw.node(n).domain.empty() || rw.node(n).op_type != "MatMul") continue;
+    if (!rw.is_matchable(n) || !rw.node(n).domain.empty() || rw.node(n).op_type != "MatMul") continue;
     TRY(fuse_one(rw, n));
   }
   TRY(rw.finish());

@@ -141,7 +141,7 @@ std::optional<ConvParams> fold_next(Rewriter& rw, const graph::Node& conv, const
 Expected<bool> fold_conv_affine(graph::Graph& graph) {
   Rewriter rw(graph);
   for (int n = 0; n < rw.node_count(); ++n) {
-    if (rw.is_removed(n)) continue;
+    if (!rw.is_matchable(n)) continue;
     const graph::Node& conv = rw.node(n);
     if (!conv.domain.empty() || conv.op_type != "Conv" || conv.outputs.size() != 1) continue;
     const int conv_out = conv.outputs[0];

@@ -112,7 +112,7 @@ class GroupBuilder {
     std::vector<int> result;
     for (const auto* list : {&node.inputs, &node.implicit_inputs}) {
       for (int input : *list) {
-        const int p = rw_.producer(input);
+        const int p = rw_.any_producer(input);  // foreign producers too: a group must not reach itself through them
         if (p >= 0 && std::find(result.begin(), result.end(), p) == result.end()) result.push_back(p);
       }
     }
@@ -126,7 +126,7 @@ class GroupBuilder {
     for (int p : sources) {
       for (int g : reached_[p]) blocked.insert(find(g));
     }
-    if (is_candidate(rw_, node)) {
+    if (!rw_.is_foreign(v) && is_candidate(rw_, node)) {
       const graph::TypeInfo& type = rw_.value(node.outputs[0]).type;
       int group = -1;
       for (int p : sources) {
@@ -326,9 +326,9 @@ void fuse_group(Rewriter& rw, const std::vector<int>& members) {
 
 }  // namespace
 
-Expected<bool> fuse_elementwise(graph::Graph& graph) {
+Expected<bool> fuse_elementwise(graph::Graph& graph, std::string_view owner) {
   if (!cpu::find_kernel(kNxrtDomain, "FusedElementwise", 1)) return false;
-  Rewriter rw(graph);
+  Rewriter rw(graph, owner);
   GroupBuilder builder(rw);
   builder.build();
   for (const std::vector<int>& members : builder.groups()) fuse_group(rw, members);

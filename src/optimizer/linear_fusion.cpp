@@ -301,21 +301,21 @@ Status fuse_conv_max_pool_at(Rewriter& rw, int n) {
 
 }  // namespace
 
-Expected<bool> fuse_conv_max_pool(graph::Graph& graph) {
-  Rewriter rw(graph);
+Expected<bool> fuse_conv_max_pool(graph::Graph& graph, std::string_view owner) {
+  Rewriter rw(graph, owner);
   const int original_count = rw.node_count();
   for (int n = 0; n < original_count; ++n) {
-    if (!rw.is_removed(n)) TRY(fuse_conv_max_pool_at(rw, n));
+    if (rw.is_matchable(n)) TRY(fuse_conv_max_pool_at(rw, n));
   }
   TRY(rw.finish());
   return rw.changed();
 }
 
-Expected<bool> fuse_linear_activations(graph::Graph& graph) {
-  Rewriter rw(graph);
+Expected<bool> fuse_linear_activations(graph::Graph& graph, std::string_view owner) {
+  Rewriter rw(graph, owner);
   const int original_count = rw.node_count();
   for (int n = 0; n < original_count; ++n) {
-    if (rw.is_removed(n) || !rw.node(n).domain.empty()) continue;
+    if (!rw.is_matchable(n) || !rw.node(n).domain.empty()) continue;
     const std::string& op = rw.node(n).op_type;
     if (op == "MatMul") TRY(fuse_matmul(rw, n));
     else if (op == "Gemm") TRY(fuse_gemm(rw, n));

@@ -245,13 +245,13 @@ class LayoutRewrite {
 
 }  // namespace
 
-Expected<bool> convert_to_nchwc(graph::Graph& graph) {
+Expected<bool> convert_to_nchwc(graph::Graph& graph, std::string_view owner) {
   if (!cpu::conv::cpu_has_avx512f() || cpu::find_kernel(kNxrtDomain, "NchwcConv", 1) == nullptr) return false;
-  Rewriter rw(graph);
+  Rewriter rw(graph, owner);
   LayoutRewrite layout(rw);
   const int original_count = rw.node_count();
   for (int n = 0; n < original_count; ++n) {
-    if (!rw.is_removed(n)) TRY(layout.convert(n));
+    if (rw.is_matchable(n)) TRY(layout.convert(n));
   }
   layout.drop_unread_reorders();
   TRY(rw.finish());

@@ -13,21 +13,38 @@ struct Pass {
   Expected<bool> (*run)(graph::Graph& graph);
 };
 
-// Order matters: clean-ups first so fusions see the simplest graph; linear-op fusions before the elementwise
-// fusion so Conv + Add + Relu becomes FusedConv rather than Conv + FusedElementwise; the layout pass after
-// them (it converts FusedConv) and before the conv + pool fusion (which it supersedes where it applies).
+struct CpuPass {
+  const char* name;
+  int level;
+  Expected<bool> (*run)(graph::Graph& graph, std::string_view owner);
+};
+
+// Order matters: clean-ups first so fusions see the simplest graph.
 constexpr Pass kPasses[] = {
     {"type_completion", kLevelBasic, complete_types},
     {"constant_folding", kLevelBasic, fold_constants},
-    {"redundant_nodes", kLevelBasic, remove_redundant_nodes},
+    {"redundant_nodes", kLevelBasic, [](graph::Graph& graph) { return remove_redundant_nodes(graph, {}); }},
     {"conv_affine_folding", kLevelBasic, fold_conv_affine},
     {"gelu_fusion", kLevelExtended, fuse_gelu},
     {"layer_norm_fusion", kLevelExtended, fuse_layer_norm},
+};
+
+// Linear-op fusions before the elementwise fusion so Conv + Add + Relu becomes FusedConv rather than
+// Conv + FusedElementwise; the layout pass after them (it converts FusedConv) and before the conv + pool fusion
+// (which it supersedes where it applies).
+constexpr CpuPass kCpuPasses[] = {
     {"linear_activation_fusion", kLevelExtended, fuse_linear_activations},
     {"nchwc_layout", kLevelLayout, convert_to_nchwc},
     {"conv_max_pool_fusion", kLevelExtended, fuse_conv_max_pool},
     {"attention_fusion", kLevelExtended, fuse_attention},
     {"elementwise_fusion", kLevelExtended, fuse_elementwise},
+    {"redundant_nodes", kLevelBasic, remove_redundant_nodes},  // drops what the fusions left unread
+};
+
+// Which passes optimize_at runs: the device-neutral ones (optimize) or the CPU provider's (optimize_cpu_nodes).
+struct Stage {
+  std::string_view owner;
+  bool cpu = false;
 };
 
 constexpr int kMaxRounds = 8;
@@ -72,7 +89,7 @@ bool arity_fits(const graph::Node& node) {
 }
 
 // `graph_level` counts as graph::kMaxGraphNesting does; checked before recursing into a node's subgraphs.
-Status optimize_at(graph::Graph& graph, int level, int graph_level) {
+Status optimize_at(graph::Graph& graph, int level, int graph_level, const Stage& stage) {
   for (graph::Node& node : graph.nodes) {
     for (graph::Attribute& attribute : node.attributes) {
       if (!attribute.g && attribute.graphs.empty()) continue;
@@ -81,8 +98,8 @@ Status optimize_at(graph::Graph& graph, int level, int graph_level) {
                           "': subgraph nesting level ", graph_level + 1, " exceeds the limit of ",
                           graph::kMaxGraphNesting);
       }
-      if (attribute.g) TRY(optimize_at(*attribute.g, level, graph_level + 1));
-      for (auto& subgraph : attribute.graphs) TRY(optimize_at(*subgraph, level, graph_level + 1));
+      if (attribute.g) TRY(optimize_at(*attribute.g, level, graph_level + 1, stage));
+      for (auto& subgraph : attribute.graphs) TRY(optimize_at(*subgraph, level, graph_level + 1, stage));
     }
   }
   for (const graph::Node& node : graph.nodes) {
@@ -90,11 +107,19 @@ Status optimize_at(graph::Graph& graph, int level, int graph_level) {
   }
   for (int round = 0; round < kMaxRounds; ++round) {
     bool changed = false;
-    for (const Pass& pass : kPasses) {
-      if (pass.level > level) continue;
-      auto result = pass.run(graph);
-      if (!result) return result.status().with_context(std::string("optimizer pass ") + pass.name + ": ");
+    const auto run = [&](const char* name, Expected<bool> result) -> Status {
+      if (!result) return result.status().with_context(std::string("optimizer pass ") + name + ": ");
       changed = changed || *result;
+      return Status::ok();
+    };
+    if (stage.cpu) {
+      for (const CpuPass& pass : kCpuPasses) {
+        if (pass.level <= level) TRY(run(pass.name, pass.run(graph, stage.owner)));
+      }
+    } else {
+      for (const Pass& pass : kPasses) {
+        if (pass.level <= level) TRY(run(pass.name, pass.run(graph)));
+      }
     }
     if (!changed) break;
   }
@@ -105,13 +130,21 @@ Status optimize_at(graph::Graph& graph, int level, int graph_level) {
 
 Status optimize(graph::Graph& graph, int level) {
   if (level <= kLevelDisabled) return Status::ok();
-  return optimize_at(graph, level, 0);
+  return optimize_at(graph, level, 0, Stage{});
+}
+
+Status optimize_cpu_nodes(graph::Graph& graph, int level, std::string_view owner) {
+  if (level <= kLevelDisabled) return Status::ok();
+  return optimize_at(graph, level, 0, Stage{owner, true});
 }
 
 std::vector<std::string> pass_names(int level) {
   std::vector<std::string> names;
   if (level <= kLevelDisabled) return names;
   for (const Pass& pass : kPasses) {
+    if (pass.level <= level) names.emplace_back(pass.name);
+  }
+  for (const CpuPass& pass : kCpuPasses) {
     if (pass.level <= level) names.emplace_back(pass.name);
   }
   return names;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -21,11 +22,16 @@ inline constexpr int kLevelBasic = 1;
 inline constexpr int kLevelExtended = 2;
 inline constexpr int kLevelLayout = 3;
 
-// Optimizes `graph` and, first, every subgraph held in its nodes' attributes. Subgraphs nested deeper than
-// graph::kMaxGraphNesting are INVALID_ARGUMENT naming the node that holds them, checked before recursing.
+// The device-neutral passes (before partitioning): optimizes `graph` and, first, every subgraph held in its nodes'
+// attributes. Subgraphs nested deeper than graph::kMaxGraphNesting are INVALID_ARGUMENT naming the node that holds
+// them, checked before recursing.
 Status optimize(graph::Graph& graph, int level);
 
-// Names of the passes `level` runs, in order (for docs and tests).
+// The CPU provider's passes (after partitioning): fusions into CPU kernels and the blocked-channel layout, applied
+// to the nodes assigned to `owner` (and to unassigned ones, such as every node of a subgraph).
+Status optimize_cpu_nodes(graph::Graph& graph, int level, std::string_view owner);
+
+// Names of the passes `level` runs, in order: the device-neutral ones, then the CPU provider's.
 std::vector<std::string> pass_names(int level);
 
 }  // namespace nxrt::optimizer

@@ -155,7 +155,7 @@ Expected<bool> fuse_gelu(graph::Graph& graph) {
   Rewriter rw(graph);
   const int count = rw.node_count();
   for (int n = 0; n < count; ++n) {
-    if (rw.is_removed(n) || !rw.node(n).domain.empty() || rw.node(n).inputs.size() != 1) continue;
+    if (!rw.is_matchable(n) || !rw.node(n).domain.empty() || rw.node(n).inputs.size() != 1) continue;
     const bool is_erf = rw.node(n).op_type == "Erf";
     if (!is_erf && rw.node(n).op_type != "Tanh") continue;
     const int opset = rw.node(n).opset;
@@ -225,7 +225,7 @@ Expected<bool> fuse_layer_norm(graph::Graph& graph) {
   const cpu::KernelDef* def = cpu::find_kernel(graph::kOnnxDomain, "LayerNormalization", 17);
   const int count = rw.node_count();
   for (int n = 0; n < count; ++n) {
-    if (rw.is_removed(n) || !rw.node(n).domain.empty() || rw.node(n).op_type != "ReduceMean") continue;
+    if (!rw.is_matchable(n) || !rw.node(n).domain.empty() || rw.node(n).op_type != "ReduceMean") continue;
     const int candidate = rw.node(n).inputs.empty() ? kNoValue : rw.node(n).inputs[0];
     if (candidate == kNoValue || !rw.value(candidate).type.is_tensor() || !rw.value(candidate).type.shape) continue;
     const auto& x_type = rw.value(candidate).type;

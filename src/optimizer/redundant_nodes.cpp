@@ -184,9 +184,10 @@ bool is_dead(Rewriter& rw, const graph::Node& node) {
 
 }  // namespace
 
-Expected<bool> remove_redundant_nodes(graph::Graph& graph) {
-  Rewriter rw(graph);
+Expected<bool> remove_redundant_nodes(graph::Graph& graph, std::string_view owner) {
+  Rewriter rw(graph, owner);
   for (int n = 0; n < rw.node_count(); ++n) {
+    if (rw.is_foreign(n)) continue;
     if (collapse_reshape(rw, n) || compose_transposes(rw, n)) {
       // The node now reads further up; it may also have become a no-op, checked below.
     }
@@ -198,7 +199,7 @@ Expected<bool> remove_redundant_nodes(graph::Graph& graph) {
     if (rw.replace_value(output, source)) rw.remove(n);
   }
   for (int n = rw.node_count() - 1; n >= 0; --n) {
-    if (!rw.is_removed(n) && is_dead(rw, rw.node(n))) rw.remove(n);
+    if (rw.is_matchable(n) && is_dead(rw, rw.node(n))) rw.remove(n);
   }
   TRY(rw.finish());
   return rw.changed();

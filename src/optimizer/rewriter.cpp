@@ -8,7 +8,7 @@ namespace nxrt::optimizer {
 
 using graph::kNoValue;
 
-Rewriter::Rewriter(graph::Graph& graph) : graph_(graph) {
+Rewriter::Rewriter(graph::Graph& graph, std::string_view owner) : graph_(graph), owner_(owner) {
   graph::rebuild_links(graph_);
   removed_.assign(graph_.nodes.size(), false);
   read_by_subgraph_.assign(graph_.values.size(), false);
@@ -23,15 +23,25 @@ bool Rewriter::is_private(int value) const {
   return !v.is_graph_output && !read_by_subgraph_[value];
 }
 
+bool Rewriter::is_foreign(int node) const {
+  const std::string& provider = graph_.nodes[node].provider;
+  return !owner_.empty() && !provider.empty() && provider != owner_;
+}
+
 int Rewriter::sole_consumer(int value) const {
   if (!is_private(value)) return -1;
   const auto& consumers = graph_.values[value].consumers;
-  if (consumers.size() != 1) return -1;
+  if (consumers.size() != 1 || is_foreign(consumers[0])) return -1;
   const graph::Node& reader = graph_.nodes[consumers[0]];
   return std::count(reader.inputs.begin(), reader.inputs.end(), value) == 1 ? consumers[0] : -1;
 }
 
 int Rewriter::producer(int value) const {
+  const int node = any_producer(value);
+  return node >= 0 && is_foreign(node) ? -1 : node;
+}
+
+int Rewriter::any_producer(int value) const {
   if (value == kNoValue) return -1;
   const int node = graph_.values[value].producer;
   return node == kNoValue || removed_[node] ? -1 : node;
@@ -79,6 +89,7 @@ void Rewriter::remove(int node) {
 
 int Rewriter::add(graph::Node node) {
   const int index = static_cast<int>(graph_.nodes.size());
+  if (node.provider.empty()) node.provider = owner_;
   for (int input : node.inputs) {
     if (input != kNoValue) graph_.values[input].consumers.push_back(index);
   }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -17,21 +18,29 @@ inline constexpr const char* kNxrtDomain = "com.nxrt";
 
 class Rewriter {
  public:
-  explicit Rewriter(graph::Graph& graph);
+  // `owner`: the provider whose nodes a provider pass may rewrite; nodes assigned to another provider are foreign
+  // (never matched: producer() and sole_consumer() do not return them). Empty: every node is the pass's.
+  explicit Rewriter(graph::Graph& graph, std::string_view owner = {});
 
   graph::Graph& graph() { return graph_; }
   graph::Node& node(int index) { return graph_.nodes[index]; }
   graph::Value& value(int index) { return graph_.values[index]; }
   int node_count() const { return static_cast<int>(graph_.nodes.size()); }
   bool is_removed(int node) const { return removed_[node]; }
+  // Assigned to a provider other than the owner (see the constructor).
+  bool is_foreign(int node) const;
+  // Neither removed nor foreign: a node the pass may match.
+  bool is_matchable(int node) const { return !is_removed(node) && !is_foreign(node); }
   bool changed() const { return changed_; }
 
   // A value that only nodes of this graph read: not a graph output and not read by any subgraph.
   bool is_private(int value) const;
   // The node reading a private value when exactly one input slot of one node reads it; -1 otherwise.
   int sole_consumer(int value) const;
-  // The live node producing `value`, or -1 (graph input, initializer, outer scope, omitted).
+  // The live node of the owner producing `value`, or -1 (graph input, initializer, outer scope, omitted, foreign).
   int producer(int value) const;
+  // The live node producing `value` whichever provider runs it, or -1 (for reachability, never for matching).
+  int any_producer(int value) const;
   // Initializer (non-overridable) or Constant output; nullptr otherwise.
   const Tensor* constant(int value) const;
   // The constant as one double when it holds exactly one float/double/int element.
@@ -39,7 +48,8 @@ class Rewriter {
 
   // Marks a node removed and unlinks its inputs; its outputs lose their producer.
   void remove(int node);
-  // Appends a node (names of fused nodes should combine the originals) and links it. Returns its index.
+  // Appends a node (names of fused nodes should combine the originals) and links it; it is the owner's. Returns
+  // its index.
   int add(graph::Node node);
   // Replaces input slot `slot` of `node` by `value`, keeping links.
   void set_input(int node, size_t slot, int value);
@@ -59,6 +69,7 @@ class Rewriter {
   void unlink_input(int value, int node);
 
   graph::Graph& graph_;
+  std::string owner_;
   std::vector<bool> removed_;
   std::vector<bool> read_by_subgraph_;
   bool changed_ = false;

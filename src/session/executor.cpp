@@ -152,10 +152,6 @@ Status check_feed(const graph::Value& value, const Tensor& tensor) {
   if (!tensor.is_valid()) {
     return make_error(StatusCode::kInvalidArgument, "Input '", value.name, "' is an empty tensor");
   }
-  if (tensor.device().type != DeviceType::kCpu) {
-    return make_error(StatusCode::kInvalidArgument, "Input '", value.name, "' is on ", device_name(tensor.device()),
-                      " but the session runs on Cpu");
-  }
   const graph::TypeInfo& type = value.type;
   if (!type.is_tensor()) return Status::ok();
   if (type.elem_type != DataType::kUndefined && tensor.dtype() != type.elem_type) {
@@ -237,15 +233,35 @@ std::string node_where(std::string_view preposition, const graph::Node& node) {
   return std::string(preposition) + " " + node.op_type + " node '" + node.name + "'";
 }
 
-// One run's state: the pool and limits, and subgraph execution for control-flow kernels.
-class Frame final : public cpu::RunContext {
+// One run's state: the pool and limits, each provider's stream, and subgraph execution for control-flow kernels.
+class Frame final : public ep::RunContext {
  public:
   Frame(ThreadPool& pool, const cpu::RunLimits& limits, const std::shared_ptr<TensorArena>& arena)
       : pool_(pool), limits_(limits), arena_(arena) {}
 
   ThreadPool& pool() override { return pool_; }
 
-  Status run_subgraph(const cpu::CompiledSubgraph& subgraph, std::span<const Value* const> inputs,
+  // Creates each provider's stream for this run and tells the providers the run starts.
+  Status start(const ProviderList& providers) {
+    for (const auto& provider : providers) {
+      streams_.push_back(ProviderStream{provider.get(), provider->create_stream()});
+      TRY(provider->run_started(streams_.back().stream.get()));
+    }
+    return Status::ok();
+  }
+
+  // Waits for every provider's work: outputs on any device are complete after it.
+  Status finish() {
+    Status first = Status::ok();
+    for (ProviderStream& entry : streams_) {
+      const Status status = entry.provider->run_finished(entry.stream.get());
+      if (first.is_ok() && !status.is_ok()) first = status;
+    }
+    streams_.clear();
+    return first;
+  }
+
+  Status run_subgraph(const ep::CompiledSubgraph& subgraph, std::span<const Value* const> inputs,
                       std::span<const Value* const> outer, std::vector<Value>& outputs) override {
     const auto& compiled = static_cast<const CompiledGraph&>(subgraph);
     const graph::Graph& graph = compiled.graph();
@@ -285,13 +301,13 @@ class Frame final : public cpu::RunContext {
     std::chrono::steady_clock::time_point node_start;
     std::vector<const Tensor*> tensor_inputs;
     std::vector<const Value*> value_inputs;
-    std::vector<cpu::OutputDesc> descs;
+    std::vector<ep::OutputDesc> descs;
     std::vector<Tensor> tensor_outputs;
     std::vector<Value> value_outputs;
     for (size_t n = 0; n < graph.nodes.size(); ++n) {
       const graph::Node& node = graph.nodes[n];
       if (limits_.should_stop()) return limits_.stop_status(node_where("before", node));
-      const cpu::Kernel& kernel = *compiled.kernels[n];
+      const ep::Kernel& kernel = *compiled.kernels[n];
       if (!node_ms.empty()) node_start = std::chrono::steady_clock::now();
       if (kernel.takes_values()) {
         value_inputs.clear();
@@ -320,7 +336,8 @@ class Frame final : public cpu::RunContext {
           }
           tensor_inputs.push_back(&value.tensor());
         }
-        TRY(run_tensor_kernel(graph, node, kernel, tensor_inputs, bound, descs, tensor_outputs));
+        TRY(run_tensor_kernel(graph, node, kernel, *compiled.providers[n], compiled.host_outputs[n], tensor_inputs,
+                              bound, descs, tensor_outputs));
         // A kernel whose parallel tasks saw the stop returns early with partial outputs: never use them.
         if (limits_.stopped()) return limits_.stop_status(node_where("while running", node));
         for (size_t o = 0; o < node.outputs.size(); ++o) {
@@ -342,9 +359,28 @@ class Frame final : public cpu::RunContext {
   }
 
  private:
-  Status run_tensor_kernel(const graph::Graph& graph, const graph::Node& node, const cpu::Kernel& kernel,
+  struct ProviderStream {
+    const ep::ExecutionProvider* provider;
+    std::unique_ptr<ep::Stream> stream;
+  };
+
+  ep::Stream* stream_of(const ep::ExecutionProvider& provider) {
+    for (ProviderStream& entry : streams_) {
+      if (entry.provider == &provider) return entry.stream.get();
+    }
+    return nullptr;
+  }
+
+  // Output storage on `device`: the session arena for host memory, the provider's allocator for a device.
+  Expected<Tensor> allocate_output(const ep::ExecutionProvider& provider, bool host, DataType dtype, Shape shape) {
+    if (host) return allocate_from_arena(arena_, dtype, std::move(shape));
+    return Tensor::allocate(dtype, std::move(shape), provider.allocator());
+  }
+
+  Status run_tensor_kernel(const graph::Graph& graph, const graph::Node& node, const ep::Kernel& kernel,
+                           const ep::ExecutionProvider& provider, ep::SlotMask host_outputs,
                            std::span<const Tensor* const> inputs, BoundBuffers bound,
-                           std::vector<cpu::OutputDesc>& descs, std::vector<Tensor>& outputs) {
+                           std::vector<ep::OutputDesc>& descs, std::vector<Tensor>& outputs) {
     descs.clear();
     Status status = kernel.reshape(inputs, descs);
     if (!status.is_ok()) return node_failure(node, status);
@@ -365,10 +401,14 @@ class Frame final : public cpu::RunContext {
       outputs[0] = inputs[alias]->reshaped(descs[0].shape);
       return Status::ok();
     }
+    const bool host_provider = ep::is_host(provider.device());
     for (size_t o = 0; o < node.outputs.size(); ++o) {
       const int id = node.outputs[o];
+      const bool host = host_provider || (host_outputs >> o & 1u) != 0;
+      const Device device = host ? Device{} : provider.device();
       const Tensor* target = bound.empty() || id == graph::kNoValue ? nullptr : bound[id];
-      if (target && target->dtype() == descs[o].dtype && target->shape() == descs[o].shape) {
+      if (target && target->dtype() == descs[o].dtype && target->shape() == descs[o].shape &&
+          target->device() == device) {
         outputs[o] = *target;
         continue;
       }
@@ -378,11 +418,12 @@ class Frame final : public cpu::RunContext {
                                                          : "output '" + graph.values[id].name + "'";
         return node_failure(node, limits_.check_tensor_bytes(descs[o].dtype, descs[o].shape, output));
       }
-      auto allocated = allocate_from_arena(arena_, descs[o].dtype, std::move(descs[o].shape));
+      auto allocated = allocate_output(provider, host, descs[o].dtype, std::move(descs[o].shape));
       if (!allocated) return node_failure(node, allocated.status());
       outputs[o] = std::move(allocated).value();
     }
-    status = kernel.run(inputs, outputs, pool_);
+    ep::KernelContext context{inputs, outputs, pool_, stream_of(provider)};
+    status = kernel.execute(context);
     if (!status.is_ok()) return node_failure(node, status);
     return Status::ok();
   }
@@ -390,13 +431,45 @@ class Frame final : public cpu::RunContext {
   ThreadPool& pool_;
   const cpu::RunLimits& limits_;
   const std::shared_ptr<TensorArena>& arena_;
+  std::vector<ProviderStream> streams_;
 };
 
 Expected<std::vector<Value>> run_fed(const Session::Impl& session, std::vector<Value>& values,
                                      std::span<const int> wanted, std::span<const Value> inputs,
-                                     const RunOptions& run_options, BoundBuffers bound);
+                                     const RunOptions& run_options, BoundBuffers bound,
+                                     std::span<const Device> output_devices);
+
+std::string session_devices(const Session::Impl& session) {
+  std::string names;
+  for (const auto& provider : session.providers) {
+    names += (names.empty() ? "" : ", ") + device_name(provider->device());
+  }
+  return names;
+}
 
 }  // namespace
+
+Expected<Tensor> copy_to_device(const Session::Impl& session, const Tensor& tensor, Device target) {
+  const Device source = tensor.device();
+  if (!ep::is_host(source) && !ep::is_host(target) && source != target) {
+    TRY_ASSIGN(Tensor staged, copy_to_device(session, tensor, Device{}));
+    return copy_to_device(session, staged, target);
+  }
+  const Device device = ep::is_host(target) ? source : target;  // the device side of the copy (host for host)
+  const ep::ExecutionProvider* by = nullptr;
+  for (const auto& provider : session.providers) {
+    if (provider->device() == device) by = provider.get();
+  }
+  if (by == nullptr) {
+    return make_error(StatusCode::kInvalidArgument, "a tensor on ", device_name(device),
+                      " cannot be used by this session, which runs on ", session_devices(session));
+  }
+  if (tensor.dtype() == DataType::kString && ep::is_host(source) && ep::is_host(target)) return Tensor::copy_of(tensor);
+  Allocator& allocator = ep::is_host(target) ? cpu_allocator() : by->allocator();
+  TRY_ASSIGN(Tensor copy, Tensor::allocate(tensor.dtype(), tensor.shape(), allocator));
+  TRY(by->copy(tensor, copy, nullptr));
+  return copy;
+}
 
 void NodeProfile::add_run(const graph::Graph& graph, std::span<const double> node_ms) {
   std::lock_guard lock(mutex_);
@@ -426,7 +499,8 @@ int64_t NodeProfile::runs() const {
 
 Expected<std::vector<Value>> execute(const Session::Impl& session, std::span<const std::string> input_names,
                                      std::span<const Value> inputs, std::span<const std::string> output_names,
-                                     const RunOptions& run_options, BoundBuffers bound) {
+                                     const RunOptions& run_options, BoundBuffers bound,
+                                     std::span<const Device> output_devices) {
   const graph::Graph& graph = session.graph;
   if (input_names.size() != inputs.size()) {
     return make_error(StatusCode::kInvalidArgument, "got ", input_names.size(), " input names but ", inputs.size(),
@@ -460,7 +534,7 @@ Expected<std::vector<Value>> execute(const Session::Impl& session, std::span<con
     selected.push_back(id);
   }
   return run_fed(session, values, output_names.empty() ? std::span<const int>(graph.outputs) : selected, inputs,
-                 run_options, bound);
+                 run_options, bound, output_devices);
 }
 
 Expected<std::vector<Value>> execute_in_order(const Session::Impl& session, std::span<const Value> inputs,
@@ -476,14 +550,15 @@ Expected<std::vector<Value>> execute_in_order(const Session::Impl& session, std:
     TRY(check_value_feed(graph.values[id], inputs[i]));
     values[id] = inputs[i];
   }
-  return run_fed(session, values, graph.outputs, inputs, run_options, {});
+  return run_fed(session, values, graph.outputs, inputs, run_options, {}, {});
 }
 
 namespace {
 
 Expected<std::vector<Value>> run_fed(const Session::Impl& session, std::vector<Value>& values,
                                      std::span<const int> wanted, std::span<const Value> inputs,
-                                     const RunOptions& run_options, BoundBuffers bound) {
+                                     const RunOptions& run_options, BoundBuffers bound,
+                                     std::span<const Device> output_devices) {
   const graph::Graph& graph = session.graph;
   if (run_options.run_timeout_ms < 0) {
     return make_error(StatusCode::kInvalidArgument, "run_timeout_ms must be >= 0 (0: the session's), got ",
@@ -493,12 +568,27 @@ Expected<std::vector<Value>> run_fed(const Session::Impl& session, std::vector<V
                               run_options.run_timeout_ms > 0 ? run_options.run_timeout_ms : session.run_timeout_ms,
                               session.max_tensor_bytes);
   const cpu::RunLimitsScope limits_scope(limits);
+  // Each feed moves to the device the partitioner placed its graph input on (a feed already there is used as is);
+  // every other value a caller may feed (an overridable initializer) is read on the host.
+  const auto move_feed = [&](int id, Device home) -> Status {
+    if (!values[id].is_tensor() || values[id].tensor().device() == home) return Status::ok();
+    auto moved = copy_to_device(session, values[id].tensor(), home);
+    if (!moved) return moved.status().with_context("Input '" + graph.values[id].name + "': ");
+    values[id] = Value(std::move(*moved));
+    return Status::ok();
+  };
+  for (size_t i = 0; i < graph.inputs.size(); ++i) TRY(move_feed(graph.inputs[i], session.input_homes[i]));
+  for (int id : session.overridable_initializers) TRY(move_feed(id, Device{}));
   seed_initializers(session.main, values);
   ThreadPool::RunScope run_scope(*session.pool);
   begin_arena_run(*session.arena);
   Frame frame(*session.pool, limits, session.arena);
   std::vector<double> node_ms(session.profile ? graph.nodes.size() : 0);
-  TRY(frame.run_nodes(session.main, values, bound, node_ms));
+  TRY(frame.start(session.providers));
+  const Status ran = frame.run_nodes(session.main, values, bound, node_ms);
+  const Status finished = frame.finish();
+  TRY(ran);
+  TRY(finished);
   if (session.profile) session.profile->add_run(graph, node_ms);
 
   // Outputs that alias a feed, an initializer or a Constant (Identity, Reshape of a weight) are copied: the caller may
@@ -513,24 +603,29 @@ Expected<std::vector<Value>> run_fed(const Session::Impl& session, std::vector<V
                          [&](const Tensor& element) { return element.buffer().get() == buffer; });
     });
   };
-  const auto owned = [&](const Tensor& tensor) -> Expected<Tensor> {
-    if (!is_borrowed(tensor.buffer().get())) return tensor;
-    return Tensor::copy_of(tensor);
+  // Results are returned on the device the caller asked for (the host by default).
+  const auto owned = [&](const Tensor& tensor, Device target) -> Expected<Tensor> {
+    if (tensor.device() != target || is_borrowed(tensor.buffer().get())) {
+      return copy_to_device(session, tensor, target);
+    }
+    return tensor;
   };
   std::vector<Value> results;
   results.reserve(wanted.size());
-  for (int id : wanted) {
+  for (size_t w = 0; w < wanted.size(); ++w) {
+    const int id = wanted[w];
     const Value& value = values[id];
     if (!value.is_set()) {
       return make_error(StatusCode::kRuntimeException, "output '", graph.values[id].name, "' was not produced");
     }
+    const Device target = w < output_devices.size() ? output_devices[w] : Device{};
     if (value.is_tensor()) {
-      TRY_ASSIGN(Tensor tensor, owned(value.tensor()));
+      TRY_ASSIGN(Tensor tensor, owned(value.tensor(), target));
       results.emplace_back(std::move(tensor));
     } else if (value.is_sequence()) {
       std::vector<Tensor> elements;
       for (const Tensor& element : value.elements()) {
-        TRY_ASSIGN(Tensor tensor, owned(element));
+        TRY_ASSIGN(Tensor tensor, owned(element, Device{}));
         elements.push_back(std::move(tensor));
       }
       results.push_back(Value::sequence(value.elem_type(), std::move(elements)));

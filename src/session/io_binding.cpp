@@ -25,37 +25,56 @@ bool overlaps(const Tensor& a, const Tensor& b) {
   return a_begin < b_begin + b.storage_bytes() && b_begin < a_begin + a.storage_bytes();
 }
 
-bool writable_in_place(const Tensor& bound, std::span<const Tensor> feeds) {
-  if (!bound.is_valid() || bound.device().type != DeviceType::kCpu || bound.dtype() == DataType::kString) return false;
+bool on_session_device(const Session::Impl& session, Device device) {
+  return std::any_of(session.providers.begin(), session.providers.end(),
+                     [&](const auto& provider) { return provider->device() == device; });
+}
+
+bool writable_in_place(const Session::Impl& session, const Tensor& bound, std::span<const Tensor> feeds) {
+  if (!bound.is_valid() || !on_session_device(session, bound.device()) || bound.dtype() == DataType::kString) {
+    return false;
+  }
   const size_t element_bytes = std::max<size_t>(data_type_storage_bytes(bound.dtype(), 1), 1);
   const size_t alignment = std::min<size_t>(element_bytes, alignof(std::max_align_t));
   if (reinterpret_cast<uintptr_t>(bound.raw_data()) % alignment != 0) return false;
   return std::none_of(feeds.begin(), feeds.end(), [&](const Tensor& feed) { return overlaps(bound, feed); });
 }
 
-Status copy_into_bound(const std::string& name, const Tensor& result, const Tensor& bound) {
+Status copy_into_bound(const Session::Impl& session, const std::string& name, const Tensor& result,
+                       const Tensor& bound) {
   if (!same_layout(bound, result.dtype(), result.shape())) {
     return make_error(StatusCode::kInvalidArgument, "output '", name, "' is bound to a ",
                       tensor_type_string(bound.dtype()), " tensor of shape ", shape_to_string(bound.shape()),
                       " but the run produced ", tensor_type_string(result.dtype()), " of shape ",
                       shape_to_string(result.shape()));
   }
-  if (bound.device().type != DeviceType::kCpu) {
+  if (!on_session_device(session, bound.device())) {
     return make_error(StatusCode::kEpFail, "output '", name, "' is bound to ", device_name(bound.device()),
-                      " memory, which this build cannot write");
+                      " memory, which none of this session's providers can write");
   }
-  if (result.raw_data() != bound.raw_data() && result.storage_bytes() > 0) {
+  if (result.raw_data() == bound.raw_data() || result.storage_bytes() == 0) return Status::ok();
+  if (ep::is_host(result.device()) && ep::is_host(bound.device())) {
     std::memmove(bound.raw_data(), result.raw_data(), result.storage_bytes());
+    return Status::ok();
   }
-  return Status::ok();
+  Tensor source = result;
+  if (!ep::is_host(result.device()) && !ep::is_host(bound.device()) && result.device() != bound.device()) {
+    TRY_ASSIGN(source, copy_to_device(session, result, Device{}));
+  }
+  const Device device = ep::is_host(bound.device()) ? source.device() : bound.device();
+  for (const auto& provider : session.providers) {
+    if (provider->device() == device) return provider->copy(source, bound, nullptr);
+  }
+  return make_error(StatusCode::kEpFail, "output '", name, "': no provider copies ", device_name(source.device()),
+                    " to ", device_name(bound.device()));
 }
 
 }  // namespace
 
 Expected<BoundRunResult> Session::run_bound(std::span<const std::string> input_names, std::span<const Tensor> inputs,
                                             std::span<const std::string> output_names,
-                                            std::span<const Tensor> bound_outputs,
-                                            const RunOptions& run_options) const {
+                                            std::span<const Tensor> bound_outputs, const RunOptions& run_options,
+                                            std::span<const Device> allocate_on) const {
   const Impl& session = *impl_;
   const graph::Graph& graph = session.graph;
   const size_t wanted_count = output_names.empty() ? graph.outputs.size() : output_names.size();
@@ -84,12 +103,23 @@ Expected<BoundRunResult> Session::run_bound(std::span<const std::string> input_n
 
   std::vector<const Tensor*> bound_by_value(graph.values.size(), nullptr);
   for (size_t i = 0; i < wanted.size(); ++i) {
-    if (writable_in_place(bound_outputs[i], inputs) && !bound_by_value[wanted[i]]) {
+    if (writable_in_place(session, bound_outputs[i], inputs) && !bound_by_value[wanted[i]]) {
       bound_by_value[wanted[i]] = &bound_outputs[i];
     }
   }
   const std::vector<Value> feeds(inputs.begin(), inputs.end());
-  TRY_ASSIGN(std::vector<Value> values, execute(session, input_names, feeds, output_names, run_options, bound_by_value));
+  if (!allocate_on.empty() && allocate_on.size() != wanted_count) {
+    return make_error(StatusCode::kInvalidArgument, "got ", allocate_on.size(), " output devices for ", wanted_count,
+                      " requested outputs");
+  }
+  // Bound outputs come back where they were produced and are copied into their buffers below.
+  std::vector<Device> devices(wanted_count, Device{});
+  for (size_t i = 0; i < wanted_count; ++i) {
+    if (bound_outputs[i].is_valid()) devices[i] = bound_outputs[i].device();
+    else if (!allocate_on.empty()) devices[i] = allocate_on[i];
+  }
+  TRY_ASSIGN(std::vector<Value> values,
+             execute(session, input_names, feeds, output_names, run_options, bound_by_value, devices));
   for (size_t i = 0; i < values.size(); ++i) {
     if (!values[i].is_tensor()) {
       return make_error(StatusCode::kInvalidArgument, "output '", name_of(i), "' is not a tensor");
@@ -97,7 +127,7 @@ Expected<BoundRunResult> Session::run_bound(std::span<const std::string> input_n
     Tensor& tensor = values[i].tensor();
     if (bound_outputs[i].is_valid()) {
       result.written_in_place[i] = tensor.raw_data() == bound_outputs[i].raw_data();
-      if (!result.written_in_place[i]) TRY(copy_into_bound(name_of(i), tensor, bound_outputs[i]));
+      if (!result.written_in_place[i]) TRY(copy_into_bound(session, name_of(i), tensor, bound_outputs[i]));
       result.outputs.push_back(bound_outputs[i]);
     } else {
       result.outputs.push_back(std::move(tensor));

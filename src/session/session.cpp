@@ -2,12 +2,15 @@
 
 #include <algorithm>
 
+#include "ep/cpu/cpu_provider.h"
 #include "ep/cpu/kernel.h"
+#include "ep/provider_factory.h"
 #include "graph/shape_inference.h"
 #include "import/importer.h"
 #include "onnx/model_proto.h"
 #include "optimizer/optimizer.h"
 #include "session/executor.h"
+#include "session/partitioner.h"
 #include "session/session_impl.h"
 
 namespace nxrt {
@@ -80,6 +83,12 @@ const graph::Graph& Session::graph() const { return impl_->graph; }
 Session::ArenaStats Session::arena_stats() const { return tensor_arena_stats(*impl_->arena); }
 int Session::num_threads() const { return impl_->pool->num_threads(); }
 
+std::vector<std::string> Session::providers() const {
+  std::vector<std::string> names;
+  for (const auto& provider : impl_->providers) names.emplace_back(provider->name());
+  return names;
+}
+
 Expected<std::vector<Tensor>> Session::run(std::span<const std::string> input_names, std::span<const Tensor> inputs,
                                            std::span<const std::string> output_names,
                                            const RunOptions& run_options) const {
@@ -115,6 +124,7 @@ Expected<std::unique_ptr<Session::Impl>> SessionImplBuilder::build(std::shared_p
     return make_error(StatusCode::kInvalidArgument, "run_timeout_ms must be >= 0 (0: no deadline), got ",
                       options.run_timeout_ms);
   }
+  TRY_ASSIGN(ProviderList providers, ep::session_providers(options.execution_providers));
   TRY_ASSIGN(onnx::ModelProto model, onnx::parse_model(bytes->bytes()));
   TRY_ASSIGN(import::ImportedModel imported,
              import::import_model(model, bytes, import::ImportOptions{options.max_tensor_bytes}));
@@ -127,9 +137,15 @@ Expected<std::unique_ptr<Session::Impl>> SessionImplBuilder::build(std::shared_p
   apply_free_dimension_overrides(graph, options.free_dimension_overrides);
   TRY(graph::infer_shapes(graph));
   TRY(optimizer::optimize(graph, options.graph_optimization_level));
+  if (auto partitioned = partition(graph, providers, options.disable_cpu_fallback); !partitioned) {
+    return partitioned.status();
+  }
+  for (const auto& provider : providers) TRY(provider->optimize(graph, options.graph_optimization_level));
   impl->inputs = describe_values(graph, graph.inputs);
   impl->outputs = describe_values(graph, graph.outputs);
-  TRY(compile(graph, impl->main));
+  impl->providers = std::move(providers);
+  for (int input : graph.inputs) impl->input_homes.push_back(graph_input_home(graph, input, impl->providers));
+  TRY(compile(graph, impl->providers, impl->main));
   impl->pool = options.shared_thread_pool ? options.shared_thread_pool
                                           : std::make_shared<ThreadPool>(options.intra_op_num_threads);
   if (options.enable_profiling) impl->profile = options.profile ? options.profile : std::make_shared<NodeProfile>();
@@ -138,11 +154,16 @@ Expected<std::unique_ptr<Session::Impl>> SessionImplBuilder::build(std::shared_p
   return impl;
 }
 
-Status SessionImplBuilder::compile(const graph::Graph& graph, CompiledGraph& compiled) {
+Status SessionImplBuilder::compile(const graph::Graph& graph, const ProviderList& providers,
+                                   CompiledGraph& compiled) {
   compiled.source = &graph;
   for (const graph::Node& node : graph.nodes) {
-    TRY_ASSIGN(auto kernel, create_kernel(graph, node));
+    const ep::ExecutionProvider& provider = provider_of(node, providers);
+    const ep::KernelDef* row = provider.registry().find(node.domain, node.op_type, node.opset);
+    TRY_ASSIGN(auto kernel, create_kernel(graph, node, provider));
     compiled.kernels.push_back(std::move(kernel));
+    compiled.providers.push_back(&provider);
+    compiled.host_outputs.push_back(row != nullptr ? row->host_outputs : 0);
   }
   for (size_t id = 0; id < graph.values.size(); ++id) {
     const graph::Value& value = graph.values[id];
@@ -169,12 +190,13 @@ Status SessionImplBuilder::compile(const graph::Graph& graph, CompiledGraph& com
 
 namespace {
 
-class SessionSubgraphCompiler final : public cpu::SubgraphCompiler {
+// Subgraphs run on the CPU provider (see partitioner.h).
+class SessionSubgraphCompiler final : public ep::SubgraphCompiler {
  public:
-  Expected<std::shared_ptr<const cpu::CompiledSubgraph>> compile(const graph::Graph& subgraph) const override {
+  Expected<std::shared_ptr<const ep::CompiledSubgraph>> compile(const graph::Graph& subgraph) const override {
     auto compiled = std::make_shared<CompiledGraph>();
-    TRY(SessionImplBuilder::compile(subgraph, *compiled));
-    return std::shared_ptr<const cpu::CompiledSubgraph>(std::move(compiled));
+    TRY(SessionImplBuilder::compile(subgraph, ProviderList{cpu::cpu_provider()}, *compiled));
+    return std::shared_ptr<const ep::CompiledSubgraph>(std::move(compiled));
   }
 };
 
@@ -182,11 +204,12 @@ const SessionSubgraphCompiler kSubgraphCompiler;
 
 }  // namespace
 
-Expected<std::unique_ptr<cpu::Kernel>> SessionImplBuilder::create_kernel(const graph::Graph& graph,
-                                                                         const graph::Node& node) {
-  const cpu::KernelDef* def = cpu::find_kernel(node.domain, node.op_type, node.opset);
-  if (!def) return cpu::missing_kernel_error(node);
-  cpu::KernelInfo info{node, {}, {}, {}, &graph, &kSubgraphCompiler};
+Expected<std::unique_ptr<ep::Kernel>> SessionImplBuilder::create_kernel(const graph::Graph& graph,
+                                                                        const graph::Node& node,
+                                                                        const ep::ExecutionProvider& provider) {
+  const ep::KernelDef* def = provider.registry().find(node.domain, node.op_type, node.opset);
+  if (!def) return ep::missing_kernel_error(node);
+  ep::KernelInfo info{node, {}, {}, {}, &graph, &kSubgraphCompiler, &provider};
   for (int input : node.inputs) {
     const bool present = input != graph::kNoValue;
     info.input_types.push_back(present && graph.values[input].type.is_tensor() ? graph.values[input].type.elem_type
@@ -200,8 +223,8 @@ Expected<std::unique_ptr<cpu::Kernel>> SessionImplBuilder::create_kernel(const g
   }
   if (def->type_input >= 0 && static_cast<size_t>(def->type_input) < info.input_types.size()) {
     const DataType type = info.input_types[def->type_input];
-    if (type != DataType::kUndefined && !(def->types & (cpu::DataTypeMask{1} << static_cast<int>(type)))) {
-      return cpu::missing_kernel_error(node, "no kernel for input type " + tensor_type_string(type));
+    if (!ep::accepts_input_type(*def, type)) {
+      return ep::missing_kernel_error(node, "no kernel for input type " + tensor_type_string(type));
     }
   }
   auto kernel = def->create(info);
@@ -209,7 +232,7 @@ Expected<std::unique_ptr<cpu::Kernel>> SessionImplBuilder::create_kernel(const g
   const auto type_input = static_cast<size_t>(def->type_input);
   if (def->type_input >= 0 &&
       (type_input >= info.input_types.size() || info.input_types[type_input] == DataType::kUndefined)) {
-    return cpu::with_input_type_check(*def, node, std::move(*kernel));  // the dtype is checked at run instead
+    return ep::with_input_type_check(*def, node, std::move(*kernel));  // the dtype is checked at run instead
   }
   return kernel;
 }

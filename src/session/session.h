@@ -62,6 +62,12 @@ struct SessionOptions {
   // a node output (an error naming the node, op type, output and bytes) and when an initializer is loaded (an
   // error naming the initializer). Sizes whose element or byte count overflows 64 bits always fail.
   size_t max_tensor_bytes = 0;
+  // Providers in preference order, by name ("CPUExecutionProvider", "TestDeviceExecutionProvider"; the short
+  // forms without "ExecutionProvider" too). Empty: the CPU alone. The CPU is appended when absent and runs the
+  // nodes no other provider takes, unless disable_cpu_fallback (ONNX Runtime's config key
+  // "session.disable_cpu_ep_fallback") makes that an error. A provider this build cannot create is an error.
+  std::vector<std::string> execution_providers;
+  bool disable_cpu_fallback = false;
 };
 
 // Runs stop between nodes, between subgraph runs of Loop/Scan/If, and between the tasks of long parallel kernels
@@ -109,8 +115,11 @@ class Session {
   const std::vector<ValueDesc>& outputs() const;
   const ModelMetadata& metadata() const;
   const std::map<std::string, int64_t>& opsets() const;
+  // The optimized, partitioned main graph (Node::provider says which provider runs each node).
   const graph::Graph& graph() const;
   int num_threads() const;
+  // Full names of the session's providers, in preference order (the CPU last).
+  std::vector<std::string> providers() const;
 
   // What the run arena (the blocks runs allocate their values from) holds: blocks taken from the system
   // allocator so far, bytes cached for later runs, and the most bytes ever in use at once.
@@ -132,11 +141,12 @@ class Session {
                                           std::span<const std::string> output_names,
                                           const RunOptions& run_options = {}) const;
   // As run(), writing outputs into caller tensors where it can (IO binding); defined in io_binding.cpp, whose
-  // header states the contract. bound_outputs holds one entry per requested output.
+  // header states the contract. bound_outputs holds one entry per requested output; `allocate_on[i]` (empty: the
+  // host) is where an unbound output i is returned.
   Expected<BoundRunResult> run_bound(std::span<const std::string> input_names, std::span<const Tensor> inputs,
-                                            std::span<const std::string> output_names,
-                                            std::span<const Tensor> bound_outputs,
-                                            const RunOptions& run_options = {}) const;
+                                     std::span<const std::string> output_names, std::span<const Tensor> bound_outputs,
+                                     const RunOptions& run_options = {},
+                                     std::span<const Device> allocate_on = {}) const;
 
   // The fast path of callable APIs: one value per graph input in declaration order, every output returned.
   Expected<std::vector<Value>> run_in_order(std::span<const Value> inputs, const RunOptions& run_options = {}) const;

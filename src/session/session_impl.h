@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ep/cpu/kernel.h"
+#include "ep/provider.h"
 #include "onnx/model_proto.h"
 #include "session/session.h"
 
@@ -26,11 +27,15 @@ Session::ArenaStats tensor_arena_stats(TensorArena& arena);
 // Uninitialised storage from `arena` (string tensors come from cpu_allocator()).
 Expected<Tensor> allocate_from_arena(const std::shared_ptr<TensorArena>& arena, DataType dtype, Shape shape);
 
+using ProviderList = std::vector<std::shared_ptr<const ep::ExecutionProvider>>;
+
 // A graph with one kernel per node and its liveness: the main graph of a session, or a subgraph that a
 // control-flow kernel runs. The graph itself is owned elsewhere (the session, or the node attribute holding it).
-struct CompiledGraph final : cpu::CompiledSubgraph {
+struct CompiledGraph final : ep::CompiledSubgraph {
   const graph::Graph* source = nullptr;
-  std::vector<std::unique_ptr<cpu::Kernel>> kernels;  // one per node, same order
+  std::vector<std::unique_ptr<ep::Kernel>> kernels;  // one per node, same order
+  std::vector<const ep::ExecutionProvider*> providers;  // one per node: the provider running it
+  std::vector<ep::SlotMask> host_outputs;               // one per node: outputs its row writes in host memory
   std::vector<int> last_use;  // value -> index of the last node reading it (nodes.size() for graph outputs)
   std::vector<const Buffer*> persistent_buffers;  // initializers and Constant outputs (sorted)
   std::vector<int> initializer_ids;                // values with an initializer, set before every run
@@ -45,6 +50,8 @@ struct Session::Impl {
   ModelMetadata metadata;
   std::vector<ValueDesc> inputs;
   std::vector<ValueDesc> outputs;
+  ProviderList providers;  // SessionOptions::execution_providers, the CPU last; declared before the kernels
+  std::vector<Device> input_homes;  // per graph input: the device the partitioner placed it on
   CompiledGraph main;  // declared after `graph`, which its kernels reference
   std::shared_ptr<ThreadPool> pool;
   std::shared_ptr<TensorArena> arena = make_tensor_arena();  // every tensor a run allocates
@@ -57,9 +64,11 @@ class SessionImplBuilder {
  public:
   static Expected<std::unique_ptr<Session::Impl>> build(std::shared_ptr<const onnx::ModelBytes> bytes,
                                                         const SessionOptions& options);
-  // Kernels and liveness of `graph` (subgraphs of control-flow nodes are compiled by their kernels).
-  static Status compile(const graph::Graph& graph, CompiledGraph& compiled);
-  static Expected<std::unique_ptr<cpu::Kernel>> create_kernel(const graph::Graph& graph, const graph::Node& node);
+  // Kernels and liveness of `graph` (subgraphs of control-flow nodes are compiled by their kernels), each node's
+  // kernel from the registry of the provider the partitioner gave it (the CPU for unassigned nodes).
+  static Status compile(const graph::Graph& graph, const ProviderList& providers, CompiledGraph& compiled);
+  static Expected<std::unique_ptr<ep::Kernel>> create_kernel(const graph::Graph& graph, const graph::Node& node,
+                                                             const ep::ExecutionProvider& provider);
 };
 
 }  // namespace nxrt
