@@ -24,7 +24,8 @@ Expected<ConvProblem> conv_problem(const WindowAttrs& attrs, const Shape& x, con
     return make_error(StatusCode::kInvalidArgument, description, ": input W ", shape_to_string(w),
                       " must have the same rank as X ", shape_to_string(x));
   }
-  if (x[1] != w[1] * attrs.group) {
+  int64_t grouped_channels = 0;  // W dim 1 times group, overflow-checked (both come from the model)
+  if (__builtin_mul_overflow(w[1], attrs.group, &grouped_channels) || x[1] != grouped_channels) {
     return make_error(StatusCode::kInvalidArgument, description, ": X channels (", x[1], ") must equal W dim 1 (", w[1],
                       ") times group (", attrs.group, ")");
   }
