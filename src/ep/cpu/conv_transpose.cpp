@@ -4,6 +4,7 @@
 // derived from the requested size and split with the odd unit at the end for SAME_UPPER, at the begin
 // otherwise; a negative total (requested size larger than the natural one) extends the output.
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "ep/cpu/conv_kernels.h"
@@ -86,6 +87,12 @@ class ConvTransposeKernel final : public Kernel {
                         shape_to_string(w), " must have the same rank >= 3");
     }
     const int64_t group = attrs_.group;
+    const auto overflow = [&]() -> Status {
+      return make_error(StatusCode::kInvalidArgument, description_, ": output size, pads or strides overflow 64 bits");
+    };
+    const auto fits_int64 = [](__int128 value) {
+      return value >= std::numeric_limits<int64_t>::min() && value <= std::numeric_limits<int64_t>::max();
+    };
     if (w[0] != x[1] || x[1] % group != 0) {
       return make_error(StatusCode::kInvalidArgument, description_, ": W dim 0 (", w[0], ") must equal X channels (",
                         x[1], ") and be divisible by group ", group);
@@ -109,10 +116,14 @@ class ConvTransposeKernel final : public Kernel {
       requested.assign(output_shape_.end() - static_cast<std::ptrdiff_t>(rank), output_shape_.end());
     } else if (attrs_.auto_pad == AutoPad::kSameUpper || attrs_.auto_pad == AutoPad::kSameLower) {
       const std::vector<int64_t> strides = attrs_.strides.empty() ? std::vector<int64_t>(rank, 1) : attrs_.strides;
-      for (size_t i = 0; i < rank; ++i) requested.push_back(x[i + 2] * strides[i]);
+      for (size_t i = 0; i < rank; ++i) {
+        int64_t size = 0;
+        if (__builtin_mul_overflow(x[i + 2], strides[i], &size)) return overflow();
+        requested.push_back(size);
+      }
     }
     Problem p;
-    p.out_channels = w[1] * group;
+    if (__builtin_mul_overflow(w[1], group, &p.out_channels)) return overflow();
     Geometry& g = p.geometry;
     g.out.assign(x.begin() + 2, x.end());
     g.kernel = kernel;
@@ -126,19 +137,30 @@ class ConvTransposeKernel final : public Kernel {
       if (extra < 0) {
         return make_error(StatusCode::kInvalidArgument, description_, ": output_padding must be >= 0");
       }
-      const int64_t natural = g.stride[i] * (g.out[i] - 1) + extra + (g.kernel[i] - 1) * g.dilation[i] + 1;
+      // Sizes and pads come from the model: computed in 128 bits, and a result outside int64 is an error.
+      using Wide = __int128;
+      const Wide natural_wide = Wide{g.stride[i]} * (Wide{g.out[i]} - 1) + extra +
+                                (Wide{g.kernel[i]} - 1) * g.dilation[i] + 1;
+      if (!fits_int64(natural_wide)) return overflow();
+      const auto natural = static_cast<int64_t>(natural_wide);
       if (!requested.empty()) {
-        const int64_t total = natural - requested[i];
+        const Wide total_wide = Wide{natural} - requested[i];
+        if (!fits_int64(total_wide)) return overflow();
+        const auto total = static_cast<int64_t>(total_wide);
         const int64_t half = floor_half(total);
-        g.pad_begin[i] = attrs_.auto_pad == AutoPad::kSameUpper ? half : total - half;
-        g.pad_end[i] = total - g.pad_begin[i];
+        const Wide begin = attrs_.auto_pad == AutoPad::kSameUpper ? Wide{half} : Wide{total} - half;
+        if (!fits_int64(begin) || !fits_int64(Wide{total} - begin)) return overflow();
+        g.pad_begin[i] = static_cast<int64_t>(begin);
+        g.pad_end[i] = static_cast<int64_t>(Wide{total} - begin);
         g.in[i] = requested[i];
       } else {
         if (attrs_.auto_pad == AutoPad::kNotSet && !attrs_.pads.empty()) {
           g.pad_begin[i] = attrs_.pads[i];
           g.pad_end[i] = attrs_.pads[i + rank];
         }
-        g.in[i] = natural - g.pad_begin[i] - g.pad_end[i];
+        const Wide in = Wide{natural} - g.pad_begin[i] - g.pad_end[i];
+        if (!fits_int64(in)) return overflow();
+        g.in[i] = static_cast<int64_t>(in);
       }
       if (g.in[i] < 0) {
         return make_error(StatusCode::kInvalidArgument, description_, ": computed output spatial dim ", i,
