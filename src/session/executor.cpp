@@ -449,25 +449,34 @@ std::string session_devices(const Session::Impl& session) {
 
 }  // namespace
 
-Expected<Tensor> copy_to_device(const Session::Impl& session, const Tensor& tensor, Device target) {
-  const Device source = tensor.device();
-  if (!ep::is_host(source) && !ep::is_host(target) && source != target) {
-    TRY_ASSIGN(Tensor staged, copy_to_device(session, tensor, Device{}));
-    return copy_to_device(session, staged, target);
+Status copy_into(const Session::Impl& session, const Tensor& source, const Tensor& target) {
+  if (!ep::is_host(source.device()) && !ep::is_host(target.device()) && source.device() != target.device()) {
+    TRY_ASSIGN(Tensor staged, copy_to_device(session, source, Device{}));
+    return copy_into(session, staged, target);
   }
-  const Device device = ep::is_host(target) ? source : target;  // the device side of the copy (host for host)
-  const ep::ExecutionProvider* by = nullptr;
+  // The provider of the device side of the copy (the CPU's for host to host).
+  const Device device = ep::is_host(target.device()) ? source.device() : target.device();
   for (const auto& provider : session.providers) {
-    if (provider->device() == device) by = provider.get();
+    if (provider->device() == device) return provider->copy(source, target, nullptr);
   }
-  if (by == nullptr) {
+  return make_error(StatusCode::kInvalidArgument, "a tensor on ", device_name(device),
+                    " cannot be used by this session, which runs on ", session_devices(session));
+}
+
+Expected<Tensor> copy_to_device(const Session::Impl& session, const Tensor& tensor, Device target) {
+  if (tensor.dtype() == DataType::kString && ep::is_host(tensor.device()) && ep::is_host(target)) {
+    return Tensor::copy_of(tensor);
+  }
+  const Device device = ep::is_host(target) ? tensor.device() : target;
+  const auto provider = std::find_if(session.providers.begin(), session.providers.end(),
+                                     [&](const auto& candidate) { return candidate->device() == device; });
+  if (provider == session.providers.end()) {
     return make_error(StatusCode::kInvalidArgument, "a tensor on ", device_name(device),
                       " cannot be used by this session, which runs on ", session_devices(session));
   }
-  if (tensor.dtype() == DataType::kString && ep::is_host(source) && ep::is_host(target)) return Tensor::copy_of(tensor);
-  Allocator& allocator = ep::is_host(target) ? cpu_allocator() : by->allocator();
+  Allocator& allocator = ep::is_host(target) ? cpu_allocator() : (*provider)->allocator();
   TRY_ASSIGN(Tensor copy, Tensor::allocate(tensor.dtype(), tensor.shape(), allocator));
-  TRY(by->copy(tensor, copy, nullptr));
+  TRY(copy_into(session, tensor, copy));
   return copy;
 }
 

@@ -24,6 +24,8 @@ Expected<std::vector<Value>> execute(const Session::Impl& session, std::span<con
 // A copy of `tensor` on `target` (the host or the device of one of the session's providers), made by the provider
 // on the device side; device to device goes through the host. INVALID_ARGUMENT for a device the session lacks.
 Expected<Tensor> copy_to_device(const Session::Impl& session, const Tensor& tensor, Device target);
+// As copy_to_device, into the existing `target` (same dtype and element count).
+Status copy_into(const Session::Impl& session, const Tensor& source, const Tensor& target);
 
 // Feeds `inputs` to the graph inputs in declaration order and returns every output.
 Expected<std::vector<Value>> execute_in_order(const Session::Impl& session, std::span<const Value> inputs,

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "session/executor.h"
 #include "session/session_impl.h"
@@ -53,20 +52,7 @@ Status copy_into_bound(const Session::Impl& session, const std::string& name, co
                       " memory, which none of this session's providers can write");
   }
   if (result.raw_data() == bound.raw_data() || result.storage_bytes() == 0) return Status::ok();
-  if (ep::is_host(result.device()) && ep::is_host(bound.device())) {
-    std::memmove(bound.raw_data(), result.raw_data(), result.storage_bytes());
-    return Status::ok();
-  }
-  Tensor source = result;
-  if (!ep::is_host(result.device()) && !ep::is_host(bound.device()) && result.device() != bound.device()) {
-    TRY_ASSIGN(source, copy_to_device(session, result, Device{}));
-  }
-  const Device device = ep::is_host(bound.device()) ? source.device() : bound.device();
-  for (const auto& provider : session.providers) {
-    if (provider->device() == device) return provider->copy(source, bound, nullptr);
-  }
-  return make_error(StatusCode::kEpFail, "output '", name, "': no provider copies ", device_name(source.device()),
-                    " to ", device_name(bound.device()));
+  return copy_into(session, result, bound);
 }
 
 }  // namespace
