@@ -4,6 +4,56 @@
 
 namespace nxrt {
 
+void Shape::reserve(size_t count) {
+  if (count <= capacity_) return;
+  const size_t grown = std::max<size_t>(count, size_t{2} * capacity_);
+  auto* block = new int64_t[grown];
+  std::copy(begin(), end(), block);
+  delete[] heap_;
+  heap_ = block;
+  capacity_ = static_cast<uint32_t>(grown);
+}
+
+void Shape::resize(size_t count, int64_t value) {
+  reserve(count);
+  if (count > size_) std::fill(data() + size_, data() + count, value);
+  size_ = static_cast<uint32_t>(count);
+}
+
+void Shape::assign(size_t count, int64_t value) {
+  clear();
+  resize(count, value);
+}
+
+Shape::iterator Shape::insert(const_iterator position, size_t count, int64_t value) {
+  const size_t at = static_cast<size_t>(position - begin());
+  reserve(size_ + count);
+  int64_t* base = data();
+  std::move_backward(base + at, base + size_, base + size_ + count);
+  std::fill(base + at, base + at + count, value);
+  size_ += static_cast<uint32_t>(count);
+  return base + at;
+}
+
+Shape::iterator Shape::insert_values(const_iterator position, const int64_t* values, size_t count) {
+  const size_t at = static_cast<size_t>(position - begin());
+  reserve(size_ + count);
+  int64_t* base = data();
+  std::move_backward(base + at, base + size_, base + size_ + count);
+  std::copy(values, values + count, base + at);
+  size_ += static_cast<uint32_t>(count);
+  return base + at;
+}
+
+Shape::iterator Shape::erase(const_iterator first, const_iterator last) {
+  const size_t from = static_cast<size_t>(first - begin());
+  const size_t to = static_cast<size_t>(last - begin());
+  int64_t* base = data();
+  std::move(base + to, base + size_, base + from);
+  size_ -= static_cast<uint32_t>(to - from);
+  return base + from;
+}
+
 std::optional<int64_t> checked_numel(std::span<const int64_t> dims) {
   int64_t total = 1;
   for (int64_t d : dims) {

@@ -1,0 +1,182 @@
+// nxrt_allocation_probe MODEL [--threads N] [--runs N]: counts heap allocations (every malloc-family call of the
+// process, worker threads included) in steady-state runs of MODEL, whose inputs must have static shapes (random
+// data). Prints one line per way of running it, "<way> <allocations per run>", the least over the measured runs
+// (after as many warm-up runs):
+//   run           Session::run, outputs returned as new tensors
+//   run_bound     Session::run_bound, every output bound to a caller tensor of the right shape
+//   prepared      PreparedRun::run: names resolved, feeds and outputs bound once (the zero-allocation path)
+// tests/python/test_allocation_counts.py runs it on every bench/suite model.
+#include <dlfcn.h>
+#include <malloc.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/dispatch.h"
+#if __has_include("session/prepared_run.h")
+#include "session/prepared_run.h"
+#define NXRT_PROBE_PREPARED 1
+#endif
+#include "session/io_binding.h"
+#include "session/session.h"
+
+extern "C" {
+void* __libc_malloc(size_t size);
+void* __libc_calloc(size_t count, size_t size);
+void* __libc_realloc(void* pointer, size_t size);
+void* __libc_memalign(size_t alignment, size_t size);
+}
+
+namespace {
+std::atomic<long> g_allocations{0};
+}  // namespace
+
+// Interposes the C allocator for the whole process: operator new, std::aligned_alloc and the runtime's own
+// allocators all end here. Counting only; memory comes from glibc as usual.
+extern "C" {
+void* malloc(size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_malloc(size);
+}
+void* calloc(size_t count, size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_calloc(count, size);
+}
+void* realloc(void* pointer, size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_realloc(pointer, size);
+}
+void* memalign(size_t alignment, size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_memalign(alignment, size);
+}
+void* aligned_alloc(size_t alignment, size_t size) { return memalign(alignment, size); }
+int posix_memalign(void** result, size_t alignment, size_t size) {
+  void* pointer = memalign(alignment, size);
+  if (pointer == nullptr) return ENOMEM;
+  *result = pointer;
+  return 0;
+}
+}
+
+namespace {
+
+using namespace nxrt;
+
+Expected<Tensor> random_tensor(const ValueDesc& input, std::mt19937_64& rng) {
+  if (!input.type.is_tensor() || !input.type.shape) {
+    return make_error(StatusCode::kInvalidArgument, "input '", input.name, "' is not a tensor of known rank");
+  }
+  Shape shape;
+  for (const graph::Dim& dim : *input.type.shape) {
+    if (!dim.is_known()) {
+      return make_error(StatusCode::kInvalidArgument, "input '", input.name, "' has a symbolic dim");
+    }
+    shape.push_back(dim.value);
+  }
+  TRY_ASSIGN(Tensor tensor, Tensor::allocate(input.type.elem_type, shape));
+  const int64_t count = tensor.numel();
+  const bool filled = visit_dtype<AllPodTypes>(tensor.dtype(), [&]<class T>() {
+    T* data = tensor.data<T>();
+    for (int64_t i = 0; i < count; ++i) {
+      if constexpr (std::is_same_v<T, bool>) {
+        data[i] = (rng() & 1) != 0;
+      } else if constexpr (std::is_integral_v<T>) {
+        data[i] = static_cast<T>(rng() % 10);
+      } else {
+        data[i] = T(std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng));
+      }
+    }
+  });
+  if (!filled) return make_error(StatusCode::kNotImplemented, "cannot generate input '", input.name, "'");
+  return tensor;
+}
+
+// Least allocations of one call of `step` over `runs` calls, after `runs` warm-up calls; -1 when a call failed.
+template <class Step>
+long least_allocations(int runs, Step&& step) {
+  for (int i = 0; i < runs; ++i) {
+    if (!step()) return -1;
+  }
+  long least = -1;
+  for (int i = 0; i < runs; ++i) {
+    const long before = g_allocations.load();
+    if (!step()) return -1;
+    const long used = g_allocations.load() - before;
+    if (least < 0 || used < least) least = used;
+  }
+  return least;
+}
+
+int fail(const Status& status) {
+  std::fprintf(stderr, "error: %s\n", status.to_string().c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s MODEL [--threads N] [--runs N]\n", argv[0]);
+    return 2;
+  }
+  SessionOptions options;
+  options.intra_op_num_threads = 1;
+  int runs = 3;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--threads") == 0) options.intra_op_num_threads = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--runs") == 0) runs = std::max(1, std::atoi(argv[i + 1]));
+  }
+  auto session = Session::create_from_file(argv[1], options);
+  if (!session) return fail(session.status());
+
+  std::mt19937_64 rng(0);
+  std::vector<std::string> input_names;
+  std::vector<Tensor> feeds;
+  for (const ValueDesc& input : (*session)->inputs()) {
+    auto tensor = random_tensor(input, rng);
+    if (!tensor) return fail(tensor.status());
+    input_names.push_back(input.name);
+    feeds.push_back(std::move(*tensor));
+  }
+  std::vector<std::string> output_names;
+  for (const ValueDesc& output : (*session)->outputs()) output_names.push_back(output.name);
+
+  auto first = (*session)->run(input_names, feeds, output_names);
+  if (!first) return fail(first.status());
+  std::vector<Tensor> bound;
+  for (const Tensor& result : *first) {
+    auto tensor = Tensor::allocate(result.dtype(), result.shape());
+    if (!tensor) return fail(tensor.status());
+    bound.push_back(std::move(*tensor));
+  }
+
+  Status failed = Status::ok();
+  const auto remember = [&](const Status& status) {
+    if (!status.is_ok() && failed.is_ok()) failed = status;
+    return status.is_ok();
+  };
+  const long plain = least_allocations(runs, [&] {
+    auto results = (*session)->run(input_names, feeds, output_names);
+    return remember(results ? Status::ok() : results.status());
+  });
+  const long with_binding = least_allocations(runs, [&] {
+    auto results = (*session)->run_bound(input_names, feeds, output_names, bound);
+    return remember(results ? Status::ok() : results.status());
+  });
+#ifdef NXRT_PROBE_PREPARED
+  auto prepared = PreparedRun::create(**session, input_names, feeds, output_names, bound);
+  if (!prepared) return fail(prepared.status());
+  const long prepared_count = least_allocations(runs, [&] { return remember((*prepared)->run()); });
+#else
+  const long prepared_count = -1;
+#endif
+  if (!failed.is_ok()) return fail(failed);
+  std::printf("run %ld\nrun_bound %ld\nprepared %ld\n", plain, with_binding, prepared_count);
+  return 0;
+}
