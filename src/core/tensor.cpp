@@ -151,6 +151,16 @@ Tensor Tensor::wrap(DataType dtype, Shape shape, void* data, Device device, std:
   return tensor;
 }
 
+Tensor Tensor::in_buffer(std::shared_ptr<Buffer> buffer, size_t offset, DataType dtype, Shape shape) {
+  Tensor tensor;
+  tensor.dtype_ = dtype;
+  tensor.numel_ = shape_numel(shape);
+  tensor.shape_ = std::move(shape);
+  tensor.buffer_ = std::move(buffer);
+  tensor.offset_ = offset;
+  return tensor;
+}
+
 Expected<Tensor> Tensor::copy_of(const Tensor& source, Allocator& allocator) {
   TRY_ASSIGN(Tensor copy, allocate(source.dtype(), source.shape(), allocator));
   if (source.dtype() == DataType::kString) {

@@ -71,6 +71,9 @@ class Tensor {
   // Zero-copy: refers to `data` (at least storage_bytes long); `owner` keeps it alive (may be null when the
   // caller guarantees the lifetime). String tensors cannot wrap foreign memory.
   static Tensor wrap(DataType dtype, Shape shape, void* data, Device device = {}, std::shared_ptr<void> owner = {});
+  // Zero-copy: `dtype` x `shape` at byte `offset` of `buffer` (which must hold storage_bytes from there). Never
+  // allocates: the tensor shares the buffer, as views do.
+  static Tensor in_buffer(std::shared_ptr<Buffer> buffer, size_t offset, DataType dtype, Shape shape);
   // Allocates and copies `bytes` (or copies strings element by element).
   static Expected<Tensor> copy_of(const Tensor& source, Allocator& allocator = cpu_allocator());
 

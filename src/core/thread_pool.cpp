@@ -132,7 +132,7 @@ void ThreadPool::wake_for_run() {
   wake_.notify_all();
 }
 
-void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFunction fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   const int64_t max_chunks = n / grain;  // balanced chunks of at least `grain` items

@@ -11,13 +11,32 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
+#include <memory>
+#include <type_traits>
 #include <limits>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 namespace nxrt {
+
+// A non-owning reference to a callable taking (begin, end): what parallel_for runs. Never allocates; the callable
+// must outlive the call (a lambda passed to parallel_for does: it lives until the call returns).
+class RangeFunction {
+ public:
+  template <class F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, RangeFunction> && std::is_invocable_v<F&, int64_t, int64_t>)
+  RangeFunction(F&& fn)  // NOLINT: implicit, as std::function's converting constructor
+      : object_(const_cast<void*>(static_cast<const void*>(std::addressof(fn)))),
+        call_([](void* object, int64_t begin, int64_t end) {
+          (*static_cast<std::remove_reference_t<F>*>(object))(begin, end);
+        }) {}
+  void operator()(int64_t begin, int64_t end) const { call_(object_, begin, end); }
+
+ private:
+  void* object_;
+  void (*call_)(void*, int64_t, int64_t);
+};
 
 class ThreadPool {
  public:
@@ -31,7 +50,7 @@ class ThreadPool {
 
   // Calls fn(begin, end) over disjoint ranges covering [0, n): at most 4 per thread, sizes differing by at most
   // one, each of at least `grain` items (one range of all n when n < 2 * grain). Returns once every range is done.
-  void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+  void parallel_for(int64_t n, int64_t grain, RangeFunction fn);
 
   // Marks a run active for its lifetime (runs may overlap; spinning lasts while any is active).
   class RunScope {
@@ -86,7 +105,7 @@ class ThreadPool {
   std::atomic<uint64_t> run_starts_{0};  // bumped by wake_for_run; sleeping workers wake on a change
   std::atomic<int> sleeping_workers_{0};
 
-  const std::function<void(int64_t, int64_t)>* job_ = nullptr;
+  const RangeFunction* job_ = nullptr;
   int64_t job_size_ = 0;
   int64_t job_chunks_ = 0;
   std::atomic<int64_t> next_chunk_{0};

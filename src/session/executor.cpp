@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -10,140 +11,6 @@
 #include "ep/cpu/run_limits.h"
 
 namespace nxrt {
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NXRT_EXECUTOR_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(NXRT_EXECUTOR_ASAN)
-constexpr bool kReuseBlocks = false;
-#else
-constexpr bool kReuseBlocks = true;
-#endif
-
-class TensorArena {
- public:
-  TensorArena() = default;
-  TensorArena(const TensorArena&) = delete;
-  TensorArena& operator=(const TensorArena&) = delete;
-  ~TensorArena() {
-    for (const auto& entry : cached_) std::free(entry.second.block);
-  }
-
-  // Called when a session run starts (not for subgraph runs): blocks given back in the previous run or this one
-  // are the working set that the next requests will hit.
-  void begin_run() {
-    std::lock_guard lock(mutex_);
-    ++runs_;
-  }
-
-  // A 64-byte aligned block of at least `bytes`; its usable size is written to `size`. Null when out of memory.
-  void* take(size_t bytes, size_t& size) {
-    size = std::max<size_t>((bytes + 63) / 64 * 64, 64);
-    if (kReuseBlocks) {
-      std::lock_guard lock(mutex_);
-      auto it = cached_.lower_bound(size);
-      if (it != cached_.end() && it->first <= size + size / 8) {
-        void* block = it->second.block;
-        size = it->first;
-        in_use_ += size;
-        cached_bytes_ -= size;
-        cached_.erase(it);
-        return block;
-      }
-      in_use_ += size;
-      peak_in_use_ = std::max(peak_in_use_, in_use_);
-      ++system_allocations_;
-      trim_cache();
-    }
-    void* block = std::aligned_alloc(64, size);
-    if (block == nullptr && kReuseBlocks) {
-      std::lock_guard lock(mutex_);
-      in_use_ -= size;
-    }
-    return block;
-  }
-
-  Session::ArenaStats stats() {
-    std::lock_guard lock(mutex_);
-    return {static_cast<int64_t>(system_allocations_), static_cast<int64_t>(cached_bytes_),
-            static_cast<int64_t>(peak_in_use_)};
-  }
-
-  void give_back(void* block, size_t size) {
-    if (!kReuseBlocks) {
-      std::free(block);
-      return;
-    }
-    std::lock_guard lock(mutex_);
-    in_use_ -= size;
-    cached_bytes_ += size;
-    cached_.emplace(size, CachedBlock{block, runs_});
-  }
-
- private:
-  struct CachedBlock {
-    void* block;
-    uint64_t run;  // the run during which it was given back
-  };
-
-  // After a miss (mutex held): frees cached blocks, largest first, while the blocks held exceed the peak in use.
-  // Blocks of the previous and the current run are spared up to kWorkingSetFactor x the peak: the blocks one run
-  // touches add up to more than its peak in use (a block serves only requests of about its size), and freeing
-  // them would make the next run miss and page-fault fresh memory again.
-  void trim_cache() {
-    const auto stale = [&](const CachedBlock& cached) { return cached.run + 1 < runs_; };
-    for (auto it = cached_.end(); it != cached_.begin() && in_use_ + cached_bytes_ > peak_in_use_;) {
-      --it;
-      if (stale(it->second)) it = release(it);
-    }
-    while (!cached_.empty() && in_use_ + cached_bytes_ > kWorkingSetFactor * peak_in_use_) {
-      release(std::prev(cached_.end()));
-    }
-  }
-
-  // Frees a cached block (mutex held); returns the entry after it.
-  std::multimap<size_t, CachedBlock>::iterator release(std::multimap<size_t, CachedBlock>::iterator it) {
-    cached_bytes_ -= it->first;
-    std::free(it->second.block);
-    return cached_.erase(it);
-  }
-
-  static constexpr size_t kWorkingSetFactor = 3;
-  std::mutex mutex_;
-  std::multimap<size_t, CachedBlock> cached_;  // usable size -> block
-  size_t cached_bytes_ = 0;
-  size_t in_use_ = 0;
-  size_t peak_in_use_ = 0;
-  uint64_t runs_ = 0;
-  uint64_t system_allocations_ = 0;
-};
-
-std::shared_ptr<TensorArena> make_tensor_arena() { return std::make_shared<TensorArena>(); }
-void begin_arena_run(TensorArena& arena) { arena.begin_run(); }
-Session::ArenaStats tensor_arena_stats(TensorArena& arena) { return arena.stats(); }
-
-Expected<Tensor> allocate_from_arena(const std::shared_ptr<TensorArena>& arena, DataType dtype, Shape shape) {
-  if (dtype == DataType::kString) return Tensor::allocate(dtype, std::move(shape));
-  const auto count = checked_numel(shape);
-  if (!count) return make_error(StatusCode::kInvalidArgument, "invalid tensor shape ", shape_to_string(shape));
-  const int bits = data_type_bits(dtype);
-  if (bits == 0) return make_error(StatusCode::kInvalidArgument, "cannot allocate a tensor of undefined type");
-  size_t bits_total = 0;
-  if (__builtin_mul_overflow(static_cast<size_t>(*count), static_cast<size_t>(bits), &bits_total) ||
-      bits_total > (size_t{1} << 62)) {
-    return make_error(StatusCode::kInvalidArgument, "tensor of shape ", shape_to_string(shape), " is too large");
-  }
-  size_t size = 0;
-  void* block = arena->take((bits_total + 7) / 8, size);
-  if (block == nullptr) {
-    return make_error(StatusCode::kRuntimeException, "failed to allocate ", (bits_total + 7) / 8,
-                      " bytes for a tensor of shape ", shape_to_string(shape));
-  }
-  std::shared_ptr<void> owner(block, [arena, size](void* pointer) { arena->give_back(pointer, size); });
-  return Tensor::wrap(dtype, std::move(shape), block, Device{}, std::move(owner));
-}
 
 namespace {
 
@@ -234,18 +101,22 @@ std::string node_where(std::string_view preposition, const graph::Node& node) {
 }
 
 // One run's state: the pool and limits, each provider's stream, and subgraph execution for control-flow kernels.
+// `state`: the run state of a main-graph run, whose planned block holds the plannable values of that graph and whose
+// vectors the run reuses (subgraph runs use their own).
 class Frame final : public ep::RunContext {
  public:
-  Frame(ThreadPool& pool, const cpu::RunLimits& limits, const std::shared_ptr<TensorArena>& arena)
-      : pool_(pool), limits_(limits), arena_(arena) {}
+  Frame(ThreadPool& pool, const cpu::RunLimits& limits, const std::shared_ptr<TensorArena>& arena, RunState& state,
+        const PlanRules& rules)
+      : pool_(pool), limits_(limits), arena_(arena), state_(state), rules_(rules) {}
 
   ThreadPool& pool() override { return pool_; }
 
   // Creates each provider's stream for this run and tells the providers the run starts.
   Status start(const ProviderList& providers) {
+    state_.streams.clear();
     for (const auto& provider : providers) {
-      streams_.push_back(ProviderStream{provider.get(), provider->create_stream()});
-      TRY(provider->run_started(streams_.back().stream.get()));
+      state_.streams.emplace_back(provider.get(), provider->create_stream());
+      TRY(provider->run_started(state_.streams.back().second.get()));
     }
     return Status::ok();
   }
@@ -253,11 +124,11 @@ class Frame final : public ep::RunContext {
   // Waits for every provider's work: outputs on any device are complete after it.
   Status finish() {
     Status first = Status::ok();
-    for (ProviderStream& entry : streams_) {
-      const Status status = entry.provider->run_finished(entry.stream.get());
+    for (auto& [provider, stream] : state_.streams) {
+      const Status status = provider->run_finished(stream.get());
       if (first.is_ok() && !status.is_ok()) first = status;
     }
-    streams_.clear();
+    state_.streams.clear();
     return first;
   }
 
@@ -280,7 +151,8 @@ class Frame final : public ep::RunContext {
     seed_initializers(compiled, values);
     // Checked here too: a loop whose body has no nodes never reaches run_nodes' check.
     if (limits_.should_stop()) return limits_.stop_status("before a run of subgraph '" + graph.name + "'");
-    TRY(run_nodes(compiled, values));
+    NodeScratch scratch;
+    TRY(run_nodes(compiled, values, scratch, nullptr));
     outputs.clear();
     for (int id : graph.outputs) {
       if (!values[id].is_set()) {
@@ -293,17 +165,14 @@ class Frame final : public ep::RunContext {
   }
 
   // Runs every node of `compiled` over `values` (feeds, outer-scope values and initializers already set),
-  // releasing each value after its last reader. `bound`: see BoundBuffers (main graph only). `node_ms`: when
-  // not empty, receives each node's wall time (one entry per node).
-  Status run_nodes(const CompiledGraph& compiled, std::vector<Value>& values, BoundBuffers bound = {},
-                   std::span<double> node_ms = {}) {
+  // releasing each value after its last reader. `memory`: the planned block for the plannable values of the main
+  // graph (null for subgraphs). `bound`: see BoundBuffers (main graph only). `node_ms`: when not empty, receives
+  // each node's wall time (one entry per node).
+  Status run_nodes(const CompiledGraph& compiled, std::vector<Value>& values, NodeScratch& scratch,
+                   PlannedMemory* memory, BoundBuffers bound = {}, std::span<double> node_ms = {}) {
     const graph::Graph& graph = compiled.graph();
     std::chrono::steady_clock::time_point node_start;
-    std::vector<const Tensor*> tensor_inputs;
-    std::vector<const Value*> value_inputs;
-    std::vector<ep::OutputDesc> descs;
-    std::vector<Tensor> tensor_outputs;
-    std::vector<Value> value_outputs;
+    auto& [tensor_inputs, value_inputs, descs, tensor_outputs, value_outputs, planned_data] = scratch;
     for (size_t n = 0; n < graph.nodes.size(); ++n) {
       const graph::Node& node = graph.nodes[n];
       if (limits_.should_stop()) return limits_.stop_status(node_where("before", node));
@@ -337,7 +206,7 @@ class Frame final : public ep::RunContext {
           tensor_inputs.push_back(&value.tensor());
         }
         TRY(run_tensor_kernel(graph, node, kernel, *compiled.providers[n], compiled.host_outputs[n], tensor_inputs,
-                              bound, descs, tensor_outputs));
+                              bound, memory, scratch));
         // A kernel whose parallel tasks saw the stop returns early with partial outputs: never use them.
         if (limits_.stopped()) return limits_.stop_status(node_where("while running", node));
         for (size_t o = 0; o < node.outputs.size(); ++o) {
@@ -359,14 +228,9 @@ class Frame final : public ep::RunContext {
   }
 
  private:
-  struct ProviderStream {
-    const ep::ExecutionProvider* provider;
-    std::unique_ptr<ep::Stream> stream;
-  };
-
   ep::Stream* stream_of(const ep::ExecutionProvider& provider) {
-    for (ProviderStream& entry : streams_) {
-      if (entry.provider == &provider) return entry.stream.get();
+    for (auto& [owner, stream] : state_.streams) {
+      if (owner == &provider) return stream.get();
     }
     return nullptr;
   }
@@ -379,8 +243,10 @@ class Frame final : public ep::RunContext {
 
   Status run_tensor_kernel(const graph::Graph& graph, const graph::Node& node, const ep::Kernel& kernel,
                            const ep::ExecutionProvider& provider, ep::SlotMask host_outputs,
-                           std::span<const Tensor* const> inputs, BoundBuffers bound,
-                           std::vector<ep::OutputDesc>& descs, std::vector<Tensor>& outputs) {
+                           std::span<const Tensor* const> inputs, BoundBuffers bound, PlannedMemory* memory,
+                           NodeScratch& scratch) {
+    std::vector<ep::OutputDesc>& descs = scratch.descs;
+    std::vector<Tensor>& outputs = scratch.tensor_outputs;
     descs.clear();
     Status status = kernel.reshape(inputs, descs);
     if (!status.is_ok()) return node_failure(node, status);
@@ -402,6 +268,7 @@ class Frame final : public ep::RunContext {
       return Status::ok();
     }
     const bool host_provider = ep::is_host(provider.device());
+    scratch.planned_data.assign(node.outputs.size(), nullptr);
     for (size_t o = 0; o < node.outputs.size(); ++o) {
       const int id = node.outputs[o];
       const bool host = host_provider || (host_outputs >> o & 1u) != 0;
@@ -418,6 +285,14 @@ class Frame final : public ep::RunContext {
                                                          : "output '" + graph.values[id].name + "'";
         return node_failure(node, limits_.check_tensor_bytes(descs[o].dtype, descs[o].shape, output));
       }
+      if (memory != nullptr && id != graph::kNoValue && rules_.plannable[id] &&
+          descs[o].dtype != DataType::kString) {
+        outputs[o] = memory->take(id, descs[o].dtype, descs[o].shape, *bytes);
+        if (outputs[o].is_valid()) {
+          scratch.planned_data[o] = outputs[o].raw_data();
+          continue;
+        }
+      }
       auto allocated = allocate_output(provider, host, descs[o].dtype, std::move(descs[o].shape));
       if (!allocated) return node_failure(node, allocated.status());
       outputs[o] = std::move(allocated).value();
@@ -425,19 +300,64 @@ class Frame final : public ep::RunContext {
     ep::KernelContext context{inputs, outputs, pool_, stream_of(provider)};
     status = kernel.execute(context);
     if (!status.is_ok()) return node_failure(node, status);
+    if (memory != nullptr) TRY(keep_block_private(node, *memory, scratch));
+    return Status::ok();
+  }
+
+  // A kernel may replace an output with a tensor of its own, or with one of its inputs. Only a planned output at
+  // its own slot may lie in the planned block: a replaced planned output is copied into its slot, and any other
+  // output showing the block is copied to the arena, so that no value outlives its slot.
+  Status keep_block_private(const graph::Node& node, PlannedMemory& memory, NodeScratch& scratch) {
+    for (size_t o = 0; o < scratch.tensor_outputs.size(); ++o) {
+      Tensor& output = scratch.tensor_outputs[o];
+      const void* slot = scratch.planned_data[o];
+      if (slot != nullptr ? output.raw_data() == slot : !memory.holds(output)) continue;
+      Tensor target;
+      if (slot != nullptr) {
+        const ep::OutputDesc& desc = scratch.descs[o];
+        if (output.dtype() != desc.dtype || output.shape() != desc.shape) {
+          return node_failure(node, make_error(StatusCode::kRuntimeException, "output ", o, " is ",
+                                               tensor_type_string(output.dtype()), " ", shape_to_string(output.shape()),
+                                               " but the kernel described ", tensor_type_string(desc.dtype), " ",
+                                               shape_to_string(desc.shape)));
+        }
+        target = memory.take(node.outputs[o], desc.dtype, desc.shape, output.storage_bytes());
+      } else {
+        auto allocated = allocate_from_arena(arena_, output.dtype(), output.shape());
+        if (!allocated) return node_failure(node, allocated.status());
+        target = std::move(*allocated);
+      }
+      if (output.storage_bytes() > 0) std::memcpy(target.raw_data(), output.raw_data(), output.storage_bytes());
+      output = std::move(target);
+    }
     return Status::ok();
   }
 
   ThreadPool& pool_;
   const cpu::RunLimits& limits_;
   const std::shared_ptr<TensorArena>& arena_;
-  std::vector<ProviderStream> streams_;
+  RunState& state_;
+  const PlanRules& rules_;
 };
 
-Expected<std::vector<Value>> run_fed(const Session::Impl& session, std::vector<Value>& values,
-                                     std::span<const int> wanted, std::span<const Value> inputs,
-                                     const RunOptions& run_options, BoundBuffers bound,
-                                     std::span<const Device> output_devices);
+// A run state from the session's pool for the length of one execute(); its values are reset when it goes back.
+class LeasedRunState {
+ public:
+  explicit LeasedRunState(const Session::Impl& session) : session_(session), state_(session.run_states->acquire()) {
+    state_->values.resize(session.graph.values.size());
+  }
+  ~LeasedRunState() {
+    for (Value& value : state_->values) value.reset();
+    session_.run_states->release(std::move(state_));
+  }
+  LeasedRunState(const LeasedRunState&) = delete;
+  LeasedRunState& operator=(const LeasedRunState&) = delete;
+  RunState& operator*() const { return *state_; }
+
+ private:
+  const Session::Impl& session_;
+  std::unique_ptr<RunState> state_;
+};
 
 std::string session_devices(const Session::Impl& session) {
   std::string names;
@@ -515,35 +435,30 @@ Expected<std::vector<Value>> execute(const Session::Impl& session, std::span<con
     return make_error(StatusCode::kInvalidArgument, "got ", input_names.size(), " input names but ", inputs.size(),
                       " input values");
   }
-  std::vector<Value> values(graph.values.size());
-  std::vector<bool> fed(graph.values.size(), false);
+  LeasedRunState leased(session);
+  RunState& state = *leased;
   for (size_t i = 0; i < input_names.size(); ++i) {
-    const int id = graph.find_value(input_names[i]);
-    const bool overridable =
-        id != graph::kNoValue && std::find(session.overridable_initializers.begin(),
-                                           session.overridable_initializers.end(), id) != session.overridable_initializers.end();
-    if (id == graph::kNoValue || (!graph.values[id].is_graph_input && !overridable)) {
-      return make_error(StatusCode::kInvalidArgument, "Invalid input name: ", input_names[i]);
+    TRY_ASSIGN(const int id, feed_id(session, input_names[i]));
+    if (state.values[id].is_set()) {
+      return make_error(StatusCode::kInvalidArgument, "Input '", input_names[i], "' is fed more than once");
     }
-    if (fed[id]) return make_error(StatusCode::kInvalidArgument, "Input '", input_names[i], "' is fed more than once");
     TRY(check_value_feed(graph.values[id], inputs[i]));
-    values[id] = inputs[i];
-    fed[id] = true;
+    state.values[id] = inputs[i];
   }
   for (int id : graph.inputs) {
-    if (!fed[id]) return make_error(StatusCode::kInvalidArgument, "Missing Input: ", graph.values[id].name);
-  }
-
-  std::vector<int> selected;
-  for (const std::string& name : output_names) {
-    const int id = graph.find_value(name);
-    if (id == graph::kNoValue || !graph.values[id].is_graph_output) {
-      return make_error(StatusCode::kInvalidArgument, "Invalid output name: ", name);
+    if (!state.values[id].is_set()) {
+      return make_error(StatusCode::kInvalidArgument, "Missing Input: ", graph.values[id].name);
     }
-    selected.push_back(id);
   }
-  return run_fed(session, values, output_names.empty() ? std::span<const int>(graph.outputs) : selected, inputs,
-                 run_options, bound, output_devices);
+  state.wanted.clear();
+  if (output_names.empty()) state.wanted.assign(graph.outputs.begin(), graph.outputs.end());
+  for (const std::string& name : output_names) {
+    TRY_ASSIGN(const int id, output_id(session, name));
+    state.wanted.push_back(id);
+  }
+  std::vector<Value> results;
+  TRY(run_main(session, state, inputs, run_options, bound, output_devices, results));
+  return results;
 }
 
 Expected<std::vector<Value>> execute_in_order(const Session::Impl& session, std::span<const Value> inputs,
@@ -553,21 +468,55 @@ Expected<std::vector<Value>> execute_in_order(const Session::Impl& session, std:
     return make_error(StatusCode::kInvalidArgument, "the model has ", graph.inputs.size(), " inputs but ",
                       inputs.size(), " values were given");
   }
-  std::vector<Value> values(graph.values.size());
+  LeasedRunState leased(session);
+  RunState& state = *leased;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const int id = graph.inputs[i];
     TRY(check_value_feed(graph.values[id], inputs[i]));
-    values[id] = inputs[i];
+    state.values[id] = inputs[i];
   }
-  return run_fed(session, values, graph.outputs, inputs, run_options, {}, {});
+  state.wanted.assign(graph.outputs.begin(), graph.outputs.end());
+  std::vector<Value> results;
+  TRY(run_main(session, state, inputs, run_options, {}, {}, results));
+  return results;
 }
 
-namespace {
+Expected<int> feed_id(const Session::Impl& session, const std::string& name) {
+  const graph::Graph& graph = session.graph;
+  const int id = graph.find_value(name);
+  const bool overridable =
+      id != graph::kNoValue && std::find(session.overridable_initializers.begin(),
+                                         session.overridable_initializers.end(), id) != session.overridable_initializers.end();
+  if (id == graph::kNoValue || (!graph.values[id].is_graph_input && !overridable)) {
+    return make_error(StatusCode::kInvalidArgument, "Invalid input name: ", name);
+  }
+  return id;
+}
 
-Expected<std::vector<Value>> run_fed(const Session::Impl& session, std::vector<Value>& values,
-                                     std::span<const int> wanted, std::span<const Value> inputs,
-                                     const RunOptions& run_options, BoundBuffers bound,
-                                     std::span<const Device> output_devices) {
+Expected<int> output_id(const Session::Impl& session, const std::string& name) {
+  const int id = session.graph.find_value(name);
+  if (id == graph::kNoValue || !session.graph.values[id].is_graph_output) {
+    return make_error(StatusCode::kInvalidArgument, "Invalid output name: ", name);
+  }
+  return id;
+}
+
+Status check_feed_value(const Session::Impl& session, int id, const Value& value) {
+  return check_value_feed(session.graph.values[id], value);
+}
+
+Status run_main(const Session::Impl& session, RunState& state, std::span<const Value> feeds,
+                const RunOptions& run_options, BoundBuffers bound, std::span<const Device> output_devices,
+                std::vector<Value>& results) {
+  struct EndOfRun {
+    const Session::Impl& session;
+    RunState& state;
+    ~EndOfRun() {
+      for (Value& value : state.values) value.reset();
+      state.memory.finish_run(session.plan_rules);
+    }
+  } end_of_run{session, state};
+  std::vector<Value>& values = state.values;
   const graph::Graph& graph = session.graph;
   if (run_options.run_timeout_ms < 0) {
     return make_error(StatusCode::kInvalidArgument, "run_timeout_ms must be >= 0 (0: the session's), got ",
@@ -591,22 +540,25 @@ Expected<std::vector<Value>> run_fed(const Session::Impl& session, std::vector<V
   seed_initializers(session.main, values);
   ThreadPool::RunScope run_scope(*session.pool);
   begin_arena_run(*session.arena);
-  Frame frame(*session.pool, limits, session.arena);
-  std::vector<double> node_ms(session.profile ? graph.nodes.size() : 0);
+  Frame frame(*session.pool, limits, session.arena, state, session.plan_rules);
+  state.node_ms.assign(session.profile ? graph.nodes.size() : 0, 0.0);
   TRY(frame.start(session.providers));
-  const Status ran = frame.run_nodes(session.main, values, bound, node_ms);
+  const Status ran = frame.run_nodes(session.main, values, state.scratch, &state.memory, bound, state.node_ms);
   const Status finished = frame.finish();
   TRY(ran);
   TRY(finished);
-  if (session.profile) session.profile->add_run(graph, node_ms);
+  if (session.profile) session.profile->add_run(graph, state.node_ms);
 
   // Outputs that alias a feed, an initializer or a Constant (Identity, Reshape of a weight) are copied: the caller may
-  // write into its results, and initializers may live in read-only mapped memory.
-  const auto is_borrowed = [&](const Buffer* buffer) {
-    if (std::binary_search(session.main.persistent_buffers.begin(), session.main.persistent_buffers.end(), buffer)) {
+  // write into its results, and initializers may live in read-only mapped memory. No output lies in the planned
+  // block (graph outputs are never planned), which the check covers too.
+  const auto is_borrowed = [&](const Tensor& tensor) {
+    const Buffer* buffer = tensor.buffer().get();
+    if (state.memory.holds(tensor) ||
+        std::binary_search(session.main.persistent_buffers.begin(), session.main.persistent_buffers.end(), buffer)) {
       return true;
     }
-    return std::any_of(inputs.begin(), inputs.end(), [&](const Value& input) {
+    return std::any_of(feeds.begin(), feeds.end(), [&](const Value& input) {
       if (input.is_tensor()) return input.tensor().buffer().get() == buffer;
       return std::any_of(input.elements().begin(), input.elements().end(),
                          [&](const Tensor& element) { return element.buffer().get() == buffer; });
@@ -614,15 +566,13 @@ Expected<std::vector<Value>> run_fed(const Session::Impl& session, std::vector<V
   };
   // Results are returned on the device the caller asked for (the host by default).
   const auto owned = [&](const Tensor& tensor, Device target) -> Expected<Tensor> {
-    if (tensor.device() != target || is_borrowed(tensor.buffer().get())) {
-      return copy_to_device(session, tensor, target);
-    }
+    if (tensor.device() != target || is_borrowed(tensor)) return copy_to_device(session, tensor, target);
     return tensor;
   };
-  std::vector<Value> results;
-  results.reserve(wanted.size());
-  for (size_t w = 0; w < wanted.size(); ++w) {
-    const int id = wanted[w];
+  results.clear();
+  results.reserve(state.wanted.size());
+  for (size_t w = 0; w < state.wanted.size(); ++w) {
+    const int id = state.wanted[w];
     const Value& value = values[id];
     if (!value.is_set()) {
       return make_error(StatusCode::kRuntimeException, "output '", graph.values[id].name, "' was not produced");
@@ -642,9 +592,7 @@ Expected<std::vector<Value>> run_fed(const Session::Impl& session, std::vector<V
       results.push_back(value);
     }
   }
-  return results;
+  return Status::ok();
 }
-
-}  // namespace
 
 }  // namespace nxrt

@@ -27,6 +27,21 @@ Expected<Tensor> copy_to_device(const Session::Impl& session, const Tensor& tens
 // As copy_to_device, into the existing `target` (same dtype and element count).
 Status copy_into(const Session::Impl& session, const Tensor& source, const Tensor& target);
 
+// The value id of graph input (or overridable initializer) `name`; INVALID_ARGUMENT ("Invalid input name") else.
+Expected<int> feed_id(const Session::Impl& session, const std::string& name);
+// The value id of graph output `name`; INVALID_ARGUMENT ("Invalid output name") else.
+Expected<int> output_id(const Session::Impl& session, const std::string& name);
+// ONNX Runtime's checks of a feed against the declared type and shape of value `id`.
+Status check_feed_value(const Session::Impl& session, int id, const Value& value);
+
+// Runs the main graph once. `state.values` holds the validated feeds (every graph input set) and `state.wanted`
+// the requested outputs; `feeds` are the caller's values (an output sharing their storage is copied). `results`
+// receives one value per wanted output, on output_devices[i] (empty: the host). Every value of the state is
+// reset when it returns, and its planned block laid out again when this run outgrew it.
+Status run_main(const Session::Impl& session, RunState& state, std::span<const Value> feeds,
+                const RunOptions& run_options, BoundBuffers bound, std::span<const Device> output_devices,
+                std::vector<Value>& results);
+
 // Feeds `inputs` to the graph inputs in declaration order and returns every output.
 Expected<std::vector<Value>> execute_in_order(const Session::Impl& session, std::span<const Value> inputs,
                                               const RunOptions& run_options);

@@ -29,7 +29,9 @@ bool on_session_device(const Session::Impl& session, Device device) {
                      [&](const auto& provider) { return provider->device() == device; });
 }
 
-bool writable_in_place(const Session::Impl& session, const Tensor& bound, std::span<const Tensor> feeds) {
+}  // namespace
+
+bool bound_output_writable(const Session::Impl& session, const Tensor& bound, std::span<const Tensor> feeds) {
   if (!bound.is_valid() || !on_session_device(session, bound.device()) || bound.dtype() == DataType::kString) {
     return false;
   }
@@ -54,8 +56,6 @@ Status copy_into_bound(const Session::Impl& session, const std::string& name, co
   if (result.raw_data() == bound.raw_data() || result.storage_bytes() == 0) return Status::ok();
   return copy_into(session, result, bound);
 }
-
-}  // namespace
 
 Expected<BoundRunResult> Session::run_bound(std::span<const std::string> input_names, std::span<const Tensor> inputs,
                                             std::span<const std::string> output_names,
@@ -89,7 +89,7 @@ Expected<BoundRunResult> Session::run_bound(std::span<const std::string> input_n
 
   std::vector<const Tensor*> bound_by_value(graph.values.size(), nullptr);
   for (size_t i = 0; i < wanted.size(); ++i) {
-    if (writable_in_place(session, bound_outputs[i], inputs) && !bound_by_value[wanted[i]]) {
+    if (bound_output_writable(session, bound_outputs[i], inputs) && !bound_by_value[wanted[i]]) {
       bound_by_value[wanted[i]] = &bound_outputs[i];
     }
   }

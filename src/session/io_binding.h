@@ -13,11 +13,22 @@
 // - `written_in_place[i]` reports which of the two paths output i took (false for unbound outputs).
 #pragma once
 
+#include <span>
+#include <string>
 #include <vector>
 
 #include "core/tensor.h"
+#include "session/session.h"
 
 namespace nxrt {
+
+// True when a node may write output `bound` in place: a valid non-string tensor on a device of the session,
+// aligned for its element type, not overlapping any of `feeds`.
+bool bound_output_writable(const Session::Impl& session, const Tensor& bound, std::span<const Tensor> feeds);
+// Copies `result` of output `name` into its bound tensor (no copy when it is already there); INVALID_ARGUMENT when
+// the dtype or shape differ, EP_FAIL when no provider of the session can write the bound device.
+Status copy_into_bound(const Session::Impl& session, const std::string& name, const Tensor& result,
+                       const Tensor& bound);
 
 struct BoundRunResult {
   std::vector<Tensor> outputs;  // bound outputs are the bound tensors themselves

@@ -154,6 +154,7 @@ class Session {
   struct Impl;
 
  private:
+  friend class PreparedRun;
   explicit Session(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

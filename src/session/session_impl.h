@@ -7,25 +7,11 @@
 #include "ep/cpu/kernel.h"
 #include "ep/provider.h"
 #include "onnx/model_proto.h"
+#include "session/memory_plan.h"
 #include "session/session.h"
+#include "session/tensor_arena.h"
 
 namespace nxrt {
-
-// The tensors a session's runs produce (intermediates and outputs): freed blocks are kept and handed out again to
-// requests of about the same size (a block at most 1/8 larger), so repeated runs neither call the system
-// allocator nor page-fault fresh memory. A request that misses frees cached blocks (largest first) while the
-// blocks held (in use + cached) exceed the most bytes ever in use at once, sparing the blocks the previous and the
-// current run gave back (the working set of repeated runs) up to 3x that peak. A block returns to the cache only
-// when its last user (a value of the run, or the caller holding an output) lets go. Thread-safe (concurrent runs).
-// Tensors keep the arena alive, so a caller may hold outputs past the session. ASan builds free every block at once
-// so that use-after-free stays detectable.
-class TensorArena;
-std::shared_ptr<TensorArena> make_tensor_arena();
-// Marks the start of a session run (see TensorArena in executor.cpp).
-void begin_arena_run(TensorArena& arena);
-Session::ArenaStats tensor_arena_stats(TensorArena& arena);
-// Uninitialised storage from `arena` (string tensors come from cpu_allocator()).
-Expected<Tensor> allocate_from_arena(const std::shared_ptr<TensorArena>& arena, DataType dtype, Shape shape);
 
 using ProviderList = std::vector<std::shared_ptr<const ep::ExecutionProvider>>;
 
@@ -53,6 +39,8 @@ struct Session::Impl {
   ProviderList providers;  // SessionOptions::execution_providers, the CPU last; declared before the kernels
   std::vector<Device> input_homes;  // per graph input: the device the partitioner placed it on
   CompiledGraph main;  // declared after `graph`, which its kernels reference
+  PlanRules plan_rules;  // of `main`
+  std::unique_ptr<RunStatePool> run_states = std::make_unique<RunStatePool>();
   std::shared_ptr<ThreadPool> pool;
   std::shared_ptr<TensorArena> arena = make_tensor_arena();  // every tensor a run allocates
   std::shared_ptr<NodeProfile> profile;  // set when SessionOptions::enable_profiling

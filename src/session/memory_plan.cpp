@@ -1,0 +1,151 @@
+#include "session/memory_plan.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "session/session_impl.h"
+
+namespace nxrt {
+
+namespace {
+
+constexpr size_t kSlotAlignment = 64;
+
+size_t aligned_bytes(size_t bytes) { return (bytes + kSlotAlignment - 1) / kSlotAlignment * kSlotAlignment; }
+
+}  // namespace
+
+PlanRules make_plan_rules(const CompiledGraph& compiled) {
+  const graph::Graph& graph = compiled.graph();
+  const size_t value_count = graph.values.size();
+  std::vector<int> root(value_count);
+  std::iota(root.begin(), root.end(), 0);
+  std::vector<uint8_t> candidate(value_count, 0);
+  std::vector<uint8_t> escapes(value_count, 0);
+  PlanRules rules;
+  rules.first_node.assign(value_count, -1);
+  // Nodes are in topological order, so the root of an input is final when its readers come.
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const graph::Node& node = graph.nodes[n];
+    const ep::Kernel& kernel = *compiled.kernels[n];
+    if (kernel.takes_values()) {
+      for (int input : node.inputs) {
+        if (input != graph::kNoValue) escapes[root[input]] = 1;
+      }
+      for (int input : node.implicit_inputs) escapes[root[input]] = 1;
+      continue;
+    }
+    const int alias = kernel.alias_input();
+    if (alias >= 0) {
+      const bool has_input = static_cast<size_t>(alias) < node.inputs.size() && node.inputs[alias] != graph::kNoValue;
+      if (!node.outputs.empty() && node.outputs[0] != graph::kNoValue && has_input) {
+        root[node.outputs[0]] = root[node.inputs[alias]];
+      }
+      continue;
+    }
+    if (kernel.constant_output() != nullptr) continue;
+    const bool host_provider = ep::is_host(compiled.providers[n]->device());
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      const int id = node.outputs[o];
+      if (id == graph::kNoValue) continue;
+      rules.first_node[id] = static_cast<int>(n);
+      candidate[id] = host_provider || (compiled.host_outputs[n] >> o & 1u) != 0;
+    }
+  }
+  for (int output : graph.outputs) escapes[root[output]] = 1;
+
+  rules.last_node = rules.first_node;
+  for (size_t v = 0; v < value_count; ++v) {
+    const int last = std::max(compiled.last_use[v], rules.first_node[v]);
+    rules.last_node[root[v]] = std::max(rules.last_node[root[v]], last);
+  }
+  rules.plannable.assign(value_count, 0);
+  for (size_t v = 0; v < value_count; ++v) rules.plannable[v] = candidate[v] && !escapes[v] && root[v] == static_cast<int>(v);
+  return rules;
+}
+
+Tensor PlannedMemory::take(int value, DataType dtype, const Shape& shape, size_t bytes) {
+  const auto index = static_cast<size_t>(value);
+  if (index >= wanted_.size()) wanted_.resize(index + 1, 0);
+  wanted_[index] = std::max(wanted_[index], bytes);
+  if (block_ == nullptr || index >= offset_.size() || offset_[index] == kNoSlot || slot_bytes_[index] < bytes) {
+    stale_ = true;
+    return Tensor();
+  }
+  return Tensor::in_buffer(block_, offset_[index], dtype, shape);
+}
+
+void PlannedMemory::finish_run(const PlanRules& rules) {
+  if (stale_) {
+    lay_out(rules);
+    return;
+  }
+  // A tensor in the block outlived the run (held by a caller or a kernel): leave the block to it.
+  if (block_ != nullptr && block_.use_count() > 1) {
+    block_.reset();
+    lay_out(rules);
+  }
+}
+
+void PlannedMemory::lay_out(const PlanRules& rules) {
+  stale_ = false;
+  block_.reset();
+  block_bytes_ = 0;
+  offset_.assign(wanted_.size(), kNoSlot);
+  slot_bytes_.assign(wanted_.size(), 0);
+  std::vector<size_t> order;
+  for (size_t v = 0; v < wanted_.size() && v < rules.plannable.size(); ++v) {
+    if (wanted_[v] > 0 && rules.plannable[v]) order.push_back(v);
+  }
+  if (order.empty()) return;
+  // Largest first; each value takes the lowest offset that no value alive at the same time (placed earlier)
+  // covers.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return wanted_[a] > wanted_[b]; });
+  std::vector<size_t> placed;
+  std::vector<std::pair<size_t, size_t>> busy;  // [offset, end) of placed values alive with the current one
+  for (size_t v : order) {
+    const size_t size = aligned_bytes(wanted_[v]);
+    busy.clear();
+    for (size_t other : placed) {
+      const bool overlap = rules.first_node[other] <= rules.last_node[v] && rules.first_node[v] <= rules.last_node[other];
+      if (overlap) busy.emplace_back(offset_[other], offset_[other] + slot_bytes_[other]);
+    }
+    std::sort(busy.begin(), busy.end());
+    size_t offset = 0;
+    for (const auto& [begin, end] : busy) {
+      if (offset + size <= begin) break;
+      offset = std::max(offset, end);
+    }
+    offset_[v] = offset;
+    slot_bytes_[v] = size;
+    block_bytes_ = std::max(block_bytes_, offset + size);
+    placed.push_back(v);
+  }
+  Allocator& allocator = cpu_allocator();
+  void* data = allocator.allocate(block_bytes_);
+  if (data == nullptr) {  // no plan: the runs allocate from the session arena as before
+    offset_.assign(wanted_.size(), kNoSlot);
+    block_bytes_ = 0;
+    return;
+  }
+  block_ = std::make_shared<Buffer>(data, block_bytes_, Device{}, &allocator);
+}
+
+std::unique_ptr<RunState> RunStatePool::acquire() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!free_.empty()) {
+      std::unique_ptr<RunState> state = std::move(free_.back());
+      free_.pop_back();
+      return state;
+    }
+  }
+  return std::make_unique<RunState>();
+}
+
+void RunStatePool::release(std::unique_ptr<RunState> state) {
+  std::lock_guard lock(mutex_);
+  free_.push_back(std::move(state));
+}
+
+}  // namespace nxrt

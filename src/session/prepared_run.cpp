@@ -1,0 +1,112 @@
+#include "session/prepared_run.h"
+
+#include "session/executor.h"
+#include "session/io_binding.h"
+#include "session/session_impl.h"
+
+namespace nxrt {
+
+PreparedRun::PreparedRun(const Session::Impl& impl) : impl_(impl), state_(std::make_unique<RunState>()) {}
+
+PreparedRun::~PreparedRun() = default;
+
+Expected<std::unique_ptr<PreparedRun>> PreparedRun::create(const Session& session,
+                                                           std::span<const std::string> input_names,
+                                                           std::span<const Tensor> inputs,
+                                                           std::span<const std::string> output_names,
+                                                           std::span<const Tensor> bound_outputs,
+                                                           const RunOptions& run_options) {
+  const Session::Impl& impl = *session.impl_;
+  const graph::Graph& graph = impl.graph;
+  if (input_names.size() != inputs.size()) {
+    return make_error(StatusCode::kInvalidArgument, "got ", input_names.size(), " input names but ", inputs.size(),
+                      " input values");
+  }
+  std::unique_ptr<PreparedRun> prepared(new PreparedRun(impl));
+  PreparedRun& run = *prepared;
+  run.run_options_ = run_options;
+  std::vector<bool> fed(graph.values.size(), false);
+  for (size_t i = 0; i < input_names.size(); ++i) {
+    TRY_ASSIGN(const int id, feed_id(impl, input_names[i]));
+    if (fed[id]) return make_error(StatusCode::kInvalidArgument, "Input '", input_names[i], "' is fed more than once");
+    fed[id] = true;
+    TRY(check_feed_value(impl, id, Value(inputs[i])));
+    run.input_ids_.push_back(id);
+    run.feeds_.emplace_back(inputs[i]);
+    run.feed_tensors_.push_back(inputs[i]);
+  }
+  for (int id : graph.inputs) {
+    if (!fed[id]) return make_error(StatusCode::kInvalidArgument, "Missing Input: ", graph.values[id].name);
+  }
+  RunState& state = *run.state_;
+  if (output_names.empty()) {
+    state.wanted.assign(graph.outputs.begin(), graph.outputs.end());
+    for (int id : graph.outputs) run.output_names_.push_back(graph.values[id].name);
+  }
+  for (const std::string& name : output_names) {
+    TRY_ASSIGN(const int id, output_id(impl, name));
+    state.wanted.push_back(id);
+    run.output_names_.push_back(name);
+  }
+  if (bound_outputs.size() != state.wanted.size()) {
+    return make_error(StatusCode::kInvalidArgument, "got ", bound_outputs.size(), " bound outputs for ",
+                      state.wanted.size(), " requested outputs");
+  }
+  run.bound_.assign(bound_outputs.begin(), bound_outputs.end());
+  run.output_devices_.assign(state.wanted.size(), Device{});
+  for (size_t i = 0; i < state.wanted.size(); ++i) {
+    if (run.bound_[i].is_valid()) run.output_devices_[i] = run.bound_[i].device();
+  }
+  run.bind_in_place();
+  state.values.resize(graph.values.size());
+  run.results_.reserve(state.wanted.size());
+  run.outputs_.resize(state.wanted.size());
+  run.written_in_place_.assign(state.wanted.size(), 0);
+  return prepared;
+}
+
+Status PreparedRun::set_input(size_t index, const Tensor& tensor) {
+  if (index >= input_ids_.size()) {
+    return make_error(StatusCode::kInvalidArgument, "input index ", index, " out of range: ", input_ids_.size(),
+                      " inputs were prepared");
+  }
+  TRY(check_feed_value(impl_, input_ids_[index], Value(tensor)));
+  feed_tensors_[index] = tensor;
+  feeds_[index] = Value(tensor);
+  bind_in_place();  // a bound output that the new feed overlaps is no longer written in place
+  return Status::ok();
+}
+
+void PreparedRun::bind_in_place() {
+  bound_by_value_.assign(impl_.graph.values.size(), nullptr);
+  for (size_t i = 0; i < bound_.size(); ++i) {
+    const int id = state_->wanted[i];
+    if (!bound_by_value_[id] && bound_output_writable(impl_, bound_[i], feed_tensors_)) {
+      bound_by_value_[id] = &bound_[i];
+    }
+  }
+}
+
+Status PreparedRun::run() {
+  RunState& state = *state_;
+  for (size_t i = 0; i < input_ids_.size(); ++i) state.values[input_ids_[i]] = feeds_[i];
+  TRY(run_main(impl_, state, feeds_, run_options_, bound_by_value_, output_devices_, results_));
+  for (size_t i = 0; i < results_.size(); ++i) {
+    if (!results_[i].is_tensor()) {
+      return make_error(StatusCode::kInvalidArgument, "output '", output_names_[i], "' is not a tensor");
+    }
+    const Tensor& result = results_[i].tensor();
+    if (!bound_[i].is_valid()) {
+      outputs_[i] = result;
+      written_in_place_[i] = 0;
+      continue;
+    }
+    written_in_place_[i] = result.raw_data() == bound_[i].raw_data();
+    if (!written_in_place_[i]) TRY(copy_into_bound(impl_, output_names_[i], result, bound_[i]));
+    outputs_[i] = bound_[i];
+  }
+  results_.clear();
+  return Status::ok();
+}
+
+}  // namespace nxrt
