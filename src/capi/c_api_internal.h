@@ -10,6 +10,7 @@
 #include "core/status.h"
 #include "core/tensor.h"
 #include "nxrt/nxrt.h"
+#include "session/prepared_run.h"
 #include "session/session.h"
 
 struct NxrtStatus {
@@ -53,8 +54,11 @@ struct NxrtIoBinding {
   std::vector<std::string> output_names;
   std::vector<nxrt::Tensor> bound_outputs;  // invalid Tensor: the runtime allocates the output
   std::vector<nxrt::Device> output_devices;  // per output name: where an unbound output is allocated
-  std::vector<std::string> result_names;
-  std::vector<nxrt::Tensor> results;
+  // The run these bindings describe, prepared at the first run after a bind or clear that changed names or outputs
+  // and repeated while they stay (rebinding an input keeps it): a repeated run allocates nothing in the engine.
+  std::unique_ptr<nxrt::PreparedRun> prepared;
+  std::vector<std::string> result_names;  // set with `prepared`
+  std::vector<nxrt::Tensor> results;      // of the last run; empty after a failed run or a change of bindings
   std::vector<bool> written_in_place;
 };
 

@@ -1,4 +1,5 @@
-// C API: IO binding and nxrt_session_run_with_binding (the engine side is Session::run_bound).
+// C API: IO binding and nxrt_session_run_with_binding (the engine side is PreparedRun, which has run_bound's
+// contract and keeps its run state between runs).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -37,9 +38,34 @@ NxrtStatus* result_index_error(const char* function, const NxrtIoBinding* bindin
 }
 
 void forget_results(NxrtIoBinding* binding) {
-  binding->result_names.clear();
   binding->results.clear();
   binding->written_in_place.clear();
+}
+
+// Bindings whose names or outputs changed: the next run prepares again.
+void forget_prepared(NxrtIoBinding* binding) {
+  binding->prepared.reset();
+  forget_results(binding);
+}
+
+NxrtStatus* prepare(const NxrtSession* session, NxrtIoBinding* binding) {
+  std::vector<nxrt::Tensor> unbound;
+  const bool all_outputs = binding->output_names.empty();
+  if (all_outputs) unbound.resize(session->session->outputs().size());
+  std::vector<nxrt::Device> devices = binding->output_devices;
+  devices.resize(binding->bound_outputs.size());
+  auto prepared = nxrt::PreparedRun::create(*session->session, binding->input_names, binding->inputs,
+                                            binding->output_names, all_outputs ? unbound : binding->bound_outputs,
+                                            all_outputs ? std::span<const nxrt::Device>() : devices);
+  if (!prepared) return nxrt::capi::to_c_status(prepared.status());
+  binding->prepared = std::move(*prepared);
+  binding->result_names.clear();
+  if (all_outputs) {
+    for (const nxrt::ValueDesc& desc : session->session->outputs()) binding->result_names.push_back(desc.name);
+  } else {
+    binding->result_names = binding->output_names;
+  }
+  return nullptr;
 }
 
 NxrtStatus* run_binding(const NxrtSession* session, const NxrtRunOptions* run_options, NxrtIoBinding* binding) {
@@ -54,29 +80,21 @@ NxrtStatus* run_binding(const NxrtSession* session, const NxrtRunOptions* run_op
     options.tag = run_options->tag;
     options.run_timeout_ms = run_options->timeout_ms.load();
   }
-  std::vector<nxrt::Tensor> unbound;
-  const bool all_outputs = binding->output_names.empty();
-  if (all_outputs) unbound.resize(session->session->outputs().size());
-  std::vector<nxrt::Device> devices = binding->output_devices;
-  devices.resize(binding->bound_outputs.size());
-  nxrt::Expected<nxrt::BoundRunResult> run =
-      session->session->run_bound(binding->input_names, binding->inputs, binding->output_names,
-                                  all_outputs ? unbound : binding->bound_outputs, options,
-                                  all_outputs ? std::span<const nxrt::Device>() : devices);
-  if (!run) return nxrt::capi::to_c_status(run.status());
-  for (size_t i = 0; i < run->outputs.size(); ++i) {
-    if (run->outputs[i].dtype() == nxrt::DataType::kString) {
+  if (!binding->prepared) {
+    if (NxrtStatus* error = prepare(session, binding)) return error;
+  }
+  const nxrt::Status status = binding->prepared->run(options);
+  if (!status.is_ok()) return nxrt::capi::to_c_status(status);
+  const std::vector<nxrt::Tensor>& outputs = binding->prepared->outputs();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].dtype() == nxrt::DataType::kString) {
       return make_c_status(NXRT_NOT_IMPLEMENTED, "nxrt_session_run_with_binding: output " + std::to_string(i) +
                                                      " is a string tensor, which the C API does not support");
     }
   }
-  if (all_outputs) {
-    for (const nxrt::ValueDesc& desc : session->session->outputs()) binding->result_names.push_back(desc.name);
-  } else {
-    binding->result_names = binding->output_names;
-  }
-  binding->results = std::move(run->outputs);
-  binding->written_in_place = std::move(run->written_in_place);
+  binding->results.assign(outputs.begin(), outputs.end());
+  binding->written_in_place.resize(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) binding->written_in_place[i] = binding->prepared->written_in_place(i);
   return nullptr;
 }
 
@@ -102,8 +120,17 @@ NxrtStatus* nxrt_io_binding_bind_input(NxrtIoBinding* binding, const char* name,
   NXRT_CHECK_ARG(name);
   NXRT_CHECK_ARG(tensor);
   return guard([&]() -> NxrtStatus* {
+    const size_t count = binding->inputs.size();
     const size_t slot = slot_for(binding->input_names, binding->inputs, name);
     binding->inputs[slot] = tensor->tensor;
+    forget_results(binding);
+    // A new tensor for a bound name keeps the prepared run (it checks the feed now, as a run would).
+    if (slot < count && binding->prepared) {
+      const nxrt::Status status = binding->prepared->set_input(slot, tensor->tensor);
+      if (!status.is_ok()) binding->prepared.reset();
+      return nullptr;
+    }
+    binding->prepared.reset();
     return nullptr;
   });
 }
@@ -123,6 +150,7 @@ NxrtStatus* nxrt_io_binding_bind_output(NxrtIoBinding* binding, const char* name
     binding->bound_outputs[slot] = tensor->tensor;
     binding->output_devices.resize(binding->bound_outputs.size());
     binding->output_devices[slot] = tensor->tensor.device();
+    forget_prepared(binding);
     return nullptr;
   });
 }
@@ -143,6 +171,7 @@ NxrtStatus* nxrt_io_binding_bind_output_to_device(NxrtIoBinding* binding, const 
     binding->bound_outputs[slot] = nxrt::Tensor();
     binding->output_devices.resize(binding->bound_outputs.size());
     binding->output_devices[slot] = memory_info->device;
+    forget_prepared(binding);
     return nullptr;
   });
 }
@@ -151,7 +180,7 @@ void nxrt_io_binding_clear_inputs(NxrtIoBinding* binding) {
   if (!binding) return;
   binding->input_names.clear();
   binding->inputs.clear();
-  forget_results(binding);
+  forget_prepared(binding);
 }
 
 void nxrt_io_binding_clear_outputs(NxrtIoBinding* binding) {
@@ -159,7 +188,7 @@ void nxrt_io_binding_clear_outputs(NxrtIoBinding* binding) {
   binding->output_names.clear();
   binding->bound_outputs.clear();
   binding->output_devices.clear();
-  forget_results(binding);
+  forget_prepared(binding);
 }
 
 NxrtStatus* nxrt_session_run_with_binding(const NxrtSession* session, const NxrtRunOptions* run_options,

@@ -159,6 +159,10 @@ class Shape {
   int64_t inline_[kInlineDims] = {};
 };
 
+// Per-dim integers that never outnumber a tensor's dims (strides, pads, permutations, index odometers): the same
+// inline storage as Shape, so kernels build them per run without allocating.
+using DimList = Shape;
+
 // Product of dims; nullopt when a dim is negative or the product overflows int64.
 std::optional<int64_t> checked_numel(std::span<const int64_t> dims);
 // Product of dims; caller guarantees the shape was validated.

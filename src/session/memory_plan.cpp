@@ -143,6 +143,13 @@ std::unique_ptr<RunState> RunStatePool::acquire() {
   return std::make_unique<RunState>();
 }
 
+size_t RunStatePool::largest_block_bytes() {
+  std::lock_guard lock(mutex_);
+  size_t largest = 0;
+  for (const auto& state : free_) largest = std::max(largest, state->memory.block_bytes());
+  return largest;
+}
+
 void RunStatePool::release(std::unique_ptr<RunState> state) {
   std::lock_guard lock(mutex_);
   free_.push_back(std::move(state));

@@ -84,6 +84,8 @@ class RunStatePool {
  public:
   std::unique_ptr<RunState> acquire();
   void release(std::unique_ptr<RunState> state);
+  // The largest planned block among the free states.
+  size_t largest_block_bytes();
 
  private:
   std::mutex mutex_;

@@ -15,7 +15,7 @@ Expected<std::unique_ptr<PreparedRun>> PreparedRun::create(const Session& sessio
                                                            std::span<const Tensor> inputs,
                                                            std::span<const std::string> output_names,
                                                            std::span<const Tensor> bound_outputs,
-                                                           const RunOptions& run_options) {
+                                                           std::span<const Device> allocate_on) {
   const Session::Impl& impl = *session.impl_;
   const graph::Graph& graph = impl.graph;
   if (input_names.size() != inputs.size()) {
@@ -24,7 +24,6 @@ Expected<std::unique_ptr<PreparedRun>> PreparedRun::create(const Session& sessio
   }
   std::unique_ptr<PreparedRun> prepared(new PreparedRun(impl));
   PreparedRun& run = *prepared;
-  run.run_options_ = run_options;
   std::vector<bool> fed(graph.values.size(), false);
   for (size_t i = 0; i < input_names.size(); ++i) {
     TRY_ASSIGN(const int id, feed_id(impl, input_names[i]));
@@ -52,10 +51,15 @@ Expected<std::unique_ptr<PreparedRun>> PreparedRun::create(const Session& sessio
     return make_error(StatusCode::kInvalidArgument, "got ", bound_outputs.size(), " bound outputs for ",
                       state.wanted.size(), " requested outputs");
   }
+  if (!allocate_on.empty() && allocate_on.size() != state.wanted.size()) {
+    return make_error(StatusCode::kInvalidArgument, "got ", allocate_on.size(), " output devices for ",
+                      state.wanted.size(), " requested outputs");
+  }
   run.bound_.assign(bound_outputs.begin(), bound_outputs.end());
   run.output_devices_.assign(state.wanted.size(), Device{});
   for (size_t i = 0; i < state.wanted.size(); ++i) {
     if (run.bound_[i].is_valid()) run.output_devices_[i] = run.bound_[i].device();
+    else if (!allocate_on.empty()) run.output_devices_[i] = allocate_on[i];
   }
   run.bind_in_place();
   state.values.resize(graph.values.size());
@@ -87,10 +91,10 @@ void PreparedRun::bind_in_place() {
   }
 }
 
-Status PreparedRun::run() {
+Status PreparedRun::run(const RunOptions& run_options) {
   RunState& state = *state_;
   for (size_t i = 0; i < input_ids_.size(); ++i) state.values[input_ids_[i]] = feeds_[i];
-  TRY(run_main(impl_, state, feeds_, run_options_, bound_by_value_, output_devices_, results_));
+  TRY(run_main(impl_, state, feeds_, run_options, bound_by_value_, output_devices_, results_));
   for (size_t i = 0; i < results_.size(); ++i) {
     if (!results_[i].is_tensor()) {
       return make_error(StatusCode::kInvalidArgument, "output '", output_names_[i], "' is not a tensor");

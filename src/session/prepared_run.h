@@ -21,20 +21,21 @@ struct RunState;
 class PreparedRun {
  public:
   // `bound_outputs`: one entry per requested output (empty `output_names`: every graph output); an invalid
-  // tensor leaves that output to be allocated by each run. Errors as Session::run_bound's.
+  // tensor leaves that output to be allocated by each run, on allocate_on[i] (empty: the host). Errors as
+  // Session::run_bound's.
   static Expected<std::unique_ptr<PreparedRun>> create(const Session& session,
                                                        std::span<const std::string> input_names,
                                                        std::span<const Tensor> inputs,
                                                        std::span<const std::string> output_names,
                                                        std::span<const Tensor> bound_outputs,
-                                                       const RunOptions& run_options = {});
+                                                       std::span<const Device> allocate_on = {});
   ~PreparedRun();
   PreparedRun(const PreparedRun&) = delete;
   PreparedRun& operator=(const PreparedRun&) = delete;
 
   // Feeds `tensor` to input `index` (in create's order) from the next run on, checked as create checks feeds.
   Status set_input(size_t index, const Tensor& tensor);
-  Status run();
+  Status run(const RunOptions& run_options = {});
   // After a successful run(): output i is its bound tensor, or the tensor the run allocated for it.
   const std::vector<Tensor>& outputs() const { return outputs_; }
   // After a successful run(): true when output i was written straight into its bound tensor (no copy).
@@ -46,7 +47,6 @@ class PreparedRun {
   void bind_in_place();
 
   const Session::Impl& impl_;
-  RunOptions run_options_;
   std::vector<int> input_ids_;
   std::vector<Value> feeds_;
   std::vector<Tensor> feed_tensors_;

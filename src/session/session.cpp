@@ -80,7 +80,11 @@ const std::vector<ValueDesc>& Session::outputs() const { return impl_->outputs; 
 const ModelMetadata& Session::metadata() const { return impl_->metadata; }
 const std::map<std::string, int64_t>& Session::opsets() const { return impl_->graph.opsets; }
 const graph::Graph& Session::graph() const { return impl_->graph; }
-Session::ArenaStats Session::arena_stats() const { return tensor_arena_stats(*impl_->arena); }
+Session::ArenaStats Session::arena_stats() const {
+  ArenaStats stats = tensor_arena_stats(*impl_->arena);
+  stats.planned_block_bytes = static_cast<int64_t>(impl_->run_states->largest_block_bytes());
+  return stats;
+}
 int Session::num_threads() const { return impl_->pool->num_threads(); }
 
 std::vector<std::string> Session::providers() const {

@@ -121,12 +121,14 @@ class Session {
   // Full names of the session's providers, in preference order (the CPU last).
   std::vector<std::string> providers() const;
 
-  // What the run arena (the blocks runs allocate their values from) holds: blocks taken from the system
-  // allocator so far, bytes cached for later runs, and the most bytes ever in use at once.
+  // What the run arena (the blocks runs allocate their unplanned values from) holds: blocks taken from the system
+  // allocator so far, bytes cached for later runs, and the most bytes ever in use at once; and the largest planned
+  // block of the run states waiting for the next run (see session/memory_plan.h).
   struct ArenaStats {
     int64_t system_allocations = 0;
     int64_t cached_bytes = 0;
     int64_t peak_in_use_bytes = 0;
+    int64_t planned_block_bytes = 0;
   };
   ArenaStats arena_stats() const;
 

@@ -5,6 +5,7 @@
 //   run           Session::run, outputs returned as new tensors
 //   run_bound     Session::run_bound, every output bound to a caller tensor of the right shape
 //   prepared      PreparedRun::run: names resolved, feeds and outputs bound once (the zero-allocation path)
+//   c_binding     nxrt_session_run_with_binding with every input and output bound (C, C++ wrapper and Fortran)
 // tests/python/test_allocation_counts.py runs it on every bench/suite model.
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -20,10 +21,8 @@
 #include <vector>
 
 #include "core/dispatch.h"
-#if __has_include("session/prepared_run.h")
+#include "nxrt/nxrt.h"
 #include "session/prepared_run.h"
-#define NXRT_PROBE_PREPARED 1
-#endif
 #include "session/io_binding.h"
 #include "session/session.h"
 
@@ -140,6 +139,46 @@ int fail(const Status& status) {
   return 1;
 }
 
+// The same run through the C API's IO binding; -1 after printing the error.
+long c_binding_allocations(const char* model, int threads, const std::vector<std::string>& input_names,
+                           std::vector<Tensor>& feeds, const std::vector<std::string>& output_names,
+                           std::vector<Tensor>& bound, int runs) {
+  const auto check = [](NxrtStatus* status) {
+    if (status == nullptr) return true;
+    std::fprintf(stderr, "error: %s\n", nxrt_status_message(status));
+    nxrt_release_status(status);
+    return false;
+  };
+  const auto c_tensor = [&](Tensor& tensor, NxrtTensor** out) {
+    return check(nxrt_create_tensor_with_data(static_cast<NxrtElementType>(tensor.dtype()), tensor.shape().data(),
+                                              tensor.rank(), tensor.raw_data(), tensor.storage_bytes(), out));
+  };
+  NxrtSessionOptions* options = nullptr;
+  NxrtSession* session = nullptr;
+  NxrtIoBinding* binding = nullptr;
+  std::vector<NxrtTensor*> tensors;
+  bool ok = check(nxrt_create_session_options(&options)) &&
+            check(nxrt_session_options_set_intra_op_threads(options, threads)) &&
+            check(nxrt_create_session(model, options, &session)) && check(nxrt_create_io_binding(session, &binding));
+  for (size_t i = 0; ok && i < feeds.size(); ++i) {
+    tensors.push_back(nullptr);
+    ok = c_tensor(feeds[i], &tensors.back()) &&
+         check(nxrt_io_binding_bind_input(binding, input_names[i].c_str(), tensors.back()));
+  }
+  for (size_t i = 0; ok && i < bound.size(); ++i) {
+    tensors.push_back(nullptr);
+    ok = c_tensor(bound[i], &tensors.back()) &&
+         check(nxrt_io_binding_bind_output(binding, output_names[i].c_str(), tensors.back()));
+  }
+  const long count = ok ? least_allocations(runs, [&] { return check(nxrt_session_run_with_binding(session, nullptr, binding)); })
+                        : -1;
+  for (NxrtTensor* tensor : tensors) nxrt_release_tensor(tensor);
+  nxrt_release_io_binding(binding);
+  nxrt_release_session(session);
+  nxrt_release_session_options(options);
+  return count;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -195,14 +234,14 @@ int main(int argc, char** argv) {
     auto results = (*session)->run_bound(input_names, feeds, output_names, bound);
     return remember(results ? Status::ok() : results.status());
   });
-#ifdef NXRT_PROBE_PREPARED
   auto prepared = PreparedRun::create(**session, input_names, feeds, output_names, bound);
   if (!prepared) return fail(prepared.status());
   const long prepared_count = least_allocations(runs, [&] { return remember((*prepared)->run()); });
-#else
-  const long prepared_count = -1;
-#endif
   if (!failed.is_ok()) return fail(failed);
-  std::printf("run %ld\nrun_bound %ld\nprepared %ld\n", plain, with_binding, prepared_count);
+  const long c_binding = c_binding_allocations(argv[1], options.intra_op_num_threads, input_names, feeds,
+                                               output_names, bound, runs);
+  if (c_binding < 0) return 1;
+  std::printf("run %ld\nrun_bound %ld\nprepared %ld\nc_binding %ld\n", plain, with_binding, prepared_count,
+              c_binding);
   return 0;
 }

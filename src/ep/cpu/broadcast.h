@@ -30,7 +30,7 @@ inline constexpr int64_t kElementwiseGrain = 65536;
 template <size_t N>
 struct BroadcastPlan {
   Shape dims;                                   // coalesced output dims, outermost first; never empty
-  std::array<std::vector<int64_t>, N> strides;  // element stride of input k per dim; 0 where broadcast
+  std::array<DimList, N> strides;         // element stride of input k per dim; 0 where broadcast
   std::array<int64_t, N> step{};                // stride of input k in the innermost dim: 0 or 1
   int64_t numel = 0;
 };

@@ -84,8 +84,8 @@ Expected<Geometry> resolve_geometry(const WindowAttrs& attrs, std::span<const in
   Geometry g;
   g.in.assign(in.begin(), in.end());
   g.kernel.assign(kernel.begin(), kernel.end());
-  g.stride = attrs.strides.empty() ? std::vector<int64_t>(rank, 1) : attrs.strides;
-  g.dilation = attrs.dilations.empty() ? std::vector<int64_t>(rank, 1) : attrs.dilations;
+  g.stride = attrs.strides.empty() ? DimList(rank, 1) : DimList(attrs.strides);
+  g.dilation = attrs.dilations.empty() ? DimList(rank, 1) : DimList(attrs.dilations);
   g.pad_begin.assign(rank, 0);
   g.pad_end.assign(rank, 0);
   g.out.assign(rank, 0);

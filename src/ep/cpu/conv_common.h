@@ -36,13 +36,13 @@ Expected<WindowAttrs> parse_window_attrs(const graph::Node& node);
 
 // The window geometry for one concrete input: per spatial dim sizes, kernel, stride, dilation and pads.
 struct Geometry {
-  std::vector<int64_t> in;
-  std::vector<int64_t> out;
-  std::vector<int64_t> kernel;
-  std::vector<int64_t> stride;
-  std::vector<int64_t> dilation;
-  std::vector<int64_t> pad_begin;
-  std::vector<int64_t> pad_end;
+  DimList in;
+  DimList out;
+  DimList kernel;
+  DimList stride;
+  DimList dilation;
+  DimList pad_begin;
+  DimList pad_end;
 
   size_t rank() const { return in.size(); }
   int64_t in_size() const;

@@ -47,7 +47,7 @@ struct AttentionShape {
   int64_t batch_count = 1;
   int64_t s = 0, d = 0, t = 0, dv = 0;
   int64_t heads = 1;  // with heads_last: H, the number of head blocks in a row of Q, V and Y; else 1
-  std::vector<int64_t> mask_strides;  // per dim of [batch..., S, T]; 0 where the mask broadcasts
+  DimList mask_strides;  // per dim of [batch..., S, T]; 0 where the mask broadcasts
 };
 
 class FusedAttentionKernel final : public Kernel {

@@ -217,14 +217,26 @@ class FusedElementwiseKernel final : public Kernel {
     const int64_t total = output_count_ > 0 ? outputs[0].numel() : 0;
     if (total == 0) return;
     constexpr int64_t kChunk = kChunkBytes / static_cast<int64_t>(sizeof(T));
-    std::vector<const T*> in(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) in[i] = inputs[i]->data<T>() + std::max<int64_t>(input_offsets_[i], 0);
-    std::vector<T*> out(outputs.size());
-    for (size_t i = 0; i < outputs.size(); ++i) out[i] = outputs[i].data<T>();
+    // The calling thread's pointer tables, storage that only grows (a repeated run allocates nothing; evaluate
+    // never nests). The tasks read them through `in` and `out`: inside the lambda a thread_local name would be the
+    // worker's own.
+    thread_local std::vector<const T*> input_table;
+    thread_local std::vector<T*> output_table;
+    input_table.resize(inputs.size());
+    output_table.resize(outputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      input_table[i] = inputs[i]->data<T>() + std::max<int64_t>(input_offsets_[i], 0);
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) output_table[i] = outputs[i].data<T>();
+    const T* const* in = input_table.data();
+    T* const* out = output_table.data();
     const T* constants = constants_.data<T>();
     const int64_t chunks = (total + kChunk - 1) / kChunk;
     pool.parallel_for(chunks, 1, [&](int64_t first, int64_t last) {
-      std::vector<T> scratch(static_cast<size_t>(scratch_slots_) * kChunk);
+      thread_local std::vector<T> scratch;
+      if (scratch.size() < static_cast<size_t>(scratch_slots_) * kChunk) {
+        scratch.resize(static_cast<size_t>(scratch_slots_) * kChunk);
+      }
       for (int64_t c = first; c < last; ++c) {
         const int64_t begin = c * kChunk;
         const int64_t count = std::min(kChunk, total - begin);

@@ -112,11 +112,11 @@ class ReshapeKernel final : public Kernel {
 // odometer below touches few levels; a plain 2-D transpose becomes out_dims [R,C] with in_strides [1,R].
 struct TransposePlan {
   Shape out_dims;
-  std::vector<int64_t> in_strides;  // input stride of each output dim
+  DimList in_strides;  // input stride of each output dim
 };
 
-TransposePlan make_transpose_plan(const Shape& in, const std::vector<int64_t>& perm) {
-  std::vector<int64_t> axis_stride(in.size(), 1);
+TransposePlan make_transpose_plan(const Shape& in, std::span<const int64_t> perm) {
+  DimList axis_stride(in.size(), 1);
   for (size_t d = in.size(); d-- > 1;) axis_stride[d - 1] = axis_stride[d] * in[d];
   TransposePlan plan;
   int64_t previous = -1;
@@ -226,7 +226,7 @@ void transpose_batched_2d(const T* in, T* out, const TransposePlan& plan, int64_
 }
 
 template <class T>
-void transpose_typed(const Tensor& input, Tensor& output, const std::vector<int64_t>& perm, ThreadPool& pool) {
+void transpose_typed(const Tensor& input, Tensor& output, std::span<const int64_t> perm, ThreadPool& pool) {
   const T* in = static_cast<const T*>(input.raw_data());
   T* out = static_cast<T*>(output.raw_data());
   const TransposePlan plan = make_transpose_plan(input.shape(), perm);
@@ -258,7 +258,7 @@ class TransposeKernel final : public Kernel {
       return make_error(StatusCode::kNotImplemented, description_, ": input 0 type ", data_type_name(x.dtype()),
                         " is not supported");
     }
-    const std::vector<int64_t> perm = resolved_perm(x.rank());
+    const DimList perm = resolved_perm(x.rank());
     if (perm.size() != x.rank()) {
       return make_error(StatusCode::kInvalidArgument, description_, ": perm ", shape_to_string(perm_),
                         " has length ", perm_.size(), " but input 0 shape ", shape_to_string(x.shape()), " has rank ",
@@ -279,7 +279,7 @@ class TransposeKernel final : public Kernel {
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
     const Tensor& x = *inputs[0];
     if (x.numel() == 0) return Status::ok();
-    const std::vector<int64_t> perm = resolved_perm(x.rank());
+    const DimList perm = resolved_perm(x.rank());
     if (x.dtype() == DataType::kString) {
       transpose_typed<std::string>(x, outputs[0], perm, pool);
       return Status::ok();
@@ -304,15 +304,15 @@ class TransposeKernel final : public Kernel {
   }
 
  private:
-  std::vector<int64_t> resolved_perm(size_t rank) const {
+  DimList resolved_perm(size_t rank) const {
     if (has_perm_) return perm_;
-    std::vector<int64_t> perm(rank);
+    DimList perm(rank);
     for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
     return perm;
   }
 
   std::string description_;
-  std::vector<int64_t> perm_;
+  DimList perm_;
   bool has_perm_;
 };
 

@@ -1,0 +1,236 @@
+// The memory plan of the main graph (session/memory_plan.h): intermediates in one planned block per run state,
+// laid out again when shapes grow, never visible to the caller; run states per concurrent run; PreparedRun.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <thread>
+
+#include "onnx/model_writer.h"
+#include "session/prepared_run.h"
+#include "session/session.h"
+
+namespace nxrt {
+namespace {
+
+namespace w = onnx::write;
+
+constexpr int32_t kFloat = 1;
+
+// Optimisation off by default: the elementwise fusion would turn the chains below into one node.
+SessionOptions unoptimized() {
+  SessionOptions options;
+  options.graph_optimization_level = 0;
+  return options;
+}
+
+std::unique_ptr<Session> create(const w::Model& model, const SessionOptions& options = unoptimized()) {
+  auto session = Session::create_from_bytes(w::encode_model(model), options);
+  EXPECT_TRUE(session.has_value()) << session.status().to_string();
+  return session ? std::move(session).value() : nullptr;
+}
+
+// y = ((x * 2 + x) * (x * 2 + x) - x) over [N] (N symbolic): three planned intermediates, each read once.
+w::Model chain_model() {
+  w::Model model;
+  model.graph.inputs = {{"x", kFloat, {std::string("N")}}};
+  model.graph.outputs = {{"y", kFloat, {std::string("N")}}};
+  model.graph.initializers = {w::float_tensor("two", {}, {2.0f})};
+  model.graph.nodes = {{"Mul", {"x", "two"}, {"t1"}, {}, "mul"},
+                       {"Add", {"t1", "x"}, {"t2"}, {}, "add"},
+                       {"Mul", {"t2", "t2"}, {"t3"}, {}, "square"},
+                       {"Sub", {"t3", "x"}, {"y"}, {}, "sub"}};
+  return model;
+}
+
+float chain_of(float x) { return 9.0f * x * x - x; }
+
+std::vector<float> inputs_for(int64_t n, int seed) {
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>((i * 7 + seed * 13) % 101) / 10.0f - 5.0f;
+  return x;
+}
+
+void expect_chain(const Tensor& y, const std::vector<float>& x) {
+  ASSERT_EQ(y.numel(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_FLOAT_EQ(y.data<float>()[i], chain_of(x[i])) << i;
+}
+
+TEST(MemoryPlan, IntermediatesLiveInThePlannedBlockAfterTheFirstRun) {
+  auto session = create(chain_model());
+  ASSERT_TRUE(session);
+  const int64_t n = 1000;
+  for (int run = 0; run < 5; ++run) {
+    std::vector<float> x = inputs_for(n, run);
+    auto outputs = session->run({{"x"}}, {{Tensor::wrap(DataType::kFloat32, {n}, x.data())}}, {});
+    ASSERT_TRUE(outputs) << outputs.status().to_string();
+    expect_chain((*outputs)[0], x);
+  }
+  const Session::ArenaStats stats = session->arena_stats();
+  // t1 and t3 may share a slot (t1 is dead once t2 exists); t2 lives with both: at least 2, at most 3 slots.
+  const int64_t bytes = n * 4;
+  EXPECT_GE(stats.planned_block_bytes, 2 * bytes);
+  EXPECT_LE(stats.planned_block_bytes, 3 * bytes + 3 * 64);
+  // After the first run, only the output comes from the arena: one block, reused by every later run.
+  const int64_t allocations = stats.system_allocations;
+  for (int run = 0; run < 3; ++run) {
+    std::vector<float> x = inputs_for(n, run);
+    ASSERT_TRUE(session->run({{"x"}}, {{Tensor::wrap(DataType::kFloat32, {n}, x.data())}}, {}));
+  }
+  EXPECT_EQ(session->arena_stats().system_allocations, allocations);
+}
+
+TEST(MemoryPlan, ShapesThatGrowAndShrinkStayCorrect) {
+  auto session = create(chain_model());
+  ASSERT_TRUE(session);
+  int seed = 0;
+  for (int64_t n : {4, 1000, 10, 50000, 3, 50000, 0, 7}) {
+    std::vector<float> x = inputs_for(n, ++seed);
+    auto outputs = session->run({{"x"}}, {{Tensor::wrap(DataType::kFloat32, {n}, x.data())}}, {});
+    ASSERT_TRUE(outputs) << n << ": " << outputs.status().to_string();
+    expect_chain((*outputs)[0], x);
+  }
+  EXPECT_GE(session->arena_stats().planned_block_bytes, 2 * 50000 * 4);
+}
+
+TEST(MemoryPlan, HeldOutputsAndViewsOfIntermediatesAreNeverOverwritten) {
+  // z is a Reshape (a view) of an intermediate, so that intermediate must not be planned; u is an output too.
+  w::Model model;
+  model.graph.inputs = {{"x", kFloat, {int64_t{6}}}};
+  model.graph.outputs = {{"z", kFloat, {int64_t{2}, int64_t{3}}}, {"u", kFloat, {int64_t{6}}}};
+  model.graph.initializers = {w::int64_tensor("shape", {2}, {2, 3})};
+  model.graph.nodes = {{"Neg", {"x"}, {"a"}, {}, "neg"},
+                       {"Reshape", {"a", "shape"}, {"z"}, {}, "reshape"},
+                       {"Abs", {"x"}, {"b"}, {}, "abs"},
+                       {"Mul", {"b", "b"}, {"u"}, {}, "square"}};
+  auto session = create(model);
+  ASSERT_TRUE(session);
+  std::vector<std::vector<float>> inputs;
+  std::vector<std::vector<Tensor>> held;
+  for (int run = 0; run < 4; ++run) {
+    inputs.push_back(inputs_for(6, run));
+    auto outputs = session->run({{"x"}}, {{Tensor::wrap(DataType::kFloat32, {6}, inputs.back().data())}}, {});
+    ASSERT_TRUE(outputs) << outputs.status().to_string();
+    held.push_back(std::move(*outputs));
+  }
+  for (size_t run = 0; run < held.size(); ++run) {
+    for (size_t i = 0; i < 6; ++i) {
+      EXPECT_FLOAT_EQ(held[run][0].data<float>()[i], -inputs[run][i]);
+      EXPECT_FLOAT_EQ(held[run][1].data<float>()[i], inputs[run][i] * inputs[run][i]);
+    }
+  }
+}
+
+TEST(MemoryPlan, ValuesKeptInASequenceOutliveTheirLastTensorReader) {
+  // `a` goes into a sequence and comes back after several intermediates that would reuse its slot were it planned.
+  w::Model model;
+  model.graph.inputs = {{"x", kFloat, {int64_t{8}}}};
+  model.graph.outputs = {{"y", kFloat, {int64_t{8}}}};
+  model.graph.initializers = {w::int64_tensor("zero", {}, {0})};
+  model.graph.nodes = {{"Neg", {"x"}, {"a"}, {}, "neg"},
+                       {"SequenceConstruct", {"a"}, {"seq"}, {}, "construct"},
+                       {"Abs", {"x"}, {"b"}, {}, "abs"},
+                       {"Mul", {"b", "b"}, {"c"}, {}, "square"},
+                       {"Add", {"c", "b"}, {"d"}, {}, "add"},
+                       {"SequenceAt", {"seq", "zero"}, {"back"}, {}, "at"},
+                       {"Add", {"back", "d"}, {"y"}, {}, "sum"}};
+  auto session = create(model);
+  ASSERT_TRUE(session);
+  for (int run = 0; run < 3; ++run) {
+    std::vector<float> x = inputs_for(8, run);
+    auto outputs = session->run({{"x"}}, {{Tensor::wrap(DataType::kFloat32, {8}, x.data())}}, {});
+    ASSERT_TRUE(outputs) << outputs.status().to_string();
+    for (size_t i = 0; i < 8; ++i) {
+      const float b = std::abs(x[i]);
+      EXPECT_FLOAT_EQ((*outputs)[0].data<float>()[i], -x[i] + b * b + b) << i;
+    }
+  }
+}
+
+TEST(MemoryPlan, ConcurrentRunsEachUseTheirOwnState) {
+  SessionOptions options = unoptimized();
+  options.intra_op_num_threads = 1;
+  auto session = create(chain_model(), options);
+  ASSERT_TRUE(session);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int run = 0; run < 40; ++run) {
+        const int64_t n = 100 + 37 * t + run % 3;
+        std::vector<float> x = inputs_for(n, t * 100 + run);
+        auto outputs = session->run({{"x"}}, {{Tensor::wrap(DataType::kFloat32, {n}, x.data())}}, {});
+        if (!outputs) {
+          if (failures++ == 0) ADD_FAILURE() << outputs.status().to_string();
+          continue;
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          const float want = chain_of(x[i]);
+          if (std::abs((*outputs)[0].data<float>()[i] - want) > 1e-5f * std::max(1.0f, std::abs(want))) {
+            ++failures;
+            break;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(PreparedRun, RepeatsARunIntoItsBoundOutput) {
+  auto session = create(chain_model());
+  ASSERT_TRUE(session);
+  const int64_t n = 256;
+  std::vector<float> x = inputs_for(n, 1);
+  std::vector<float> y(n, 0.0f);
+  const Tensor feed = Tensor::wrap(DataType::kFloat32, {n}, x.data());
+  const Tensor bound = Tensor::wrap(DataType::kFloat32, {n}, y.data());
+  auto prepared = PreparedRun::create(*session, {{"x"}}, {{feed}}, {{"y"}}, {{bound}});
+  ASSERT_TRUE(prepared) << prepared.status().to_string();
+  for (int run = 0; run < 3; ++run) {
+    const std::vector<float> values = inputs_for(n, run);
+    std::copy(values.begin(), values.end(), x.begin());  // same storage: the feed sees the new values
+    ASSERT_TRUE((*prepared)->run().is_ok());
+    EXPECT_TRUE((*prepared)->written_in_place(0));
+    EXPECT_EQ((*prepared)->outputs()[0].raw_data(), y.data());
+    expect_chain(Tensor::wrap(DataType::kFloat32, {n}, y.data()), x);
+  }
+  // A new feed of another size: the bound output no longer fits, which is the error run_bound gives.
+  std::vector<float> longer = inputs_for(2 * n, 5);
+  ASSERT_TRUE((*prepared)->set_input(0, Tensor::wrap(DataType::kFloat32, {2 * n}, longer.data())).is_ok());
+  const Status status = (*prepared)->run();
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("bound to"), std::string::npos) << status.message();
+}
+
+TEST(PreparedRun, UnboundOutputsAreAllocatedPerRunAndNamesAreChecked) {
+  auto session = create(chain_model());
+  ASSERT_TRUE(session);
+  std::vector<float> x = inputs_for(10, 2);
+  const Tensor feed = Tensor::wrap(DataType::kFloat32, {10}, x.data());
+  auto prepared = PreparedRun::create(*session, {{"x"}}, {{feed}}, {}, {{Tensor()}});
+  ASSERT_TRUE(prepared) << prepared.status().to_string();
+  ASSERT_TRUE((*prepared)->run().is_ok());
+  const Tensor first = (*prepared)->outputs()[0];
+  expect_chain(first, x);
+  EXPECT_FALSE((*prepared)->written_in_place(0));
+
+  auto bad_input = PreparedRun::create(*session, {{"nope"}}, {{feed}}, {}, {{Tensor()}});
+  ASSERT_FALSE(bad_input);
+  EXPECT_NE(bad_input.status().message().find("Invalid input name: nope"), std::string::npos);
+  auto bad_output = PreparedRun::create(*session, {{"x"}}, {{feed}}, {{"t1"}}, {{Tensor()}});
+  ASSERT_FALSE(bad_output);
+  EXPECT_NE(bad_output.status().message().find("Invalid output name: t1"), std::string::npos);
+  auto missing = PreparedRun::create(*session, {}, {}, {}, {{Tensor()}});
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.status().message().find("Missing Input: x"), std::string::npos);
+  auto wrong_type = PreparedRun::create(*session, {{"x"}}, {{Tensor::wrap(DataType::kInt32, {10}, x.data())}}, {},
+                                        {{Tensor()}});
+  ASSERT_FALSE(wrong_type);
+  EXPECT_EQ(wrong_type.status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace nxrt
