@@ -219,6 +219,9 @@ class Frame final : public ep::RunContext {
       for (int input : node.implicit_inputs) {
         if (compiled.last_use[input] == static_cast<int>(n)) values[input].reset();
       }
+      if constexpr (PlannedMemory::kPoisons) {
+        if (memory != nullptr) poison_dead_slots(n, node, *memory);
+      }
       if (!node_ms.empty()) {
         node_ms[n] =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - node_start).count();
@@ -228,6 +231,18 @@ class Frame final : public ep::RunContext {
   }
 
  private:
+  // The planned values whose storage nobody reads after node n (sanitizer builds).
+  void poison_dead_slots(size_t n, const graph::Node& node, PlannedMemory& memory) const {
+    const auto dies_here = [&](int id) {
+      if (id == graph::kNoValue) return;
+      const int root = rules_.root[id];
+      if (rules_.plannable[root] && rules_.last_node[root] == static_cast<int>(n)) memory.died(root);
+    };
+    for (int input : node.inputs) dies_here(input);
+    for (int input : node.implicit_inputs) dies_here(input);
+    for (int output : node.outputs) dies_here(output);
+  }
+
   ep::Stream* stream_of(const ep::ExecutionProvider& provider) {
     for (auto& [owner, stream] : state_.streams) {
       if (owner == &provider) return stream.get();
@@ -513,6 +528,8 @@ Status run_main(const Session::Impl& session, RunState& state, std::span<const V
     RunState& state;
     ~EndOfRun() {
       for (Value& value : state.values) value.reset();
+      // The arena's cached blocks held this run's unplanned values, which the new layout will take over.
+      if (state.memory.stale()) release_arena_cache(*session.arena);
       state.memory.finish_run(session.plan_rules);
     }
   } end_of_run{session, state};
@@ -542,6 +559,7 @@ Status run_main(const Session::Impl& session, RunState& state, std::span<const V
   begin_arena_run(*session.arena);
   Frame frame(*session.pool, limits, session.arena, state, session.plan_rules);
   state.node_ms.assign(session.profile ? graph.nodes.size() : 0, 0.0);
+  state.memory.begin_run();
   TRY(frame.start(session.providers));
   const Status ran = frame.run_nodes(session.main, values, state.scratch, &state.memory, bound, state.node_ms);
   const Status finished = frame.finish();

@@ -5,6 +5,15 @@
 
 #include "session/session_impl.h"
 
+#if defined(__SANITIZE_ADDRESS__) || NXRT_HAS_ASAN_FEATURE
+#include <sanitizer/asan_interface.h>
+#define NXRT_POISON(address, size) ASAN_POISON_MEMORY_REGION(address, size)
+#define NXRT_UNPOISON(address, size) ASAN_UNPOISON_MEMORY_REGION(address, size)
+#else
+#define NXRT_POISON(address, size) ((void)(address), (void)(size))
+#define NXRT_UNPOISON(address, size) ((void)(address), (void)(size))
+#endif
+
 namespace nxrt {
 
 namespace {
@@ -53,6 +62,7 @@ PlanRules make_plan_rules(const CompiledGraph& compiled) {
     }
   }
   for (int output : graph.outputs) escapes[root[output]] = 1;
+  rules.root = root;
 
   rules.last_node = rules.first_node;
   for (size_t v = 0; v < value_count; ++v) {
@@ -66,13 +76,29 @@ PlanRules make_plan_rules(const CompiledGraph& compiled) {
 
 Tensor PlannedMemory::take(int value, DataType dtype, const Shape& shape, size_t bytes) {
   const auto index = static_cast<size_t>(value);
-  if (index >= wanted_.size()) wanted_.resize(index + 1, 0);
+  if (index >= wanted_.size()) {
+    wanted_.resize(index + 1, 0);
+    grew_.resize(index + 1, 0);
+  }
   wanted_[index] = std::max(wanted_[index], bytes);
-  if (block_ == nullptr || index >= offset_.size() || offset_[index] == kNoSlot || slot_bytes_[index] < bytes) {
+  const bool has_slot = block_ != nullptr && index < offset_.size() && offset_[index] != kNoSlot;
+  if (!has_slot || slot_bytes_[index] < bytes) {
+    if (has_slot) grew_[index] = 1;
     stale_ = true;
     return Tensor();
   }
+  NXRT_UNPOISON(static_cast<char*>(block_->data()) + offset_[index], bytes);
   return Tensor::in_buffer(block_, offset_[index], dtype, shape);
+}
+
+void PlannedMemory::begin_run() {
+  if (block_ != nullptr) NXRT_POISON(block_->data(), block_bytes_);
+}
+
+void PlannedMemory::died(int value) {
+  const auto index = static_cast<size_t>(value);
+  if (block_ == nullptr || index >= offset_.size() || offset_[index] == kNoSlot) return;
+  NXRT_POISON(static_cast<char*>(block_->data()) + offset_[index], slot_bytes_[index]);
 }
 
 void PlannedMemory::finish_run(const PlanRules& rules) {
@@ -82,6 +108,7 @@ void PlannedMemory::finish_run(const PlanRules& rules) {
   }
   // A tensor in the block outlived the run (held by a caller or a kernel): leave the block to it.
   if (block_ != nullptr && block_.use_count() > 1) {
+    NXRT_UNPOISON(block_->data(), block_bytes_);
     block_.reset();
     lay_out(rules);
   }
@@ -89,6 +116,7 @@ void PlannedMemory::finish_run(const PlanRules& rules) {
 
 void PlannedMemory::lay_out(const PlanRules& rules) {
   stale_ = false;
+  if (block_ != nullptr) NXRT_UNPOISON(block_->data(), block_bytes_);  // the allocator may reuse the memory
   block_.reset();
   block_bytes_ = 0;
   offset_.assign(wanted_.size(), kNoSlot);
@@ -104,7 +132,7 @@ void PlannedMemory::lay_out(const PlanRules& rules) {
   std::vector<size_t> placed;
   std::vector<std::pair<size_t, size_t>> busy;  // [offset, end) of placed values alive with the current one
   for (size_t v : order) {
-    const size_t size = aligned_bytes(wanted_[v]);
+    const size_t size = aligned_bytes(grew_[v] ? wanted_[v] + wanted_[v] / 2 : wanted_[v]);
     busy.clear();
     for (size_t other : placed) {
       const bool overlap = rules.first_node[other] <= rules.last_node[v] && rules.first_node[v] <= rules.last_node[other];

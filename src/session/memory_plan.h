@@ -17,6 +17,15 @@
 #include "ep/kernel.h"
 #include "ep/provider.h"
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NXRT_HAS_ASAN_FEATURE 1
+#endif
+#endif
+#ifndef NXRT_HAS_ASAN_FEATURE
+#define NXRT_HAS_ASAN_FEATURE 0
+#endif
+
 namespace nxrt {
 
 struct CompiledGraph;
@@ -27,6 +36,7 @@ struct CompiledGraph;
 // the run's last reader) and shown by no graph output. Computed once per session.
 struct PlanRules {
   std::vector<uint8_t> plannable;  // per value
+  std::vector<int> root;           // per value: the value whose storage it uses (itself, or the input it views)
   std::vector<int> first_node;     // per value: the node producing it
   std::vector<int> last_node;      // per value: the last node reading it or a view of it
 };
@@ -41,10 +51,23 @@ class PlannedMemory {
   Tensor take(int value, DataType dtype, const Shape& shape, size_t bytes);
   // True when `tensor` lies in the block.
   bool holds(const Tensor& tensor) const { return block_ != nullptr && tensor.buffer() == block_; }
+  // Under AddressSanitizer the block is poisoned when a run starts, a slot unpoisoned when taken and poisoned
+  // again when its value dies (`died`: after the last reader of the value or a view of it), so that a read of a
+  // dead planned value is reported as ASan reports a use after free. No-ops in other builds.
+  static constexpr bool kPoisons =
+#if defined(__SANITIZE_ADDRESS__) || NXRT_HAS_ASAN_FEATURE
+      true;
+#else
+      false;
+#endif
+  void begin_run();
+  void died(int value);
   // After a run whose values are all released: lays the block out again when a value did not fit its slot, and
   // replaces the block when a tensor in it is still referenced (the next run would overwrite it).
   void finish_run(const PlanRules& rules);
   size_t block_bytes() const { return block_bytes_; }
+  // True when the next finish_run lays the block out again (a value outgrew its slot, or the first run).
+  bool stale() const { return stale_; }
 
  private:
   static constexpr size_t kNoSlot = ~size_t{0};
@@ -53,6 +76,9 @@ class PlannedMemory {
   std::vector<size_t> wanted_;  // per value: the most bytes a run asked for (0: never asked)
   std::vector<size_t> offset_;  // per value: where its slot starts, or kNoSlot
   std::vector<size_t> slot_bytes_;
+  // Per value: 1 once it outgrew a slot it had. Its next slots get 50% headroom, so a value that grows every run
+  // (a sequence being decoded) lays the block out a logarithmic number of times, not on every run.
+  std::vector<uint8_t> grew_;
   std::shared_ptr<Buffer> block_;
   size_t block_bytes_ = 0;
   bool stale_ = true;

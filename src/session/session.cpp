@@ -214,6 +214,11 @@ Expected<std::unique_ptr<ep::Kernel>> SessionImplBuilder::create_kernel(const gr
                                                                         const ep::ExecutionProvider& provider) {
   const ep::KernelDef* def = provider.registry().find(node.domain, node.op_type, node.opset);
   if (!def) return ep::missing_kernel_error(node);
+  // Every operator has at least one output (ONNX Runtime rejects "output size 0" as well); kernels rely on it.
+  if (node.outputs.empty()) {
+    return make_error(StatusCode::kInvalidGraph, node.describe(), " has no outputs; ", node.op_type,
+                      " declares at least one");
+  }
   ep::KernelInfo info{node, {}, {}, {}, &graph, &kSubgraphCompiler, &provider};
   for (int input : node.inputs) {
     const bool present = input != graph::kNoValue;

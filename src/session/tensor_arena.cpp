@@ -61,6 +61,15 @@ class TensorArena {
     return block;
   }
 
+  // Frees every cached block; the peak starts again from what is in use now.
+  void release_cached() {
+    std::lock_guard lock(mutex_);
+    for (const auto& entry : cached_) std::free(entry.second.block);
+    cached_.clear();
+    cached_bytes_ = 0;
+    peak_in_use_ = in_use_;
+  }
+
   Session::ArenaStats stats() {
     std::lock_guard lock(mutex_);
     return {static_cast<int64_t>(system_allocations_), static_cast<int64_t>(cached_bytes_),
@@ -119,6 +128,7 @@ class TensorArena {
 std::shared_ptr<TensorArena> make_tensor_arena() { return std::make_shared<TensorArena>(); }
 void begin_arena_run(TensorArena& arena) { arena.begin_run(); }
 Session::ArenaStats tensor_arena_stats(TensorArena& arena) { return arena.stats(); }
+void release_arena_cache(TensorArena& arena) { arena.release_cached(); }
 
 Expected<Tensor> allocate_from_arena(const std::shared_ptr<TensorArena>& arena, DataType dtype, Shape shape) {
   if (dtype == DataType::kString) return Tensor::allocate(dtype, std::move(shape));

@@ -117,6 +117,19 @@ TEST(Session, UnknownOpIsNotImplemented) {
   EXPECT_EQ(session.status().message(), "Could not find an implementation for NoSuchOp(21) node with name 'add'");
 }
 
+TEST(Session, NodeWithoutOutputsIsAnInvalidGraph) {
+  // Found by fuzz_kernel: an RNN without outputs indexed an empty output list (fuzz/regressions/kernel).
+  w::Model model;
+  model.graph.inputs = {{"x", 1, {int64_t{2}}}};
+  model.graph.outputs = {{"x", 1, {int64_t{2}}}};
+  model.graph.nodes = {{"Relu", {"x"}, {}, {}, "silent"}};
+  auto session = Session::create_from_bytes(w::encode_model(model));
+  ASSERT_FALSE(session);
+  EXPECT_EQ(session.status().code(), StatusCode::kInvalidGraph);
+  EXPECT_NE(session.status().message().find("has no outputs"), std::string::npos) << session.status().message();
+  EXPECT_NE(session.status().message().find("silent"), std::string::npos) << session.status().message();
+}
+
 TEST(Session, RejectsCyclesAndDanglingInputs) {
   w::Model cycle = simple_add_model();
   cycle.graph.nodes = {{"Add", {"x", "b"}, {"a"}, {}, "n1"}, {"Add", {"a", "y"}, {"b"}, {}, "n2"},
