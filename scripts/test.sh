@@ -42,6 +42,20 @@ stage_done ctest
 .venv/bin/python tests/conformance/run_conformance.py --cli build/nxrt --check
 stage_done conformance
 
+# Every lower instruction-set tier this machine can run (ep/cpu/cpu_features.h), forced with NXRT_CPU_ISA: the
+# C/C++ suites and the conformance cases again. Tests of kernels that need a higher tier skip and say so.
+detected_isa=$(build/nxrt info builtin:mlp | sed -n 's/^cpu isa: [a-z0-9]* (detected \([a-z0-9]*\).*/\1/p')
+case "$detected_isa" in
+  avx512) lower_isas="avx2 generic" ;;
+  avx2) lower_isas="generic" ;;
+  *) lower_isas="" ;;
+esac
+for isa in $lower_isas; do
+  (cd build && NXRT_CPU_ISA=$isa ctest --output-on-failure -j2)
+  NXRT_CPU_ISA=$isa .venv/bin/python tests/conformance/run_conformance.py --cli build/nxrt --check
+  stage_done "ctest and conformance at NXRT_CPU_ISA=$isa"
+done
+
 set +e
 PYTHONPATH="$PWD/build/python" NXRT_CLI="$PWD/build/nxrt" .venv/bin/python -m pytest -q -p no:cacheprovider \
   -n "${NXRT_JOBS:-2}" --dist loadfile tests/python

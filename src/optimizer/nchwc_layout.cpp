@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ep/cpu/conv_direct.h"
+#include "ep/cpu/cpu_features.h"
 #include "ep/cpu/fused_activation.h"
 #include "ep/cpu/kernel.h"
 #include "ep/cpu/nchwc.h"
@@ -246,7 +246,7 @@ class LayoutRewrite {
 }  // namespace
 
 Expected<bool> convert_to_nchwc(graph::Graph& graph, std::string_view owner) {
-  if (!cpu::conv::cpu_has_avx512f() || cpu::find_kernel(kNxrtDomain, "NchwcConv", 1) == nullptr) return false;
+  if (!cpu::cpu_isa_at_least(cpu::CpuIsa::kAvx512) || cpu::find_kernel(kNxrtDomain, "NchwcConv", 1) == nullptr) return false;
   Rewriter rw(graph, owner);
   LayoutRewrite layout(rw);
   const int original_count = rw.node_count();

@@ -8,6 +8,7 @@
 
 #include "cli_common.h"
 #include "core/data_type.h"
+#include "ep/cpu/cpu_features.h"
 #include "onnx/model_proto.h"
 
 namespace nxrt::cli {
@@ -105,6 +106,8 @@ int print_model_info(const std::string& spec) {
   const onnx::GraphProto& graph = *model.graph;
 
   std::cout << "model: " << spec << " (" << bytes->size() << " bytes)\n";
+  std::cout << "cpu isa: " << cpu::cpu_isa_name(cpu::active_cpu_isa()) << " (detected "
+            << cpu::cpu_isa_name(cpu::detected_cpu_isa()) << "; NXRT_CPU_ISA=generic|avx2|avx512 lowers it)\n";
   std::cout << "ir_version: " << model.ir_version << "\n";
   std::cout << "producer: " << model.producer_name;
   if (!model.producer_version.empty()) std::cout << " " << model.producer_version;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ep/cpu/cpu_features.h"
 #include "ep/cpu/run_limits.h"
 #include "ep/cpu/scratch_floats.h"
 
@@ -100,15 +101,6 @@ void fill_padded_plane(const float* x, const Geometry& g, const PaddedLayout& l,
 
 }  // namespace
 
-bool cpu_has_avx512f() {
-#if defined(__x86_64__)
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-#else
-  return false;
-#endif
-}
-
 DirectConvWeights DirectConvWeights::pack(const float* w, int64_t out_channels, int64_t in_channels,
                                           int64_t kernel_h, int64_t kernel_w) {
   DirectConvWeights packed;
@@ -130,7 +122,7 @@ DirectConvWeights DirectConvWeights::pack(const float* w, int64_t out_channels, 
 }
 
 bool direct_conv_applies(int64_t group, const Geometry& g) {
-  if (!cpu_has_avx512f() || group != 1 || g.rank() != 2) return false;
+  if (!cpu_isa_at_least(CpuIsa::kAvx512) || group != 1 || g.rank() != 2) return false;
   if (g.dilation[0] != 1 || g.dilation[1] != 1) return false;
   if (g.kernel[0] * g.kernel[1] == 1) return false;  // 1x1: the GEMM path reads x (or a strided copy) directly
   const int64_t grid_w = padded_layout(g).grid_w;

@@ -36,8 +36,6 @@ class DirectConvWeights {
   int64_t kernel_w_ = 0;
 };
 
-// True when the CPU (and OS) support AVX-512F; false off x86-64.
-bool cpu_has_avx512f();
 
 // True when the direct kernel runs this convolution: the CPU has AVX-512F, 2-D, group 1, no dilation, and the
 // output rows are wide enough for 16-lane vectors (see DirectConvJob::grid_w) without wasting most lanes.

@@ -14,6 +14,7 @@
 #include "ep/cpu/conv_direct.h"
 #include "ep/cpu/conv_kernels.h"
 #include "ep/cpu/conv_winograd.h"
+#include "ep/cpu/cpu_features.h"
 #include "ep/cpu/kernel.h"
 #include "ep/cpu/pool_kernels.h"
 #include "ep/cpu/run_limits.h"
@@ -67,10 +68,9 @@ class FusedConvMaxPoolKernel final : public Kernel {
   // The fused path; false when it does not apply or met NaN / -0 (then y is rewritten by run_unfused).
   bool run_striped(KernelInputs inputs, Tensor& y, ThreadPool& pool) const {
 #if defined(__x86_64__)
-    static const bool has_avx512dq = conv::cpu_has_avx512f() && __builtin_cpu_supports("avx512dq");
     const Tensor& x = *inputs[0];
     const Tensor& w = *inputs[1];
-    if (!has_avx512dq || weights_ == nullptr || x.dtype() != DataType::kFloat32) return false;
+    if (!cpu_isa_at_least(CpuIsa::kAvx512) || weights_ == nullptr || x.dtype() != DataType::kFloat32) return false;
     auto problem = conv::conv_problem(conv_attrs_, x.shape(), w.shape(), description_);
     if (!problem) return false;
     const conv::ConvProblem& p = *problem;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "ep/cpu/cpu_features.h"
 #include "ep/cpu/run_limits.h"
 #include "ep/cpu/scratch_floats.h"
 
@@ -80,7 +81,7 @@ bool winograd_weights_fit(int64_t out_channels, int64_t in_channels, int64_t ker
 }
 
 bool winograd_applies(int64_t group, const Geometry& g, int64_t in_channels, int64_t out_channels) {
-  if (!cpu_has_avx512f() || group != 1 || g.rank() != 2) return false;
+  if (!cpu_isa_at_least(CpuIsa::kAvx512) || group != 1 || g.rank() != 2) return false;
   if (!winograd_weights_fit(out_channels, in_channels, g.kernel[0], g.kernel[1])) return false;
   if (g.stride[0] != 1 || g.stride[1] != 1 || g.dilation[0] != 1 || g.dilation[1] != 1) return false;
   return g.out[0] >= 4 && g.out[1] >= 8;

@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ep/cpu/cpu_features.h"
 #include "ep/cpu/gemm.h"
 #include "ep/cpu/kernels/gemm_microkernels.h"
 #include "ep/cpu/run_limits.h"
@@ -102,11 +103,11 @@ void packed_tile(const GemmTile<T>& t) {
 
 KernelSet<float> f32_kernels(GemmIsa isa) {
 #if defined(__x86_64__)
-  if (isa == GemmIsa::kAvx512 && cpu_has_avx512()) {
+  if (isa == GemmIsa::kAvx512 && cpu_isa_at_least(CpuIsa::kAvx512)) {
     return {GemmIsa::kAvx512, kAvx512F32TileM, kAvx512F32TileN, 1024, 20 * kAvx512F32TileM, 0, 256 * 1024,
             f32_gemm_14x32__avx512, true, f32_pack_a_14__avx512, true};
   }
-  if ((isa == GemmIsa::kAvx2 || isa == GemmIsa::kAvx512) && cpu_has_avx2_fma()) {
+  if ((isa == GemmIsa::kAvx2 || isa == GemmIsa::kAvx512) && cpu_isa_at_least(CpuIsa::kAvx2)) {
     return {GemmIsa::kAvx2, kAvx2F32TileM, kAvx2F32TileN, kGemmBlockK, 16 * kAvx2F32TileM, 512, 0,
             packed_tile<float, kAvx2F32TileM, kAvx2F32TileN, f32_gemm_6x16__avx2>, false};
   }
@@ -119,11 +120,11 @@ KernelSet<float> f32_kernels(GemmIsa isa) {
 
 KernelSet<double> f64_kernels(GemmIsa isa) {
 #if defined(__x86_64__)
-  if (isa == GemmIsa::kAvx512 && cpu_has_avx512()) {
+  if (isa == GemmIsa::kAvx512 && cpu_isa_at_least(CpuIsa::kAvx512)) {
     return {GemmIsa::kAvx512, kAvx512F64TileM, kAvx512F64TileN, 512, 20 * kAvx512F64TileM, 0, 256 * 1024,
             f64_gemm_14x16__avx512, true, f64_pack_a_14__avx512};
   }
-  if ((isa == GemmIsa::kAvx2 || isa == GemmIsa::kAvx512) && cpu_has_avx2_fma()) {
+  if ((isa == GemmIsa::kAvx2 || isa == GemmIsa::kAvx512) && cpu_isa_at_least(CpuIsa::kAvx2)) {
     return {GemmIsa::kAvx2, kAvx2F64TileM, kAvx2F64TileN, kGemmBlockK, 16 * kAvx2F64TileM, 256, 0,
             packed_tile<double, kAvx2F64TileM, kAvx2F64TileN, f64_gemm_6x8__avx2>, false};
   }
@@ -670,29 +671,9 @@ void gemm_f64_packed(const GemmArgs& args, double alpha, const double* a, const 
   gemm_packed_typed(args, alpha, a, b, beta, c, pool, epilogue);
 }
 
-bool cpu_has_avx2_fma() {
-#if defined(__x86_64__)
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-#else
-  return false;
-#endif
-}
-
-bool cpu_has_avx512() {
-#if defined(__x86_64__)
-  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-                          cpu_has_avx2_fma();
-  return has;
-#else
-  return false;
-#endif
-}
-
 GemmIsa best_gemm_isa() {
-  if (cpu_has_avx512()) return GemmIsa::kAvx512;
-  return cpu_has_avx2_fma() ? GemmIsa::kAvx2 : GemmIsa::kGeneric;
+  if (cpu_isa_at_least(CpuIsa::kAvx512)) return GemmIsa::kAvx512;
+  return cpu_isa_at_least(CpuIsa::kAvx2) ? GemmIsa::kAvx2 : GemmIsa::kGeneric;
 }
 
 void gemm_f32(const GemmArgs& args, float alpha, const float* a, const float* b, float beta, float* c,

@@ -15,6 +15,7 @@
 #include "ep/cpu/conv_direct.h"
 #include "ep/cpu/conv_kernels.h"
 #include "ep/cpu/conv_winograd.h"
+#include "ep/cpu/cpu_features.h"
 #include "ep/cpu/kernel.h"
 #include "ep/cpu/scratch_floats.h"
 
@@ -85,7 +86,7 @@ int64_t ConvWeights::out_block_stride() const {
 namespace {
 
 Status require_avx512(const graph::Node& node) {
-  if (conv::cpu_has_avx512f()) return Status::ok();
+  if (cpu_isa_at_least(CpuIsa::kAvx512)) return Status::ok();
   return make_error(StatusCode::kNotImplemented, node.describe(), ": the blocked-channel kernels need AVX-512F");
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "ep/cpu/conv_direct.h"
+#include "ep/cpu/cpu_features.h"
 #include "ep/cpu/pool_kernels.h"
 #include "ep/cpu/scratch_floats.h"
 
@@ -347,9 +348,8 @@ void max_pool_plane_unrolled(const T* x, T* y, const Plan3& plan) {
     // through to the window-order loop below, which rewrites every output.
     const bool windows_in_input = dh.pad_begin <= 2 && pad_w <= 2 && (out_h - 1) * 2 - dh.pad_begin < dh.in &&
                                   (out_w - 1) * 2 - pad_w < in_w;
-    static const bool has_avx512dq = conv::cpu_has_avx512f() && __builtin_cpu_supports("avx512dq");
     thread_local ScratchFloats column_max;
-    if (windows_in_input && has_avx512dq && out_h > 0 && out_w > 0 &&
+    if (windows_in_input && cpu_isa_at_least(CpuIsa::kAvx512) && out_h > 0 && out_w > 0 &&
         pool::f32_max_pool_3x3s2_plane__avx512(x, dh.in, in_w, y, out_h, out_w, dh.pad_begin, pad_w,
                                                column_max.reserve(2 * out_w + 1 + pool::kMaxPoolPlaneSlack))) {
       return;
@@ -379,7 +379,7 @@ void max_pool_plane_unrolled(const T* x, T* y, const Plan3& plan) {
     const int64_t window = top - pad_w;  // the window of an interior ow starts at x[window + ow * S]
 #if defined(__x86_64__)
     if constexpr (K == 3 && S == 2 && std::is_same_v<T, float>) {
-      if (hi > lo && conv::cpu_has_avx512f()) {
+      if (hi > lo && cpu_isa_at_least(CpuIsa::kAvx512)) {
         pool::f32_max_pool_3x3s2_row__avx512(x + window + lo * S, in_w, hi - lo, out + lo);
         for (int64_t ow = std::max(lo, hi); ow < out_w; ++ow) border(ow);
         continue;

@@ -5,7 +5,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "ep/cpu/conv_direct.h"
+#include "ep/cpu/cpu_features.h"
 #include "ep/cpu/kernel.h"
 #include "ep/cpu/transpose_block.h"
 
@@ -195,7 +195,7 @@ void transpose_batched_2d(const T* in, T* out, const TransposePlan& plan, int64_
   const int64_t cols = plan.out_dims[rank - 2];  // input columns = output rows
   const int64_t rows = plan.out_dims[rank - 1];  // input rows = output columns
   const int64_t row_stride = plan.in_strides[rank - 1];
-  const bool avx512 = conv::cpu_has_avx512f();
+  const bool avx512 = cpu_isa_at_least(CpuIsa::kAvx512);
   const int64_t row_tiles = (rows + kTile - 1) / kTile;
   const int64_t tasks = numel / (rows * cols) * row_tiles;
   pool.parallel_for(tasks, std::max<int64_t>(1, 65536 / (kTile * std::max<int64_t>(cols, 1))),

@@ -1,5 +1,7 @@
 #include "ep/cpu/vector_math.h"
 
+#include "ep/cpu/cpu_features.h"
+
 #define NXRT_VECTOR_MATH_ISA generic
 #include "ep/cpu/kernels/vector_math_loops.h"
 
@@ -12,14 +14,8 @@ namespace {
 enum class VectorIsa { kGeneric, kAvx2, kAvx512 };
 
 VectorIsa best_isa() {
-#if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
-    return VectorIsa::kAvx512;
-  }
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return VectorIsa::kAvx2;
-#endif
-  return VectorIsa::kGeneric;
+  if (cpu_isa_at_least(CpuIsa::kAvx512)) return VectorIsa::kAvx512;
+  return cpu_isa_at_least(CpuIsa::kAvx2) ? VectorIsa::kAvx2 : VectorIsa::kGeneric;
 }
 
 VectorMathKernels kernels_for(VectorIsa isa) {

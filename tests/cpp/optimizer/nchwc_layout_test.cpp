@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "ep/cpu/conv_direct.h"
+#include "ep/cpu/cpu_features.h"
 #include "optimizer_test_util.h"
 
 namespace nxrt::optimizer_test {
@@ -12,7 +12,7 @@ namespace {
 
 constexpr double kConvTolerance = 2e-5;
 
-bool layout_applies() { return cpu::conv::cpu_has_avx512f(); }
+bool layout_applies() { return cpu::cpu_isa_at_least(cpu::CpuIsa::kAvx512); }
 
 std::vector<float> weights(size_t count, uint32_t seed, float scale = 0.5f) {
   std::mt19937 rng(seed);

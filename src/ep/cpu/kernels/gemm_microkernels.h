@@ -52,16 +52,12 @@ struct GemmTile {
   float activation_beta = 0.0f;   // Clip max
 };
 
-// True when the CPU and OS support AVX2 with FMA (x86-64 only).
-bool cpu_has_avx2_fma();
-// True when the CPU and OS support AVX-512 F/BW/VL/DQ (x86-64 only).
-bool cpu_has_avx512();
-
-// Defined only on x86-64 (kernels/avx2/, compiled with -mavx2 -mfma); never called unless cpu_has_avx2_fma().
+// Defined only on x86-64 (kernels/avx2/, compiled with -mavx2 -mfma); never called below the avx2 tier
+// (ep/cpu/cpu_features.h).
 void f32_gemm_6x16__avx2(int64_t kc, const float* a, const float* b, float* acc);
 void f64_gemm_6x8__avx2(int64_t kc, const double* a, const double* b, double* acc);
 
-// Defined only on x86-64 (kernels/avx512/); never called unless cpu_has_avx512().
+// Defined only on x86-64 (kernels/avx512/); never called below the avx512 tier.
 void f32_gemm_14x32__avx512(const GemmTile<float>& tile);
 void f64_gemm_14x16__avx512(const GemmTile<double>& tile);
 // Packs rows (<= 14) x kc of a row-major A (row stride lda) into one 14-row strip, k-major

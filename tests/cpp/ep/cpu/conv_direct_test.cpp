@@ -9,19 +9,15 @@
 #include <string>
 
 #include "ep/cpu/conv_direct.h"
+#include "ep/cpu/cpu_features.h"
 #include "ep/cpu/conv_winograd.h"
 #include "ep/cpu/kernel_test_util.h"
 
 namespace nxrt::cpu::testing {
 namespace {
 
-bool cpu_has_avx512f() {
-#if defined(__x86_64__)
-  return __builtin_cpu_supports("avx512f");
-#else
-  return false;
-#endif
-}
+// The direct and Winograd kernels run at the avx512 tier (ep/cpu/cpu_features.h, NXRT_CPU_ISA lowers it).
+bool cpu_has_avx512f() { return cpu_isa_at_least(CpuIsa::kAvx512); }
 
 std::vector<float> random_floats(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
