@@ -1,4 +1,4 @@
-# Optional image codec libraries for the ImageDecoder kernel (src/ep/cpu/image_codec_*.cpp).
+# Optional image codec libraries for the ImageDecoder kernel (src/ep/cpu/image/image_codec_*.cpp).
 # Include right after the nxrt_objects target is defined. Each library that is found adds a compile
 # definition NXRT_HAVE_<LIB> to nxrt_objects; its link is added to nxrt_static (PUBLIC, so executables and the
 # Python extension get it) and to the shared nxrt (PRIVATE) once those targets exist, through a deferred call.

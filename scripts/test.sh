@@ -42,8 +42,9 @@ stage_done ctest
 .venv/bin/python tests/conformance/run_conformance.py --cli build/nxrt --check
 stage_done conformance
 
-# Every lower instruction-set tier this machine can run (ep/cpu/cpu_features.h), forced with NXRT_CPU_ISA: the
-# C/C++ suites and the conformance cases again. Tests of kernels that need a higher tier skip and say so.
+# Every lower instruction-set tier this machine can run (src/ep/cpu/microkernels/cpu_features.h), forced with
+# NXRT_CPU_ISA: the C/C++ suites and the conformance cases again. Tests of kernels that need a higher tier skip and
+# say so.
 detected_isa=$(build/nxrt info builtin:mlp | sed -n 's/^cpu isa: [a-z0-9]* (detected \([a-z0-9]*\).*/\1/p')
 case "$detected_isa" in
   avx512) lower_isas="avx2 generic" ;;

@@ -1,5 +1,5 @@
 // Elementwise fusion: connected groups of same-shape float/double elementwise ops become one
-// com.nxrt:FusedElementwise node that evaluates them chunk by chunk (see src/ep/cpu/fused_elementwise.cpp for
+// com.nxrt:FusedElementwise node that evaluates them chunk by chunk (see src/ep/cpu/elementwise/fused_elementwise.cpp for
 // the program encoding). Groups are grown in topological order and kept convex: a node joins (or merges) a
 // group only when no path leaves that group and comes back through a non-member, which would make a cycle.
 #include <algorithm>

@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "ep/cpu/conv_winograd.h"
+#include "ep/cpu/conv/conv_winograd.h"
 #include "ep/cpu/kernel.h"
 #include "optimizer/passes.h"
 #include "optimizer/rewriter.h"

@@ -1,4 +1,4 @@
-// Blocked-channel layout (ep/cpu/nchwc.h) for float32 CNN chains, on CPUs with AVX-512F (level 3, "layout"):
+// Blocked-channel layout (ep/cpu/conv/nchwc.h) for float32 CNN chains, on CPUs with AVX-512F (level 3, "layout"):
 //   Conv / com.microsoft FusedConv (W const 4-D, B const, group 1, no dilation, explicit pads, activation none,
 //     Relu, LeakyRelu or Clip)                                   -> com.nxrt:NchwcConv
 //   MaxPool (2-D, one output, explicit pads) of a blocked value   -> com.nxrt:NchwcMaxPool
@@ -14,10 +14,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ep/cpu/cpu_features.h"
-#include "ep/cpu/fused_activation.h"
+#include "ep/cpu/microkernels/cpu_features.h"
+#include "ep/cpu/elementwise/fused_activation.h"
 #include "ep/cpu/kernel.h"
-#include "ep/cpu/nchwc.h"
+#include "ep/cpu/conv/nchwc.h"
 #include "optimizer/passes.h"
 #include "optimizer/rewriter.h"
 

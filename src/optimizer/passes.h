@@ -43,7 +43,7 @@ Expected<bool> fuse_elementwise(graph::Graph& graph, std::string_view owner);
 
 // Level 3 (layout).
 // f32 Conv / FusedConv chains with their MaxPool, GlobalAveragePool, Add and Relu -> the blocked-channel
-// com.nxrt:Nchwc* ops (ep/cpu/nchwc.h), on CPUs with AVX-512F; see nchwc_layout.cpp.
+// com.nxrt:Nchwc* ops (ep/cpu/conv/nchwc.h), on CPUs with AVX-512F; see nchwc_layout.cpp.
 Expected<bool> convert_to_nchwc(graph::Graph& graph, std::string_view owner);
 
 }  // namespace nxrt::optimizer

@@ -6,7 +6,7 @@
 #include <numeric>
 #include <set>
 
-#include "ep/cpu/conv_common.h"
+#include "ep/cpu/conv/conv_common.h"
 #include "graph/shape_inference.h"
 #include "optimizer/passes.h"
 #include "optimizer/rewriter.h"

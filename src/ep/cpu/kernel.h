@@ -29,49 +29,31 @@ using ep::type_mask;
 using ep::ValueKernel;
 using ep::with_input_type_check;
 
-// Per-family tables, each defined at the bottom of its family file and listed once in registry.cpp.
-std::span<const KernelDef> elementwise_kernels();
-std::span<const KernelDef> matmul_kernels();
-std::span<const KernelDef> fused_attention_kernels();
-std::span<const KernelDef> conv_max_pool_kernels();
-std::span<const KernelDef> nchwc_kernels();
-std::span<const KernelDef> tensor_kernels();
-std::span<const KernelDef> cast_kernels();
-std::span<const KernelDef> unary_math_kernels();
-std::span<const KernelDef> activation_kernels();
-std::span<const KernelDef> binary_math_kernels();
-std::span<const KernelDef> compare_kernels();
-std::span<const KernelDef> reduce_kernels();
-std::span<const KernelDef> softmax_kernels();
-std::span<const KernelDef> shape_ops_kernels();
-std::span<const KernelDef> concat_split_kernels();
-std::span<const KernelDef> gather_scatter_kernels();
-std::span<const KernelDef> einsum_kernels();
-std::span<const KernelDef> slice_pad_kernels();
-std::span<const KernelDef> layout_kernels();
-std::span<const KernelDef> select_kernels();
-std::span<const KernelDef> scatter_kernels();
-std::span<const KernelDef> linalg_kernels();
-std::span<const KernelDef> topk_kernels();
-std::span<const KernelDef> conv_kernels();
-std::span<const KernelDef> pool_kernels();
-std::span<const KernelDef> norm_kernels();
-std::span<const KernelDef> loss_kernels();
-std::span<const KernelDef> training_kernels();
-std::span<const KernelDef> resize_kernels();
-std::span<const KernelDef> image_kernels();
-std::span<const KernelDef> image_decoder_kernels();
-std::span<const KernelDef> signal_kernels();
-std::span<const KernelDef> attention_kernels();
-std::span<const KernelDef> rnn_kernels();
-std::span<const KernelDef> detection_kernels();
-std::span<const KernelDef> quantize_kernels();
-std::span<const KernelDef> random_kernels();
-std::span<const KernelDef> string_kernels();
-std::span<const KernelDef> ml_kernels();
-std::span<const KernelDef> control_flow_kernels();
-std::span<const KernelDef> sequence_kernels();
-std::span<const KernelDef> fused_elementwise_kernels();
+// The kernel tables of the CPU provider, grouped by family folder, in registry order: the one list of them.
+// X(name) stands for the table `name_kernels()`, defined at the bottom of its file; registry.cpp walks the list.
+#define NXRT_CPU_KERNEL_TABLES(X)                                                                       \
+  /* elementwise/ */ X(elementwise) X(cast) X(unary_math) X(activation) X(binary_math) X(compare)       \
+  X(fused_elementwise)                                                                                  \
+  /* linalg/ */ X(matmul) X(einsum) X(linalg)                                                           \
+  /* attention/ */ X(fused_attention) X(attention)                                                      \
+  /* tensor/ */ X(tensor) X(shape_ops) X(concat_split) X(gather_scatter) X(slice_pad) X(layout) X(select) \
+  X(scatter) X(random)                                                                                  \
+  /* reduce/ */ X(reduce) X(topk)                                                                       \
+  /* norm/ */ X(softmax) X(norm)                                                                        \
+  /* conv/ */ X(conv) X(conv_max_pool) X(nchwc)                                                         \
+  /* pool/ */ X(pool)                                                                                   \
+  /* training/ */ X(loss) X(training)                                                                   \
+  /* image/ */ X(resize) X(image) X(image_decoder) X(detection)                                         \
+  /* signal/ */ X(signal)                                                                               \
+  /* rnn/ */ X(rnn)                                                                                     \
+  /* quantize/ */ X(quantize)                                                                           \
+  /* text/ */ X(string)                                                                                 \
+  /* ml/ */ X(ml)                                                                                       \
+  /* control/ */ X(control_flow) X(sequence)
+
+#define NXRT_DECLARE_KERNEL_TABLE(name) std::span<const KernelDef> name##_kernels();
+NXRT_CPU_KERNEL_TABLES(NXRT_DECLARE_KERNEL_TABLE)
+#undef NXRT_DECLARE_KERNEL_TABLE
 
 // Every row of the CPU registry, in family order.
 std::vector<const KernelDef*> all_kernels();

@@ -1,4 +1,4 @@
-// The CPU provider's registry: the one list of kernel families.
+// The CPU provider's registry: every table of NXRT_CPU_KERNEL_TABLES (ep/cpu/kernel.h), in that order.
 #include <vector>
 
 #include "ep/cpu/kernel.h"
@@ -10,50 +10,9 @@ namespace {
 
 using FamilyFn = std::span<const KernelDef> (*)();
 
-constexpr FamilyFn kFamilies[] = {
-    elementwise_kernels,
-    matmul_kernels,
-    fused_attention_kernels,
-    tensor_kernels,
-    cast_kernels,
-    unary_math_kernels,
-    activation_kernels,
-    binary_math_kernels,
-    compare_kernels,
-    reduce_kernels,
-    softmax_kernels,
-    shape_ops_kernels,
-    concat_split_kernels,
-    gather_scatter_kernels,
-    einsum_kernels,
-    slice_pad_kernels,
-    layout_kernels,
-    select_kernels,
-    scatter_kernels,
-    linalg_kernels,
-    topk_kernels,
-    conv_kernels,
-    conv_max_pool_kernels,
-    nchwc_kernels,
-    pool_kernels,
-    norm_kernels,
-    loss_kernels,
-    training_kernels,
-    resize_kernels,
-    image_kernels,
-    image_decoder_kernels,
-    signal_kernels,
-    attention_kernels,
-    rnn_kernels,
-    detection_kernels,
-    quantize_kernels,
-    random_kernels,
-    string_kernels,
-    ml_kernels,
-    control_flow_kernels,
-    sequence_kernels,
-    fused_elementwise_kernels,
-};
+#define NXRT_KERNEL_TABLE_ENTRY(name) name##_kernels,
+constexpr FamilyFn kFamilies[] = {NXRT_CPU_KERNEL_TABLES(NXRT_KERNEL_TABLE_ENTRY)};
+#undef NXRT_KERNEL_TABLE_ENTRY
 
 }  // namespace
 

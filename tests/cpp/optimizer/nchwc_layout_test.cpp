@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "ep/cpu/cpu_features.h"
+#include "ep/cpu/microkernels/cpu_features.h"
 #include "optimizer_test_util.h"
 
 namespace nxrt::optimizer_test {

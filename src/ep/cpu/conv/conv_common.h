@@ -1,0 +1,129 @@
+// Shared pieces of the Conv and pooling families: window attributes (kernel_shape, strides, pads, dilations,
+// auto_pad, group), their resolution against a concrete input shape, element conversion to the accumulation
+// type, and the im2col / col2im / GEMM core used by Conv, ConvTranspose, ConvInteger and QLinearConv.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "ep/cpu/microkernels/gemm.h"
+#include "ep/cpu/kernel.h"
+
+namespace nxrt::cpu::conv {
+
+// True when `type` is in `mask`.
+inline bool type_in(DataTypeMask mask, DataType type) { return ((mask >> static_cast<int>(type)) & 1u) != 0; }
+
+enum class AutoPad { kNotSet, kSameUpper, kSameLower, kValid };
+
+// Attributes as written on the node; empty vectors mean "default for the spatial rank".
+struct WindowAttrs {
+  AutoPad auto_pad = AutoPad::kNotSet;
+  std::vector<int64_t> kernel_shape;
+  std::vector<int64_t> strides;
+  std::vector<int64_t> pads;
+  std::vector<int64_t> dilations;
+  int64_t group = 1;
+  bool ceil_mode = false;
+};
+
+// Parses auto_pad, kernel_shape, strides, pads, dilations, group, ceil_mode (absent ones keep defaults) and
+// checks the values that do not depend on the input (positive strides/dilations/kernel, non-negative pads).
+Expected<WindowAttrs> parse_window_attrs(const graph::Node& node);
+
+// The window geometry for one concrete input: per spatial dim sizes, kernel, stride, dilation and pads.
+struct Geometry {
+  DimList in;
+  DimList out;
+  DimList kernel;
+  DimList stride;
+  DimList dilation;
+  DimList pad_begin;
+  DimList pad_end;
+
+  size_t rank() const { return in.size(); }
+  int64_t in_size() const;
+  int64_t out_size() const;
+  int64_t kernel_size() const;
+};
+
+// Resolves attrs for spatial dims `in` and kernel dims `kernel` (from W, or kernel_shape for pools).
+// Output sizes follow ONNX: floor (or ceil with ceil_mode, where the last window must start inside the input
+// or its begin padding) of (in + pads - dilated_kernel) / stride + 1; SAME_* gives ceil(in / stride) with the
+// odd padding at the end (UPPER) or the begin (LOWER); VALID has no padding.
+Expected<Geometry> resolve_geometry(const WindowAttrs& attrs, std::span<const int64_t> in,
+                                    std::span<const int64_t> kernel, const std::string& description);
+
+// Checks that an attribute list has either no entries or `expected` entries.
+Status check_attr_length(const std::vector<int64_t>& values, size_t expected, const char* name,
+                         const std::string& description);
+
+template <class T>
+using AccOf = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// Copies n elements of T into a vector of Acc (float for half/bfloat16/float, double for double).
+template <class Acc, class T>
+std::vector<Acc> to_acc(const T* data, int64_t n) {
+  std::vector<Acc> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (std::is_same_v<T, Acc>) {
+      out[static_cast<size_t>(i)] = data[i];
+    } else {
+      out[static_cast<size_t>(i)] = static_cast<Acc>(static_cast<float>(data[i]));
+    }
+  }
+  return out;
+}
+
+template <class T, class Acc>
+void from_acc(const Acc* data, int64_t n, T* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (std::is_same_v<T, Acc>) {
+      out[i] = data[i];
+    } else {
+      out[i] = T(static_cast<float>(data[i]));
+    }
+  }
+}
+
+// C = A * B with the project GEMM (beta = 0).
+void gemm(const GemmArgs& args, const float* a, const float* b, float* c, ThreadPool& pool);
+void gemm(const GemmArgs& args, const double* a, const double* b, double* c, ThreadPool& pool);
+// C = epilogue(A * B + beta * C).
+void gemm(const GemmArgs& args, const float* a, const float* b, float beta, float* c, ThreadPool& pool,
+          const GemmEpilogue<float>& epilogue);
+void gemm(const GemmArgs& args, const double* a, const double* b, double beta, double* c, ThreadPool& pool,
+          const GemmEpilogue<double>& epilogue);
+
+// Most spatial dims a convolution accepts (conv_problem rejects more).
+inline constexpr size_t kMaxConvRank = 16;
+
+// What conv_forward adds to the convolution: y = activation(conv(x, w) + bias + z). bias (may be null) is
+// [out_channels]; z (may be null) has y's shape and is either y itself (in place) or does not overlap it.
+template <class Acc>
+struct ConvEpilogue {
+  const Acc* bias = nullptr;
+  const Acc* z = nullptr;
+  FusedActivation activation;
+};
+
+// Grouped convolution on contiguous NC[spatial] data: x is [batch, in_channels, g.in...], w is
+// [out_channels, in_channels / group, g.kernel...], y is [batch, out_channels, g.out...]; padding reads as 0.
+// The output is cut into tiles of (batch, group, run of output positions); each tile's im2col matrix stays in
+// cache for its GEMM (1x1 stride-1 unpadded kernels read x directly), and the epilogue runs inside the GEMM.
+// Tiles run in parallel when there are enough of them, else one by one with the GEMM parallel inside.
+template <class Acc>
+void conv_forward(const Acc* x, const Acc* w, Acc* y, int64_t batch, int64_t in_channels, int64_t out_channels,
+                  int64_t group, const Geometry& g, ThreadPool& pool, const ConvEpilogue<Acc>& epilogue = {});
+
+// Transposed convolution: x is [batch, in_channels, g.out...] (the "output" side of the forward window),
+// w is [in_channels, out_channels / group, g.kernel...], y is [batch, out_channels, g.in...]. The geometry's
+// `in` holds the transposed output sizes and `out` the transposed input sizes.
+template <class Acc>
+void conv_transpose_forward(const Acc* x, const Acc* w, const Acc* bias, Acc* y, int64_t batch, int64_t in_channels,
+                            int64_t out_channels, int64_t group, const Geometry& g, ThreadPool& pool);
+
+}  // namespace nxrt::cpu::conv

@@ -1,0 +1,132 @@
+// Float math on 16-lane AVX-512 registers; include only from AVX-512 translation units (kernels/avx512/).
+// Shared by the vector math kernels (vector_math_avx512.cpp) and the GEMM tile epilogue (gemm_avx512.cpp).
+// Accuracy matches vector_math.h: exp 1 ulp, erf 3 ulp; the Gelu forms are within 4 ulp or 2e-7 absolute.
+// Polynomials are evaluated in Estrin form: the dependency chains, not the operation count, bound these loops.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "ep/cpu/microkernels/avx512/vector_lanes_avx512.h"
+
+namespace nxrt::cpu::avx512_math {
+
+inline __m512 splat(float v) { return _mm512_set1_ps(v); }
+
+// c0 + c1 x + ... + c5 x^5, x2 = x * x.
+inline __m512 poly5(__m512 x, __m512 x2, const float (&c)[6]) {
+  const __m512 p01 = _mm512_fmadd_ps(splat(c[1]), x, splat(c[0]));
+  const __m512 p23 = _mm512_fmadd_ps(splat(c[3]), x, splat(c[2]));
+  const __m512 p45 = _mm512_fmadd_ps(splat(c[5]), x, splat(c[4]));
+  return _mm512_fmadd_ps(_mm512_fmadd_ps(p45, x2, p23), x2, p01);
+}
+
+// exp(x) for x in [-104, 89] or NaN: x = n ln2 + r, |r| <= ln2 / 2 (ln2 split so that n * kLn2Hi is exact),
+// 1 + r + r^2 P(r), and 2^n by scalef, which rounds once: subnormal results and overflow to inf come out right.
+inline __m512 exp_in_range(__m512 x) {
+  static constexpr float kP[6] = {5.0000001201e-1f, 1.6666665459e-1f, 4.1665795894e-2f,
+                                  8.3334519073e-3f, 1.3981999507e-3f, 1.9875691500e-4f};
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, splat(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, splat(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, splat(-2.12194440e-4f), r);
+  const __m512 r2 = _mm512_mul_ps(r, r);
+  const __m512 p = _mm512_fmadd_ps(poly5(r, r2, kP), r2, _mm512_add_ps(r, splat(1.0f)));
+  return _mm512_scalef_ps(p, n);
+}
+
+// exp(x) for any x; NaN propagates (max and min return their second operand when it is NaN).
+inline __m512 exp(__m512 x) { return exp_in_range(_mm512_min_ps(splat(89.0f), _mm512_max_ps(splat(-104.0f), x))); }
+
+// 1 / d for finite nonzero d: the 14-bit estimate and one Newton step.
+inline __m512 reciprocal(__m512 d) {
+  const __m512 r = _mm512_rcp14_ps(d);
+  return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(d, r, splat(1.0f)), r);
+}
+
+inline __m512 copy_sign(__m512 magnitude, __m512 sign_of) {
+  const __m512i sign_bit = _mm512_set1_epi32(static_cast<int32_t>(0x80000000u));
+  return _mm512_castsi512_ps(
+      _mm512_or_si512(_mm512_castps_si512(magnitude), _mm512_and_si512(_mm512_castps_si512(sign_of), sign_bit)));
+}
+
+// erf, as the portable erf_one (vector_math_loops.h) computes it: |x| < 1: x P(x^2); 1 <= |x| < 4:
+// 1 - exp(-x^2) Q(1/|x|); beyond, +-1.
+inline __m512 erf(__m512 x) {
+  static constexpr float kSmall[7] = {1.128379166e+00f, -3.761262879e-01f, 1.128361197e-01f, -2.685479238e-02f,
+                                      5.190026131e-03f, -8.024131042e-04f, 7.897514052e-05f};
+  static constexpr float kLarge[9] = {2.469892962e-04f,  5.594154410e-01f, 3.947355943e-02f,
+                                      -4.620621930e-01f, 4.749700853e-01f, -2.106013985e-01f,
+                                      -3.248635274e-03f, 4.146859818e-02f, -1.207890115e-02f};
+  const __m512 ax = _mm512_abs_ps(x);
+  const __m512 z = _mm512_mul_ps(x, x);
+  const __m512 z2 = _mm512_mul_ps(z, z);
+  const __m512 p = _mm512_fmadd_ps(_mm512_mul_ps(splat(kSmall[6]), z2), _mm512_mul_ps(z2, z2),
+                                   poly5(z, z2, {kSmall[0], kSmall[1], kSmall[2], kSmall[3], kSmall[4], kSmall[5]}));
+  const __m512 small = _mm512_mul_ps(x, p);
+  const __m512 a = _mm512_min_ps(splat(4.0f), _mm512_max_ps(splat(1.0f), ax));  // NaN lanes are replaced below
+  const __m512 u = reciprocal(a);
+  const __m512 u2 = _mm512_mul_ps(u, u);
+  const __m512 q_low = poly5(u, u2, {kLarge[0], kLarge[1], kLarge[2], kLarge[3], kLarge[4], kLarge[5]});
+  const __m512 q_high = _mm512_fmadd_ps(_mm512_fmadd_ps(splat(kLarge[8]), u, splat(kLarge[7])), u, splat(kLarge[6]));
+  const __m512 q = _mm512_fmadd_ps(q_high, _mm512_mul_ps(_mm512_mul_ps(u2, u2), u2), q_low);
+  const __m512 large =
+      _mm512_fnmadd_ps(exp_in_range(_mm512_mul_ps(a, _mm512_sub_ps(_mm512_setzero_ps(), a))), q, splat(1.0f));
+  const __mmask16 use_small = _mm512_cmp_ps_mask(ax, splat(1.0f), _CMP_LT_OQ);
+  const __mmask16 is_nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  return _mm512_mask_blend_ps(use_small | is_nan, copy_sign(large, x), _mm512_mask_blend_ps(is_nan, small, x));
+}
+
+// Gelu(x) = x Phi(x). Phi(-|x|) = exp(L(s)), L a degree-12 fit of log(erfc(t) / 2), t = |x| / sqrt 2, on
+// [0, 3.9] mapped to s in [-1, 1] (absolute error 5e-9 before float rounding); Phi(|x|) = 1 - Phi(-|x|). For
+// x >= 0 the result is x (1 - exp(L)); for x < 0 it is x exp(L) with no cancellation; below -3.9 sqrt 2 it is
+// x * 0 (|Gelu| < 1e-7 there; NaN at -inf, as 0.5 x (1 + erf(x / sqrt 2)) gives).
+inline __m512 gelu_erf(__m512 x) {
+  constexpr float kRange = 3.9f;
+  static constexpr float kL[13] = {-5.839487552642822f,    -8.435526847839355f,      -3.5029642581939697f,
+                                   -0.12752023339271545f,  0.05435306578874588f,     -0.021827857941389084f,
+                                   0.007837639190256596f,  -0.0022909799590706825f,  0.0004040338681079447f,
+                                   9.738755761645734e-05f, -0.00018811749760061502f, 0.00013256474630907178f,
+                                   -3.753538112505339e-05f};
+  __m512 s = _mm512_fmsub_ps(_mm512_abs_ps(x), splat(0.70710678118654752f * 2.0f / kRange), splat(1.0f));
+  s = _mm512_min_ps(splat(1.0f), s);  // NaN stays NaN
+  const __m512 s2 = _mm512_mul_ps(s, s);
+  const __m512 s4 = _mm512_mul_ps(s2, s2);
+  const __m512 low = _mm512_fmadd_ps(poly5(s, s2, {kL[2], kL[3], kL[4], kL[5], kL[6], kL[7]}), s2,
+                                     _mm512_fmadd_ps(splat(kL[1]), s, splat(kL[0])));
+  const __m512 high = _mm512_fmadd_ps(splat(kL[12]), s4, poly5(s, s2, {kL[8], kL[9], kL[10], kL[11], 0.0f, 0.0f}));
+  const __m512 log_phi = _mm512_fmadd_ps(_mm512_mul_ps(high, s4), s4, low);
+  const __m512 tail = exp_in_range(log_phi);  // Phi(-|x|), in [1e-8, 0.5]
+  const __mmask16 non_negative = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GE_OQ);
+  const __m512 phi = _mm512_mask_sub_ps(tail, non_negative, splat(1.0f), tail);
+  const __mmask16 vanishing = _mm512_cmp_ps_mask(x, splat(-kRange * 1.41421356237309505f), _CMP_LT_OQ);
+  return _mm512_mul_ps(x, _mm512_maskz_mov_ps(static_cast<__mmask16>(~vanishing), phi));
+}
+
+// 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), u = sqrt(2 / pi) (x + 0.044715 x^3): no cancellation for x < 0.
+// Where exp(-2u) overflows the factor is 0, so x = -inf gives NaN, as the tanh form does.
+inline __m512 gelu_tanh(__m512 x) {
+  const __m512 x2 = _mm512_mul_ps(x, x);
+  const __m512 minus_two_u = _mm512_mul_ps(_mm512_mul_ps(x, splat(-2.0f * 0.79788456080286536f)),
+                                           _mm512_fmadd_ps(x2, splat(0.044715f), splat(1.0f)));
+  return _mm512_mul_ps(x, _mm512_div_ps(splat(1.0f), _mm512_add_ps(exp(minus_two_u), splat(1.0f))));
+}
+
+// out[i] = f(in[i]) for i < n, two vectors per step (independent chains overlap); the tail is masked.
+template <class F>
+inline void map(const float* in, float* out, int64_t n, F f) {
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 a = _mm512_loadu_ps(in + i);
+    const __m512 b = _mm512_loadu_ps(in + i + 16);
+    _mm512_storeu_ps(out + i, f(a));
+    _mm512_storeu_ps(out + i + 16, f(b));
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 m = first_lanes(n - i);
+    _mm512_mask_storeu_ps(out + i, m, f(_mm512_maskz_loadu_ps(m, in + i)));
+  }
+}
+
+}  // namespace nxrt::cpu::avx512_math

@@ -1,0 +1,68 @@
+// GEMM micro-kernels per ISA, chosen once at start by CPU features (see gemm.cpp).
+//
+// Packed-strip kernels (portable, AVX2): compute one MR x NR tile, acc[r * NR + c] = sum over p < kc of
+// a[p * MR + r] * b[p * NR + c], where `a` and `b` are zero-padded k-major strips; `acc` is overwritten.
+//
+// Tile kernels (AVX-512) take a GemmTile and update C in place, so no tile is staged through memory:
+//   acc(r, c) = sum over p < kc of A(r, p) * B(p, c) for r < rows, c < cols, with
+//   A(r, p) = a[r * a_row_stride + p * a_k_stride] (either stride may be anything; a_row_stride == 1 or
+//   a_k_stride == 1 is required), B(p, c) = b[p * b_k_stride + c] (columns >= cols are never read);
+//   then C(r, c) = alpha * acc + (beta == 0 ? 0 : beta * C(r, c)) (C is not read when beta == 0), then
+//   + col_bias[c], + row_bias[r] and + residual[r * ld_residual + c] where non-null, then the vector activation.
+#pragma once
+
+#include <cstdint>
+
+namespace nxrt::cpu {
+
+inline constexpr int kAvx2F32TileM = 6;
+inline constexpr int kAvx2F32TileN = 16;
+inline constexpr int kAvx2F64TileM = 6;
+inline constexpr int kAvx2F64TileN = 8;
+
+inline constexpr int kAvx512F32TileM = 14;
+inline constexpr int kAvx512F32TileN = 32;
+inline constexpr int kAvx512F64TileM = 14;
+inline constexpr int kAvx512F64TileN = 16;
+
+// Activations applied inside a tile kernel; others are applied by the caller afterwards. The Gelu forms are
+// only given to the f32 AVX-512 tile kernel, which applies them to its stored tile while it is in L1.
+enum class TileActivation : int32_t { kNone, kRelu, kLeakyRelu, kClip, kGeluErf, kGeluTanh };
+
+template <class T>
+struct GemmTile {
+  int64_t kc = 0;
+  int64_t rows = 0;  // 1 .. MR
+  int64_t cols = 0;  // 1 .. NR
+  const T* a = nullptr;
+  int64_t a_row_stride = 0;
+  int64_t a_k_stride = 0;
+  const T* b = nullptr;
+  int64_t b_k_stride = 0;
+  T* c = nullptr;
+  int64_t ldc = 0;
+  T alpha = 1;
+  T beta = 0;
+  const T* col_bias = nullptr;
+  const T* row_bias = nullptr;
+  const T* residual = nullptr;
+  int64_t ld_residual = 0;
+  TileActivation activation = TileActivation::kNone;
+  float activation_alpha = 0.0f;  // LeakyRelu slope, Clip min
+  float activation_beta = 0.0f;   // Clip max
+};
+
+// Defined only on x86-64 (kernels/avx2/, compiled with -mavx2 -mfma); never called below the avx2 tier
+// (ep/cpu/microkernels/cpu_features.h).
+void f32_gemm_6x16__avx2(int64_t kc, const float* a, const float* b, float* acc);
+void f64_gemm_6x8__avx2(int64_t kc, const double* a, const double* b, double* acc);
+
+// Defined only on x86-64 (kernels/avx512/); never called below the avx512 tier.
+void f32_gemm_14x32__avx512(const GemmTile<float>& tile);
+void f64_gemm_14x16__avx512(const GemmTile<double>& tile);
+// Packs rows (<= 14) x kc of a row-major A (row stride lda) into one 14-row strip, k-major
+// (dst[p * 14 + r]), rows >= `rows` zero.
+void f32_pack_a_14__avx512(const float* a, int64_t lda, int64_t rows, int64_t kc, float* dst);
+void f64_pack_a_14__avx512(const double* a, int64_t lda, int64_t rows, int64_t kc, double* dst);
+
+}  // namespace nxrt::cpu

@@ -1,0 +1,287 @@
+// The source of every ISA's vector math (see vector_math_kernels.h): plain loops that the compiler vectorises
+// for the flags of the including translation unit. Include once per translation unit after defining
+// NXRT_VECTOR_MATH_ISA (a namespace name); everything here has internal linkage, so copies built for different
+// ISAs never merge. No std:: templates are used, for the same reason.
+//
+// Accuracy against the correctly rounded result (measured by vector_math_test over dense sweeps): exp 1 ulp,
+// tanh and sigmoid 2 ulp, erf 3 ulp (absolute error below 1.2e-7); NaN propagates, infinities map to the limits.
+#pragma once
+
+#include <cstdint>
+
+#include "ep/cpu/microkernels/vector_math_kernels.h"
+
+#ifndef NXRT_VECTOR_MATH_ISA
+#error "define NXRT_VECTOR_MATH_ISA before including vector_math_loops.h"
+#endif
+
+namespace nxrt::cpu::NXRT_VECTOR_MATH_ISA {
+namespace {
+
+inline float bits_to_float(int32_t bits) { return __builtin_bit_cast(float, bits); }
+
+// 2^n for n in [-126, 127].
+inline float pow2(int32_t n) { return bits_to_float((n + 127) << 23); }
+
+// exp(x): x = n ln2 + r with |r| <= ln2/2 (ln2 split so that n * kLn2Hi is exact), a degree-6 polynomial for
+// exp(r), and 2^n applied in two halves so that results in the subnormal range and overflow to inf come out right.
+inline float exp_one(float x) {
+  constexpr float kLog2e = 1.44269504088896341f;
+  constexpr float kLn2Hi = 0.693359375f;
+  constexpr float kLn2Lo = -2.12194440e-4f;
+  constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  // Written so that NaN clamps to -104 (a NaN must never reach the int conversion below: that is UB).
+  float clamped = x > -104.0f ? x : -104.0f;
+  clamped = clamped < 89.0f ? clamped : 89.0f;
+  const float n = (clamped * kLog2e + kRoundMagic) - kRoundMagic;
+  const float r = (clamped - n * kLn2Hi) - n * kLn2Lo;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  const int32_t ni = static_cast<int32_t>(n);
+  const int32_t half = ni >> 1;
+  const float result = p * pow2(half) * pow2(ni - half);
+  return x != x ? x : result;
+}
+
+inline float tanh_one(float x) {
+  const float ax = __builtin_fabsf(x);
+  // |x| < 0.625: odd polynomial; beyond: 1 - 2 / (exp(2|x|) + 1), which has no cancellation there.
+  const float z = x * x;
+  float p = -5.70498872745e-3f;
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  const float small = x + x * z * p;
+  const float large = 1.0f - 2.0f / (exp_one(2.0f * ax) + 1.0f);
+  const float signed_large = x < 0.0f ? -large : large;
+  return ax < 0.625f ? small : signed_large;
+}
+
+inline float sigmoid_one(float x) { return 1.0f / (1.0f + exp_one(-x)); }
+
+// |x| < 1: x P(x^2); 1 <= |x| < 4: 1 - exp(-x^2) Q(1/|x|) (erfc(x) exp(x^2) is smooth in 1/x); beyond, erf
+// rounds to +-1. P and Q are least-squares fits of relative error (1.4e-9 and 7e-8).
+inline float erf_one(float x) {
+  const float ax = __builtin_fabsf(x);
+  const float z = x * x;
+  float p = 7.897514052e-05f;
+  p = p * z - 8.024131042e-04f;
+  p = p * z + 5.190026131e-03f;
+  p = p * z - 2.685479238e-02f;
+  p = p * z + 1.128361197e-01f;
+  p = p * z - 3.761262879e-01f;
+  p = p * z + 1.128379166e+00f;
+  const float small = x * p;
+  const float a = ax > 4.0f ? 4.0f : (ax < 1.0f ? 1.0f : ax);
+  const float u = 1.0f / a;
+  float q = -1.207890115e-02f;
+  q = q * u + 4.146859818e-02f;
+  q = q * u - 3.248635274e-03f;
+  q = q * u - 2.106013985e-01f;
+  q = q * u + 4.749700853e-01f;
+  q = q * u - 4.620621930e-01f;
+  q = q * u + 3.947355943e-02f;
+  q = q * u + 5.594154410e-01f;
+  q = q * u + 2.469892962e-04f;
+  const float large = 1.0f - exp_one(-(a * a)) * q;
+  const float signed_large = x < 0.0f ? -large : large;
+  return ax < 1.0f ? small : (x != x ? x : signed_large);
+}
+
+void exp_loop(const float* in, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = exp_one(in[i]);
+}
+
+void tanh_loop(const float* in, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = tanh_one(in[i]);
+}
+
+void sigmoid_loop(const float* in, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = sigmoid_one(in[i]);
+}
+
+void erf_loop(const float* in, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = erf_one(in[i]);
+}
+
+void gelu_erf_loop(const float* in, float* out, int64_t n) {
+  constexpr float kSqrtHalf = 0.70710678118654752f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = in[i];
+    out[i] = 0.5f * x * (1.0f + erf_one(x * kSqrtHalf));
+  }
+}
+
+void gelu_tanh_loop(const float* in, float* out, int64_t n) {
+  constexpr float kSqrtTwoOverPi = 0.79788456080286536f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = in[i];
+    out[i] = 0.5f * x * (1.0f + tanh_one(kSqrtTwoOverPi * (x + 0.044715f * x * x * x)));
+  }
+}
+
+float exp_shifted_sum_loop(const float* in, float* out, int64_t n, float shift) {
+  constexpr int kLanes = 16;
+  const int64_t whole = n / kLanes * kLanes;
+  for (int64_t i = 0; i < whole; ++i) out[i] = exp_one(in[i] - shift);
+  // The tail goes through a full 16-lane block too (a scalar exp per element cost as much as the vector body of
+  // a 197-wide attention row); its padding lanes are computed and dropped.
+  float tail[kLanes];
+  for (int l = 0; l < kLanes; ++l) tail[l] = whole + l < n ? in[whole + l] - shift : 0.0f;
+  for (int l = 0; l < kLanes; ++l) tail[l] = exp_one(tail[l]);
+  for (int64_t i = whole; i < n; ++i) out[i] = tail[i - whole];
+  // 16 independent partial sums, so the reduction vectorises without reassociation flags.
+  float lanes[kLanes] = {};
+  for (int64_t i = 0; i < whole; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) lanes[l] += out[i + l];
+  }
+  float sum = 0.0f;
+  for (int64_t i = whole; i < n; ++i) sum += out[i];
+  for (int l = 0; l < kLanes; ++l) sum += lanes[l];
+  return sum;
+}
+
+// Max over x[0 .. n) skipping NaN (-inf when every value is NaN). A 16-float vector type, because GCC leaves
+// the equivalent 16-lane array loop scalar; the compiler lowers it to the including unit's vector width.
+float row_max_loop(const float* x, int64_t n) {
+  typedef float Lanes __attribute__((vector_size(64)));
+  constexpr float kMinusInf = -__builtin_inff();
+  Lanes lanes = {kMinusInf, kMinusInf, kMinusInf, kMinusInf, kMinusInf, kMinusInf, kMinusInf, kMinusInf,
+                 kMinusInf, kMinusInf, kMinusInf, kMinusInf, kMinusInf, kMinusInf, kMinusInf, kMinusInf};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    Lanes v;
+    __builtin_memcpy(&v, x + i, sizeof(v));
+    lanes = lanes < v ? v : lanes;
+  }
+  float m = kMinusInf;
+  for (; i < n; ++i) m = m < x[i] ? x[i] : m;
+  for (int l = 0; l < 16; ++l) m = m < lanes[l] ? lanes[l] : m;
+  return m;
+}
+
+void exp_rows_loop(float* x, int64_t rows, int64_t n, int64_t ld, float* sums) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = x + r * ld;
+    sums[r] = exp_shifted_sum_loop(row, row, n, row_max_loop(row, n));
+  }
+}
+
+// Sum over x[0 .. n) of (x - shift), and of (x - shift)^2 when `squares` is non-null, in 16 float lanes flushed
+// into double totals every 1024 values.
+double shifted_sums_loop(const float* x, int64_t n, float shift, double* squares) {
+  typedef float Lanes __attribute__((vector_size(64)));
+  constexpr int64_t kBlock = 1024;
+  double total = 0;
+  double total_squares = 0;
+  for (int64_t start = 0; start < n; start += kBlock) {
+    const int64_t end = start + kBlock < n ? start + kBlock : n;
+    Lanes sum = {};
+    Lanes sum_squares = {};
+    int64_t i = start;
+    for (; i + 16 <= end; i += 16) {
+      Lanes v;
+      __builtin_memcpy(&v, x + i, sizeof(v));
+      v -= shift;
+      sum += v;
+      sum_squares += v * v;
+    }
+    for (; i < end; ++i) {
+      const float d = x[i] - shift;
+      sum[0] += d;
+      sum_squares[0] += d * d;
+    }
+    for (int l = 0; l < 16; ++l) {
+      total += static_cast<double>(sum[l]);
+      total_squares += static_cast<double>(sum_squares[l]);
+    }
+  }
+  if (squares != nullptr) *squares = total_squares;
+  return total;
+}
+
+void row_moments_loop(const float* x, int64_t n, double* mean, double* variance) {
+  const double count = static_cast<double>(n);
+  *mean = shifted_sums_loop(x, n, 0.0f, nullptr) / count;
+  double squares = 0;
+  const double offset = shifted_sums_loop(x, n, static_cast<float>(*mean), &squares) / count;
+  const double v = squares / count - offset * offset;
+  *variance = v > 0.0 ? v : 0.0;
+}
+
+void normalize_row_loop(const float* x, float mean, float inv_std, const float* scale, const float* bias, float* y,
+                        int64_t n) {
+  if (bias != nullptr) {
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv_std * scale[i] + bias[i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * inv_std * scale[i];
+  }
+}
+
+void softmax_row_loop(const float* in, float* out, int64_t n) {
+  const float inverse = 1.0f / exp_shifted_sum_loop(in, out, n, row_max_loop(in, n));
+  for (int64_t i = 0; i < n; ++i) out[i] *= inverse;
+}
+
+template <int Op, class T>
+inline T binary_one(T x, T y) {
+  if constexpr (Op == 0) return x + y;
+  if constexpr (Op == 1) return x - y;
+  if constexpr (Op == 2) return x * y;
+  if constexpr (Op == 3) return x / y;
+}
+
+template <class T, int Op, int Shape>
+void binary_array_loop(const T* a, const T* b, T* out, int64_t n) {
+  if constexpr (Shape == 0) {
+    for (int64_t i = 0; i < n; ++i) out[i] = binary_one<Op>(a[i], b[i]);
+  } else if constexpr (Shape == 1) {
+    const T x = a[0];
+    for (int64_t i = 0; i < n; ++i) out[i] = binary_one<Op>(x, b[i]);
+  } else {
+    const T y = b[0];
+    for (int64_t i = 0; i < n; ++i) out[i] = binary_one<Op>(a[i], y);
+  }
+}
+
+template <class T, int Op>
+void fill_binary_row(BinaryArrayFn<T> (&row)[kBinaryShapes]) {
+  row[0] = binary_array_loop<T, Op, 0>;
+  row[1] = binary_array_loop<T, Op, 1>;
+  row[2] = binary_array_loop<T, Op, 2>;
+}
+
+template <class T>
+void fill_binary_table(BinaryArrayFn<T> (&table)[kBinaryOps][kBinaryShapes]) {
+  fill_binary_row<T, 0>(table[0]);
+  fill_binary_row<T, 1>(table[1]);
+  fill_binary_row<T, 2>(table[2]);
+  fill_binary_row<T, 3>(table[3]);
+}
+
+VectorMathKernels make_kernels() {
+  VectorMathKernels kernels{};
+  kernels.exp = exp_loop;
+  kernels.tanh = tanh_loop;
+  kernels.sigmoid = sigmoid_loop;
+  kernels.erf = erf_loop;
+  kernels.gelu_erf = gelu_erf_loop;
+  kernels.gelu_tanh = gelu_tanh_loop;
+  kernels.exp_shifted_sum = exp_shifted_sum_loop;
+  kernels.softmax_row = softmax_row_loop;
+  kernels.exp_rows = exp_rows_loop;
+  kernels.row_moments = row_moments_loop;
+  kernels.normalize_row = normalize_row_loop;
+  fill_binary_table<float>(kernels.binary_f32);
+  fill_binary_table<double>(kernels.binary_f64);
+  return kernels;
+}
+
+}  // namespace
+}  // namespace nxrt::cpu::NXRT_VECTOR_MATH_ISA

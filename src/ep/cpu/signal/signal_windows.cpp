@@ -1,0 +1,218 @@
+// HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix.
+// Windows of size N use the denominator N (periodic = 1) or N - 1 (symmetric); a symmetric window of one
+// sample is [1]. MelWeightMatrix follows onnx.reference: num_mel_bins + 2 edges spread evenly on the mel scale
+// between the edge frequencies, each mapped to the DFT bin floor((dft_length + 1) * hz / sample_rate).
+#include <cmath>
+#include <numbers>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "ep/cpu/signal/signal_ops.h"
+
+namespace nxrt::cpu {
+
+namespace {
+
+enum class WindowKind { kHann, kHamming, kBlackman };
+
+template <class T>
+T store_value(double v) {
+  if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
+    return T(static_cast<float>(v));
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+Expected<DataType> output_type(const graph::Node& node) {
+  TRY_ASSIGN(const int64_t value, node.attr_int("output_datatype", static_cast<int64_t>(DataType::kFloat32)));
+  const auto type = static_cast<DataType>(value);
+  if (value < 0 || value > kMaxDataTypeValue || !type_list_contains(NumericTypes{}, type)) {
+    return make_error(StatusCode::kInvalidGraph, node.describe(), ": attribute output_datatype = ", value,
+                      " is not a supported numeric type");
+  }
+  return type;
+}
+
+double window_value(WindowKind kind, int64_t i, double denominator) {
+  const double phase = 2.0 * std::numbers::pi * static_cast<double>(i) / denominator;
+  switch (kind) {
+    case WindowKind::kHann:
+      return 0.5 - 0.5 * std::cos(phase);
+    case WindowKind::kHamming:
+      return 25.0 / 46.0 - 21.0 / 46.0 * std::cos(phase);
+    case WindowKind::kBlackman:
+      return 0.42 - 0.5 * std::cos(phase) + 0.08 * std::cos(2.0 * phase);
+  }
+  return 0.0;
+}
+
+class WindowKernel final : public Kernel {
+ public:
+  WindowKernel(std::string description, WindowKind kind, DataType type, bool periodic)
+      : description_(std::move(description)), kind_(kind), type_(type), periodic_(periodic) {}
+
+  Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
+    TRY_ASSIGN(const int64_t size, window_size(inputs));
+    outputs.assign(1, OutputDesc{type_, Shape{size}});
+    return Status::ok();
+  }
+
+  Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool&) const override {
+    TRY_ASSIGN(const int64_t size, window_size(inputs));
+    const double denominator = static_cast<double>(periodic_ ? size : size - 1);
+    visit_dtype<NumericTypes>(type_, [&]<class T>() {
+      T* y = outputs[0].data<T>();
+      for (int64_t i = 0; i < size; ++i) {
+        y[i] = store_value<T>(denominator > 0 ? window_value(kind_, i, denominator) : 1.0);
+      }
+    });
+    return Status::ok();
+  }
+
+ private:
+  Expected<int64_t> window_size(KernelInputs inputs) const {
+    TRY_ASSIGN(const int64_t size, read_scalar_int(inputs.empty() ? nullptr : inputs[0], description_,
+                                                   "input 0 (size)"));
+    if (size < 0 || size > (int64_t{1} << 40)) {
+      return make_error(StatusCode::kInvalidArgument, description_, ": input 0 (size) value ", size,
+                        " is out of range");
+    }
+    return size;
+  }
+
+  std::string description_;
+  WindowKind kind_;
+  DataType type_;
+  bool periodic_;
+};
+
+template <WindowKind Kind>
+Expected<std::unique_ptr<Kernel>> create_window(const KernelInfo& info) {
+  TRY_ASSIGN(const DataType type, output_type(info.node));
+  TRY_ASSIGN(const int64_t periodic, info.node.attr_int("periodic", 1));
+  return std::unique_ptr<Kernel>(std::make_unique<WindowKernel>(info.node.describe(), Kind, type, periodic != 0));
+}
+
+Expected<double> read_scalar_float(const Tensor* t, const std::string& description, const std::string& name) {
+  if (t == nullptr || t->numel() != 1 || !type_list_contains(FloatTypes{}, t->dtype())) {
+    return make_error(StatusCode::kInvalidArgument, description, ": ", name, " must be one float value");
+  }
+  double value = 0;
+  visit_dtype<FloatTypes>(t->dtype(), [&]<class T>() { value = static_cast<double>(t->data<T>()[0]); });
+  return value;
+}
+
+struct MelParameters {
+  int64_t mel_bins = 0;
+  int64_t dft_length = 0;
+  int64_t sample_rate = 0;
+  double lower_hz = 0;
+  double upper_hz = 0;
+};
+
+class MelWeightMatrixKernel final : public Kernel {
+ public:
+  MelWeightMatrixKernel(std::string description, DataType type) : description_(std::move(description)), type_(type) {}
+
+  Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
+    TRY_ASSIGN(const MelParameters p, parameters(inputs));
+    outputs.assign(1, OutputDesc{type_, Shape{p.dft_length / 2 + 1, p.mel_bins}});
+    return Status::ok();
+  }
+
+  Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool&) const override {
+    TRY_ASSIGN(const MelParameters p, parameters(inputs));
+    const int64_t spectrogram_bins = p.dft_length / 2 + 1;
+    const auto to_mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
+    const double low_mel = to_mel(p.lower_hz);
+    const double step = (to_mel(p.upper_hz) - low_mel) / static_cast<double>(p.mel_bins + 2);
+    std::vector<int64_t> edges(static_cast<size_t>(p.mel_bins + 2));
+    for (size_t i = 0; i < edges.size(); ++i) {
+      const double mel = static_cast<double>(i) * step + low_mel;
+      const double hz = 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0);
+      edges[i] = static_cast<int64_t>(std::floor(static_cast<double>(p.dft_length + 1) * hz /
+                                                 static_cast<double>(p.sample_rate)));
+    }
+    std::vector<double> matrix(static_cast<size_t>(spectrogram_bins * p.mel_bins), 0.0);
+    const auto set = [&](int64_t row, int64_t column, double value) {
+      if (row >= 0 && row < spectrogram_bins) matrix[static_cast<size_t>(row * p.mel_bins + column)] = value;
+    };
+    for (int64_t m = 0; m < p.mel_bins; ++m) {
+      const int64_t left = edges[static_cast<size_t>(m)];
+      const int64_t center = edges[static_cast<size_t>(m + 1)];
+      const int64_t right = edges[static_cast<size_t>(m + 2)];
+      if (center == left) {
+        set(center, m, 1.0);
+      } else {
+        for (int64_t j = left; j <= center; ++j) {
+          set(j, m, static_cast<double>(j - left) / static_cast<double>(center - left));
+        }
+      }
+      for (int64_t j = center; j < right; ++j) {
+        set(j, m, static_cast<double>(right - j) / static_cast<double>(right - center));
+      }
+    }
+    visit_dtype<NumericTypes>(type_, [&]<class T>() {
+      T* y = outputs[0].data<T>();
+      for (size_t i = 0; i < matrix.size(); ++i) y[i] = store_value<T>(matrix[i]);
+    });
+    return Status::ok();
+  }
+
+ private:
+  Expected<MelParameters> parameters(KernelInputs inputs) const {
+    if (inputs.size() < 5) {
+      return make_error(StatusCode::kInvalidArgument, description_, ": five inputs are required");
+    }
+    MelParameters p;
+    TRY_ASSIGN(p.mel_bins, read_scalar_int(inputs[0], description_, "input 0 (num_mel_bins)"));
+    TRY_ASSIGN(p.dft_length, read_scalar_int(inputs[1], description_, "input 1 (dft_length)"));
+    TRY_ASSIGN(p.sample_rate, read_scalar_int(inputs[2], description_, "input 2 (sample_rate)"));
+    TRY_ASSIGN(p.lower_hz, read_scalar_float(inputs[3], description_, "input 3 (lower_edge_hertz)"));
+    TRY_ASSIGN(p.upper_hz, read_scalar_float(inputs[4], description_, "input 4 (upper_edge_hertz)"));
+    if (p.mel_bins < 0 || p.mel_bins > (int64_t{1} << 20)) {
+      return make_error(StatusCode::kInvalidArgument, description_, ": input 0 (num_mel_bins) value ", p.mel_bins,
+                        " is out of range");
+    }
+    if (p.dft_length <= 0 || p.dft_length > (int64_t{1} << 28)) {
+      return make_error(StatusCode::kInvalidArgument, description_, ": input 1 (dft_length) value ", p.dft_length,
+                        " is out of range");
+    }
+    if (p.sample_rate <= 0) {
+      return make_error(StatusCode::kInvalidArgument, description_, ": input 2 (sample_rate) value ",
+                        p.sample_rate, " must be positive");
+    }
+    if (!(p.lower_hz >= 0) || !(p.upper_hz >= p.lower_hz) || !std::isfinite(p.upper_hz)) {
+      return make_error(StatusCode::kInvalidArgument, description_, ": input 3 (lower_edge_hertz) ", p.lower_hz,
+                        " and input 4 (upper_edge_hertz) ", p.upper_hz, " must satisfy 0 <= lower <= upper");
+    }
+    return p;
+  }
+
+  std::string description_;
+  DataType type_;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<Kernel>> create_hann_window(const KernelInfo& info) {
+  return create_window<WindowKind::kHann>(info);
+}
+
+Expected<std::unique_ptr<Kernel>> create_hamming_window(const KernelInfo& info) {
+  return create_window<WindowKind::kHamming>(info);
+}
+
+Expected<std::unique_ptr<Kernel>> create_blackman_window(const KernelInfo& info) {
+  return create_window<WindowKind::kBlackman>(info);
+}
+
+Expected<std::unique_ptr<Kernel>> create_mel_weight_matrix(const KernelInfo& info) {
+  TRY_ASSIGN(const DataType type, output_type(info.node));
+  return std::unique_ptr<Kernel>(std::make_unique<MelWeightMatrixKernel>(info.node.describe(), type));
+}
+
+}  // namespace nxrt::cpu
