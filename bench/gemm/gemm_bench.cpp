@@ -21,7 +21,7 @@
 #endif
 
 #include "core/thread_pool.h"
-#include "ep/cpu/gemm.h"
+#include "ep/cpu/microkernels/gemm.h"
 
 #if defined(NXRT_BENCH_OPENBLAS)
 #include <cblas.h>

@@ -8,7 +8,7 @@
 
 #include "cli_common.h"
 #include "core/data_type.h"
-#include "ep/cpu/cpu_features.h"
+#include "ep/cpu/microkernels/cpu_features.h"
 #include "onnx/model_proto.h"
 
 namespace nxrt::cli {

@@ -1,6 +1,7 @@
 #include <cmath>
 #include <random>
 
+#include "ep/cpu/microkernels/cpu_features.h"
 #include "ep/cpu/microkernels/gemm.h"
 #include "ep/cpu/kernel_test_util.h"
 
@@ -110,7 +111,19 @@ void check_gemm(int64_t m, int64_t n, int64_t k, bool ta, bool tb, T alpha, T be
 // Every micro-kernel family (one the CPU lacks falls back to the portable one), at sizes around every
 // family's tiles (f32: 4x16, 6x16, 14x32; f64: 4x8, 6x8, 14x16), the direct small-m path (m <= 8), the depth
 // block (256) and the N chunk split.
-class GemmIsaTest : public ::testing::TestWithParam<GemmIsa> {};
+// A tier above the active one (ep/cpu/microkernels/cpu_features.h) skips: the engine would run a lower tier's
+// kernels under this tier's name.
+class GemmIsaTest : public ::testing::TestWithParam<GemmIsa> {
+ protected:
+  void SetUp() override {
+    CpuIsa needed = CpuIsa::kGeneric;
+    if (GetParam() == GemmIsa::kAvx2) needed = CpuIsa::kAvx2;
+    if (GetParam() == GemmIsa::kAvx512) needed = CpuIsa::kAvx512;
+    if (!cpu_isa_at_least(needed)) {
+      GTEST_SKIP() << "the active CPU tier is " << cpu_isa_name(active_cpu_isa()) << ", below " << isa_name(GetParam());
+    }
+  }
+};
 
 TEST_P(GemmIsaTest, F32MatchesReferenceAroundTileSizes) {
   ThreadPool pool(3);
