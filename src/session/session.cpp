@@ -148,6 +148,7 @@ Expected<std::unique_ptr<Session::Impl>> SessionImplBuilder::build(std::shared_p
   impl->inputs = describe_values(graph, graph.inputs);
   impl->outputs = describe_values(graph, graph.outputs);
   impl->providers = std::move(providers);
+  // Asked again after the providers' passes, which may have replaced the readers partition() saw.
   for (int input : graph.inputs) impl->input_homes.push_back(graph_input_home(graph, input, impl->providers));
   TRY(compile(graph, impl->providers, impl->main));
   impl->plan_rules = make_plan_rules(impl->main);
