@@ -1,7 +1,7 @@
 // GEMM throughput of nxrt (B packed per call, and a prepacked B as MatMul/Gemm use for constant weights)
 // against OpenBLAS (when built with it) at 1 and 2 threads, as GFLOP/s and as a fraction of the measured
-// single-core FMA peak (an AVX-512 FMA loop with independent accumulators, the best run seen so far, re-measured
-// around every row; times the thread count).
+// single-core peak of the active CPU tier (multiply-add chains in its widest registers; NXRT_CPU_ISA lowers the tier
+// for the peak and the GEMM alike), the best run seen so far, re-measured around every row; times the thread count.
 // Usage: nxrt_gemm_bench [min_seconds_per_measurement] [--cpu-time] [--filter=SUBSTRING]
 // --filter runs only the rows whose "<shape label> <type>" contains SUBSTRING (e.g. "1024 x 1024 x 1024 f64").
 // --cpu-time measures process CPU time instead of wall time: on a loaded machine the single-thread numbers
@@ -21,6 +21,7 @@
 #endif
 
 #include "core/thread_pool.h"
+#include "ep/cpu/microkernels/cpu_features.h"
 #include "ep/cpu/microkernels/gemm.h"
 
 #if defined(NXRT_BENCH_OPENBLAS)
@@ -42,28 +43,48 @@ double now_seconds() {
 
 double seconds_since(double start) { return now_seconds() - start; }
 
+// Single-thread f32 peak in GFLOP/s of the active tier (ep/cpu/microkernels/cpu_features.h) over one short run:
+// independent multiply-add chains in that tier's widest registers (FMA for avx512 and avx2, mul + add on SSE2 for
+// generic). The f64 peak is half of it.
 #if defined(__x86_64__)
-// Single-thread FMA peak in GFLOP/s (f32) over one short run; f64 peak is half of it.
-__attribute__((target("avx512f"))) double measure_f32_fma_peak_once() {
-  constexpr int kChains = 16;
-  constexpr int64_t kIterations = 4'000'000;
-  __m512 acc[kChains];
-  for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i));
-  const __m512 x = _mm512_set1_ps(0.999999f);
-  const __m512 y = _mm512_set1_ps(1e-7f);
-  const double start = now_seconds();
-  for (int64_t it = 0; it < kIterations; ++it) {
-#pragma GCC unroll 16
-    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_fmadd_ps(acc[i], x, y);
+// One body per tier, so that each is compiled entirely for its target: 16 independent chains acc = acc * x + y.
+#define NXRT_PEAK_LOOP(Vec, kLanes, set1, multiply_add, add, store)                        \
+  constexpr int kChains = 16;                                                             \
+  constexpr int64_t kIterations = 4'000'000;                                              \
+  Vec acc[kChains];                                                                       \
+  for (int i = 0; i < kChains; ++i) acc[i] = set1(static_cast<float>(i));                 \
+  const Vec x = set1(0.999999f);                                                          \
+  const Vec y = set1(1e-7f);                                                              \
+  const double start = now_seconds();                                                     \
+  for (int64_t it = 0; it < kIterations; ++it) {                                          \
+    _Pragma("GCC unroll 16") for (int i = 0; i < kChains; ++i) acc[i] = multiply_add(acc[i], x, y); \
+  }                                                                                       \
+  const double elapsed = seconds_since(start);                                            \
+  Vec sum = acc[0];                                                                       \
+  for (int i = 1; i < kChains; ++i) sum = add(sum, acc[i]);                               \
+  alignas(64) float lanes[16];                                                            \
+  store(lanes, sum);                                                                      \
+  volatile float sink = lanes[0];                                                         \
+  (void)sink;                                                                             \
+  return 2.0 * (kLanes) * kChains * static_cast<double>(kIterations) / elapsed * 1e-9;
+
+#define NXRT_SSE2_MULTIPLY_ADD(a, b, c) _mm_add_ps(_mm_mul_ps(a, b), c)
+
+__attribute__((target("avx512f"))) double measure_avx512_once() {
+  NXRT_PEAK_LOOP(__m512, 16, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_add_ps, _mm512_store_ps)
+}
+__attribute__((target("avx2,fma"))) double measure_avx2_once() {
+  NXRT_PEAK_LOOP(__m256, 8, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_store_ps)
+}
+double measure_sse2_once() { NXRT_PEAK_LOOP(__m128, 4, _mm_set1_ps, NXRT_SSE2_MULTIPLY_ADD, _mm_add_ps, _mm_store_ps) }
+
+double measure_f32_fma_peak_once() {
+  switch (nxrt::cpu::active_cpu_isa()) {
+    case nxrt::cpu::CpuIsa::kAvx512: return measure_avx512_once();
+    case nxrt::cpu::CpuIsa::kAvx2: return measure_avx2_once();
+    case nxrt::cpu::CpuIsa::kGeneric: break;
   }
-  const double elapsed = seconds_since(start);
-  __m512 sum = acc[0];
-  for (int i = 1; i < kChains; ++i) sum = _mm512_add_ps(sum, acc[i]);
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, sum);
-  volatile float sink = lanes[0];
-  (void)sink;
-  return 2.0 * 16 * kChains * static_cast<double>(kIterations) / elapsed * 1e-9;
+  return measure_sse2_once();
 }
 #else
 double measure_f32_fma_peak_once() { return 0.0; }
@@ -190,9 +211,10 @@ int main(int argc, char** argv) {
     }
   }
   double peak = measure_f32_fma_peak();
-  std::printf("single-core FMA peak: %.1f GFLOP/s f32, %.1f GFLOP/s f64; isa=%d (0 generic, 1 avx2, 2 avx512);"
+  std::printf("single-core peak of the %s tier: %.1f GFLOP/s f32, %.1f GFLOP/s f64;"
               " clock: %s\n\n",
-              peak, peak / 2, static_cast<int>(nxrt::cpu::best_gemm_isa()), g_cpu_time ? "process CPU time" : "wall");
+              std::string(nxrt::cpu::cpu_isa_name(nxrt::cpu::active_cpu_isa())).c_str(), peak, peak / 2,
+              g_cpu_time ? "process CPU time" : "wall");
   std::printf("| shape (m x k x n)      | type | threads | nxrt ms | nxrt GFLOP/s (peak) | prepacked GFLOP/s (peak) |"
               " OpenBLAS ms | OpenBLAS GFLOP/s (peak) |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
