@@ -1,12 +1,13 @@
 """nxrt vs onnxruntime on CPU, side by side: latency, session creation time and peak memory on a model suite.
 
-    .venv/bin/python bench/suite/run.py [--quick] [--threads 1 2] [--out bench/results] [--only NAME]
+    .venv/bin/python bench/suite/run.py [--quick] [--threads 1 2] [--isa avx2] [--out DIR] [--only NAME]
 
 For every model of ``models.py`` and every thread count, both runtimes load the same serialized model in this
 process (intra-op threads = t, onnxruntime with one inter-op thread and CPUExecutionProvider), their outputs are
 compared with allclose, and their ``run(None, feeds)`` calls are timed in interleaved rounds so that machine noise
 hits both alike. Peak RSS is measured per (model, runtime) in a fresh child process (see README.md). Results go to
-``results.md``, ``results.json`` and ``ratios.png`` under ``--out``.
+``results.md``, ``results.json`` and ``ratios.png`` under ``--out`` (default bench/results, or bench/results/<tier>
+with ``--isa``, which runs nxrt at that CPU tier through NXRT_CPU_ISA; onnxruntime picks its own kernels).
 """
 
 import argparse
@@ -39,6 +40,21 @@ def start_launcher():
     return subprocess.Popen([sys.executable, "-I", "-c", LAUNCHER_CODE], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True)
 
+
+def isa_from_argv(argv):
+    """The --isa value, read before argparse: NXRT_CPU_ISA must be set before nxrt loads and before the launcher
+    forks (the peak-RSS children inherit it)."""
+    for i, arg in enumerate(argv):
+        if arg == "--isa" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--isa="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+ISA = isa_from_argv(sys.argv)
+if ISA:
+    os.environ["NXRT_CPU_ISA"] = ISA
 
 LAUNCHER = start_launcher() if __name__ == "__main__" and "--rss-child" not in sys.argv else None
 
@@ -196,6 +212,7 @@ def environment():
         "machine": platform.machine(),
         "processor": cpu_model(),
         "cpus": os.cpu_count(),
+        "nxrt_cpu_isa": os.environ.get("NXRT_CPU_ISA") or "native",
     }
 
 
@@ -213,7 +230,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds and shorter rounds (a few minutes)")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--out", default="bench/results")
+    parser.add_argument("--isa", choices=["generic", "avx2", "avx512"],
+                        help="run nxrt at this CPU tier (NXRT_CPU_ISA); results go under bench/results/<tier>")
+    parser.add_argument("--out", default=None)
     parser.add_argument("--only", action="append", help="run only models whose name contains this (repeatable)")
     parser.add_argument("--no-rss", action="store_true", help="skip the peak-RSS child processes")
     parser.add_argument("--rss-child", nargs=4, help=argparse.SUPPRESS)
@@ -248,7 +267,7 @@ def main():
     meta = {"environment": environment(), "settings": settings, "quick": args.quick, "threads": args.threads,
             "rss_threads": RSS_THREADS, "rss_runs": RSS_RUNS, "wall_s": wall_s,
             "command": " ".join([Path(sys.executable).name] + sys.argv)}
-    out = Path(args.out)
+    out = Path(args.out or ("bench/results/" + args.isa if args.isa else "bench/results"))
     out.mkdir(parents=True, exist_ok=True)
     report.write_json(out / "results.json", meta, rows)
     report.write_markdown(out / "results.md", meta, rows)
