@@ -1,8 +1,21 @@
 """Models shared by the nxrt Python API tests, built with the onnx package."""
 
+import importlib.util
+import pathlib
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def load_bench_models():
+    """bench/suite/models.py as a module (its build_all() gives every benchmark case)."""
+    spec = importlib.util.spec_from_file_location("bench_suite_models", ROOT / "bench" / "suite" / "models.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def model_bytes(nodes, inputs, outputs, initializers=(), opset=21, ir_version=10, **model_kwargs):

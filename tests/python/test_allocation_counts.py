@@ -8,24 +8,15 @@ models' paths allocate nothing per run. Session::run and run_bound still allocat
 (the result vector, the returned output tensors and their bookkeeping), bounded here so that a regression that
 allocates per node fails."""
 
-import importlib.util
 import pathlib
 import subprocess
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+import helpers
+
 PLAIN_RUN_LIMIT = 16  # per run, whatever the model's node count (1 to 100+ nodes here)
-
-
-def load_bench_models():
-    spec = importlib.util.spec_from_file_location("bench_suite_models", ROOT / "bench" / "suite" / "models.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-BENCH = load_bench_models()
+BENCH = helpers.load_bench_models()
 CASES = BENCH.build_all()
 
 

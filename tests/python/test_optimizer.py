@@ -2,27 +2,17 @@
 graphs give the same outputs with optimisation disabled (level 0), at the default level (99) and in onnxruntime.
 Fusions only change rounding (folded BatchNormalization, fused epilogues); FusedElementwise matches exactly."""
 
-import importlib.util
-import pathlib
 
 import numpy as np
 import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+import helpers
 import nxrt
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 
-
-def load_bench_models():
-    spec = importlib.util.spec_from_file_location("bench_suite_models", ROOT / "bench" / "suite" / "models.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-BENCH = load_bench_models()
+BENCH = helpers.load_bench_models()
 
 
 def nxrt_run(model, feeds, level):

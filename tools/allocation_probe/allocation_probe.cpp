@@ -1,7 +1,7 @@
 // nxrt_allocation_probe MODEL [--threads N] [--runs N]: counts heap allocations (every malloc-family call of the
-// process, worker threads included) in steady-state runs of MODEL, whose inputs must have static shapes (random
-// data). Prints one line per way of running it, "<way> <allocations per run>", the least over the measured runs
-// (after as many warm-up runs):
+// process, worker threads included) in steady-state runs of MODEL on random inputs (symbolic dims 1). Prints one
+// line per way of running it, "<way> <allocations per run>", the least over the measured runs (after as many
+// warm-up runs):
 //   run           Session::run, outputs returned as new tensors
 //   run_bound     Session::run_bound, every output bound to a caller tensor of the right shape
 //   prepared      PreparedRun::run: names resolved, feeds and outputs bound once (the zero-allocation path)
@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "core/dispatch.h"
 #include "nxrt/nxrt.h"
+#include "random_input.h"
 #include "session/prepared_run.h"
 #include "session/io_binding.h"
 #include "session/session.h"
@@ -84,35 +84,6 @@ int posix_memalign(void** result, size_t alignment, size_t size) {
 namespace {
 
 using namespace nxrt;
-
-Expected<Tensor> random_tensor(const ValueDesc& input, std::mt19937_64& rng) {
-  if (!input.type.is_tensor() || !input.type.shape) {
-    return make_error(StatusCode::kInvalidArgument, "input '", input.name, "' is not a tensor of known rank");
-  }
-  Shape shape;
-  for (const graph::Dim& dim : *input.type.shape) {
-    if (!dim.is_known()) {
-      return make_error(StatusCode::kInvalidArgument, "input '", input.name, "' has a symbolic dim");
-    }
-    shape.push_back(dim.value);
-  }
-  TRY_ASSIGN(Tensor tensor, Tensor::allocate(input.type.elem_type, shape));
-  const int64_t count = tensor.numel();
-  const bool filled = visit_dtype<AllPodTypes>(tensor.dtype(), [&]<class T>() {
-    T* data = tensor.data<T>();
-    for (int64_t i = 0; i < count; ++i) {
-      if constexpr (std::is_same_v<T, bool>) {
-        data[i] = (rng() & 1) != 0;
-      } else if constexpr (std::is_integral_v<T>) {
-        data[i] = static_cast<T>(rng() % 10);
-      } else {
-        data[i] = T(std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng));
-      }
-    }
-  });
-  if (!filled) return make_error(StatusCode::kNotImplemented, "cannot generate input '", input.name, "'");
-  return tensor;
-}
 
 // Least allocations of one call of `step` over `runs` calls, after `runs` warm-up calls; -1 when a call failed.
 template <class Step>
@@ -204,7 +175,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> input_names;
   std::vector<Tensor> feeds;
   for (const ValueDesc& input : (*session)->inputs()) {
-    auto tensor = random_tensor(input, rng);
+    auto tensor = cli::random_input(input, {}, rng);
     if (!tensor) return fail(tensor.status());
     input_names.push_back(input.name);
     feeds.push_back(std::move(*tensor));
