@@ -75,6 +75,7 @@ PlanRules make_plan_rules(const CompiledGraph& compiled) {
 }
 
 Tensor PlannedMemory::take(int value, DataType dtype, const Shape& shape, size_t bytes) {
+  if (bytes == 0) return Tensor();  // nothing to place: the arena serves it, and the layout stays as it is
   const auto index = static_cast<size_t>(value);
   if (index >= wanted_.size()) {
     wanted_.resize(index + 1, 0);

@@ -46,8 +46,8 @@ PlanRules make_plan_rules(const CompiledGraph& compiled);
 class PlannedMemory {
  public:
   // The slot of plannable `value` as a tensor when it holds `bytes`; an invalid tensor otherwise (the caller
-  // allocates elsewhere, and finish_run lays the block out again for the larger size). Never allocates once the
-  // plan covers the run.
+  // allocates elsewhere, and finish_run lays the block out again for the larger size; not for 0 bytes, which
+  // never get a slot). Never allocates once the plan covers the run.
   Tensor take(int value, DataType dtype, const Shape& shape, size_t bytes);
   // True when `tensor` lies in the block.
   bool holds(const Tensor& tensor) const { return block_ != nullptr && tensor.buffer() == block_; }

@@ -94,6 +94,23 @@ TEST(MemoryPlan, ShapesThatGrowAndShrinkStayCorrect) {
   EXPECT_GE(session->arena_stats().planned_block_bytes, 2 * 50000 * 4);
 }
 
+TEST(MemoryPlan, EmptyIntermediatesLeaveTheLayoutAlone) {
+  // Values of 0 bytes get no slot; they must not make every run lay the block out again (and drop the arena's
+  // cache, so that the next run allocates its output afresh).
+  auto session = create(chain_model());
+  ASSERT_TRUE(session);
+  std::vector<float> none;
+  const auto run = [&] {
+    auto outputs = session->run({{"x"}}, {{Tensor::wrap(DataType::kFloat32, {0}, none.data())}}, {});
+    ASSERT_TRUE(outputs) << outputs.status().to_string();
+    EXPECT_EQ((*outputs)[0].numel(), 0);
+  };
+  for (int i = 0; i < 3; ++i) run();
+  const int64_t allocations = session->arena_stats().system_allocations;
+  for (int i = 0; i < 5; ++i) run();
+  EXPECT_EQ(session->arena_stats().system_allocations, allocations);
+}
+
 TEST(MemoryPlan, HeldOutputsAndViewsOfIntermediatesAreNeverOverwritten) {
   // z is a Reshape (a view) of an intermediate, so that intermediate must not be planned; u is an output too.
   w::Model model;
