@@ -1,8 +1,9 @@
 """IOBinding: inputs and outputs bound ahead of run_with_iobinding, as in onnxruntime.
 
-Inputs are wrapped without a copy. Outputs bound to caller memory (a buffer pointer or an OrtValue) receive
-a copy of the result after the run: the engine does not write into caller buffers yet. An output bound to a
-device without a buffer (``bind_output(name, "test_device")``) is allocated there by the engine.
+Inputs are wrapped without a copy. Outputs bound to caller memory (a buffer pointer or an OrtValue) are written
+by the engine straight into that memory where it can (the node producing the output writes there), else copied
+into it after the run (see src/session/io_binding.h). An output bound to a device without a buffer
+(``bind_output(name, "test_device")``) is allocated there by the engine.
 """
 
 from nxrt._nxrt import Value, _raise_status
@@ -68,16 +69,15 @@ class IOBinding:
 
     def _run(self, run_options):
         sess = self._session._sess
-        # Outputs with a target are copied into it below, so only unbound ones are allocated off the host.
-        devices = [device if target is None else "cpu"
-                   for target, device in zip(self._output_targets, self._output_devices)]
-        if any(device != "cpu" for device in devices):
-            results = sess.run_bound(self._output_names, self._inputs, run_options, devices)
-        else:
-            results = sess.run_values(self._output_names or None, self._inputs, run_options)
+        if not self._output_names:
+            self._results = sess.run_values(None, self._inputs, run_options)
+            return
+        # Outputs with a target are written into it by the engine (in place where it can, else copied after the
+        # run); the others are allocated on their bound device.
+        results = sess.run_bound(self._output_names, self._inputs, run_options, self._output_devices,
+                                 self._output_targets)
         for index, target in enumerate(self._output_targets):
             if target is not None:
-                target.copy_from(results[index])
                 results[index] = target
         self._results = results
 

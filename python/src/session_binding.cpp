@@ -259,11 +259,12 @@ std::vector<Value> run_session(const PySession& self, nb::handle output_names, n
   return value_or_throw(std::move(*result));
 }
 
-// IO binding with outputs allocated on a device: Session::run_bound with `output_devices[i]` ("cpu",
-// "test_device") for output_names[i]. Tensor feeds only.
+// IO binding: Session::run_bound. Output i is written into bound_outputs[i] (an nxrt.Value; in place when the
+// engine can, see session/io_binding.h) or, when that entry is None, allocated on output_devices[i] ("cpu",
+// "test_device"). Tensor feeds only.
 std::vector<Tensor> run_on_devices(const PySession& self, const std::vector<std::string>& output_names,
                                    nb::handle input_feed, PyRunOptions* run_options,
-                                   const std::vector<std::string>& output_devices) {
+                                   const std::vector<std::string>& output_devices, nb::handle bound_outputs) {
   if (output_devices.size() != output_names.size()) {
     throw nb::value_error("run_bound needs one device per output name");
   }
@@ -278,12 +279,19 @@ std::vector<Tensor> run_on_devices(const PySession& self, const std::vector<std:
     }
     inputs.push_back(feeds.values[i].tensor());
   }
-  const std::vector<Tensor> unbound(output_names.size());
+  std::vector<Tensor> bound(output_names.size());
+  if (!bound_outputs.is_none()) {
+    const nb::list targets = nb::cast<nb::list>(bound_outputs);
+    if (targets.size() != output_names.size()) throw nb::value_error("run_bound needs one bound output per name");
+    for (size_t i = 0; i < bound.size(); ++i) {
+      if (!targets[i].is_none()) bound[i] = nb::cast<const PyValue&>(targets[i]).tensor;
+    }
+  }
   const RunOptions options = run_options_from(run_options);
   std::optional<Expected<BoundRunResult>> result;
   {
     nb::gil_scoped_release release;
-    result.emplace(self.session->run_bound(feeds.names, inputs, output_names, unbound, options, devices));
+    result.emplace(self.session->run_bound(feeds.names, inputs, output_names, bound, options, devices));
   }
   return value_or_throw(std::move(*result)).outputs;
 }
@@ -427,15 +435,17 @@ void register_session(nb::module_& m) {
       .def(
           "run_bound",
           [](const PySession& self, const std::vector<std::string>& output_names, nb::handle feed,
-             PyRunOptions* run_options, const std::vector<std::string>& output_devices) {
-            std::vector<Tensor> results = run_on_devices(self, output_names, feed, run_options, output_devices);
+             PyRunOptions* run_options, const std::vector<std::string>& output_devices, nb::handle bound_outputs) {
+            std::vector<Tensor> results =
+                run_on_devices(self, output_names, feed, run_options, output_devices, bound_outputs);
             nb::list out;
             for (Tensor& tensor : results) out.append(make_value(std::move(tensor)));
             return out;
           },
           nb::arg("output_names"), nb::arg("input_feed"), nb::arg("run_options").none(), nb::arg("output_devices"),
-          "Runs the model; returns nxrt.Value objects, output i allocated on output_devices[i] ('cpu', "
-          "'test_device').")
+          nb::arg("bound_outputs").none() = nb::none(),
+          "Runs the model; returns nxrt.Value objects: output i written into bound_outputs[i] when given (in place "
+          "where the engine can), else allocated on output_devices[i] ('cpu', 'test_device').")
       .def(
           "run_positional",
           [](const PySession& self, nb::tuple args) -> nb::object {

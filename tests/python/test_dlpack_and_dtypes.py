@@ -50,6 +50,31 @@ def test_run_outputs_are_not_copied():
     assert out.flags.writeable and out.flags.c_contiguous and out.base is not None
 
 
+def test_bound_output_buffers_receive_every_run():
+    """Outputs bound to caller memory get each run's result there (the engine writes computed outputs in place), the
+    returned OrtValues show that memory, and a result of another shape is an error naming the output."""
+    session = nxrt.InferenceSession(helpers.two_output_model())
+    sums = np.zeros((2, 3), np.float32)
+    rels = np.zeros((2, 3), np.float32)
+    binding = session.io_binding()
+    binding.bind_output("sum", "cpu", 0, np.float32, [2, 3], sums.ctypes.data)
+    binding.bind_output("rel", "cpu", 0, np.float32, [2, 3], rels.ctypes.data)
+    for step in range(3):
+        x = np.arange(6, dtype=np.float32).reshape(2, 3) * (step + 1)
+        y = np.full((2, 3), 4.0, np.float32)
+        binding.bind_cpu_input("x", x)
+        binding.bind_cpu_input("y", y)
+        session.run_with_iobinding(binding)
+        np.testing.assert_array_equal(sums, x + y)
+        np.testing.assert_array_equal(rels, np.maximum(x - y, 0))
+        outputs = binding.get_outputs()
+        assert outputs[0].data_ptr() == sums.ctypes.data and outputs[1].data_ptr() == rels.ctypes.data
+    binding.bind_cpu_input("x", np.ones((3, 3), np.float32))
+    binding.bind_cpu_input("y", np.ones((3, 3), np.float32))
+    with pytest.raises(Exception, match="sum"):
+        session.run_with_iobinding(binding)
+
+
 def test_inputs_are_wrapped_not_copied():
     """An identity output is a copy (the engine never returns caller memory), but a bound input is not."""
     array = np.arange(5, dtype=np.float32)
