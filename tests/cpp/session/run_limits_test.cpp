@@ -181,6 +181,28 @@ TEST(RunLimits, DeadlineStopsALongConvBetweenTasks) {
   EXPECT_TRUE(contains(ran.status(), "while running Conv node 'conv'")) << ran.status().to_string();
 }
 
+// A deadline that passes inside an LSTM over 200,000 time steps fails the run naming the node (the kernel stops
+// between its steps and inside its GEMMs; the executor discards the partial outputs).
+TEST(RunLimits, DeadlineStopsALongRecurrence) {
+  constexpr int64_t kSteps = 200000, kInput = 32, kHidden = 64;
+  w::Model model;
+  model.graph.inputs = {{"x", kFloat, {kSteps, int64_t{1}, kInput}}};
+  model.graph.outputs = {{"y", kFloat, {}, false}};
+  model.graph.initializers = {
+      w::float_tensor("w", {1, 4 * kHidden, kInput}, std::vector<float>(4 * kHidden * kInput, 0.01f)),
+      w::float_tensor("r", {1, 4 * kHidden, kHidden}, std::vector<float>(4 * kHidden * kHidden, 0.01f))};
+  model.graph.nodes = {{"LSTM", {"x", "w", "r"}, {"y"}, {w::attr_int("hidden_size", kHidden)}, "lstm"}};
+  SessionOptions options;
+  options.intra_op_num_threads = 1;
+  options.run_timeout_ms = 20;
+  auto session = create(model, options);
+  ASSERT_TRUE(session) << session.status().to_string();
+  auto ran = (*session)->run({{"x"}}, {{filled({kSteps, 1, kInput}, 0.5f)}}, {});
+  ASSERT_FALSE(ran);
+  EXPECT_EQ(ran.status().code(), StatusCode::kFail);
+  EXPECT_TRUE(contains(ran.status(), "while running LSTM node 'lstm'")) << ran.status().to_string();
+}
+
 TEST(RunLimits, TerminateFlagSetBeforeTheRunFailsWithOnnxRuntimesMessage) {
   auto session = create(counting_loop(false));
   ASSERT_TRUE(session) << session.status().to_string();

@@ -12,6 +12,7 @@
 
 #include "ep/cpu/microkernels/gemm.h"
 #include "ep/cpu/kernel.h"
+#include "ep/cpu/run_limits.h"
 
 namespace nxrt::cpu {
 
@@ -221,6 +222,8 @@ class RnnKernel final : public Kernel {
     const Cell cell = attrs_.cell;
     const bool gru_split_h = cell == Cell::kGru && !attrs_.linear_before_reset;
     const bool gru_lbr = cell == Cell::kGru && attrs_.linear_before_reset;
+    // A long sequence stops between time steps once the run must (the executor discards the partial outputs).
+    const RunLimits* limits = current_run_limits();
 
     // X as [seq, batch, input].
     std::vector<Acc> x(static_cast<size_t>(S * B * I));
@@ -288,6 +291,7 @@ class RnnKernel final : public Kernel {
       }
 
       for (int64_t step = 0; step < S; ++step) {
+        if (run_should_stop(limits)) return;
         const int64_t t = reverse ? S - 1 - step : step;
         const int64_t n_recurrent = gru_split_h ? 2 * H : GH;
         if (B > 0 && H > 0) gemm_acc(GemmArgs{false, true, B, n_recurrent, H, H, H, GH}, h_state.data(), r_d, hr.data(), pool);
