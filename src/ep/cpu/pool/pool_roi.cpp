@@ -256,10 +256,11 @@ class RoiAlignKernel final : public Kernel {
   }
 
  private:
-  // Box corners must be finite and the adaptive sampling grid (ceil(box / output) per bin) bounded.
+  // Box corners must be finite and the adaptive sampling grid (ceil(box / output) per bin) bounded: each task keeps
+  // the bilinear taps of one ROI (64 bytes per sampling point), so 2^22 points are 256 MiB per thread.
   template <class T>
   Status check_rois(const Tensor& rois) const {
-    constexpr double kMaxSamples = static_cast<double>(int64_t{1} << 26);
+    constexpr double kMaxSamples = static_cast<double>(int64_t{1} << 22);
     const T* data = rois.data<T>();
     for (int64_t r = 0; r < rois.shape()[0]; ++r) {
       double extent[2];

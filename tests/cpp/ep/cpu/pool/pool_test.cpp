@@ -424,6 +424,24 @@ TEST(RoiOps, RejectUnusableBoxes) {
                    .has_value());
 }
 
+TEST(RoiAlign, SamplingGridIsBoundedPerRoi) {
+  // Found by fuzz_kernel: an adaptive grid over a huge box wanted a 2.9 GB tap table per task. The table may
+  // hold 2^22 points (256 MiB); a box needing more is INVALID_ARGUMENT, one needing fewer runs.
+  const Tensor x = make_tensor<float>({1, 1, 2, 2}, {1, 2, 3, 4});
+  const Tensor batch = make_tensor<int64_t>({1}, {0});
+  const auto roi_align = [&](float width, int64_t sampling_ratio) {
+    return run_kernel(NodeBuilder("RoiAlign", 16).attr_int("sampling_ratio", sampling_ratio).node(),
+                      {x, make_tensor<float>({1, 4}, {0, 0, width, 1}), batch});
+  };
+  auto too_many = roi_align(3.0e6f, 0);  // 1 output bin of ceil(3e6 + 1) x 2 points
+  EXPECT_FALSE(too_many.has_value());
+  EXPECT_NE(too_many.status().message().find("too many sampling points"), std::string::npos);
+  auto ratio = run_kernel(NodeBuilder("RoiAlign", 16).attr_int("sampling_ratio", 4096).node(),
+                          {x, make_tensor<float>({1, 4}, {0, 0, 1, 1}), batch});
+  EXPECT_FALSE(ratio.has_value());  // 4096^2 = 2^24 points per bin
+  EXPECT_TRUE(roi_align(1000.0f, 0).has_value());
+}
+
 TEST(MaxRoiPool, MaxPerBin) {
   std::vector<float> x(16);
   for (int i = 0; i < 16; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i);
