@@ -5,10 +5,6 @@
 #include <map>
 #include <mutex>
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 namespace nxrt {
 
 #if defined(__has_feature)
@@ -132,14 +128,7 @@ class TensorArena {
 std::shared_ptr<TensorArena> make_tensor_arena() { return std::make_shared<TensorArena>(); }
 void begin_arena_run(TensorArena& arena) { arena.begin_run(); }
 Session::ArenaStats tensor_arena_stats(TensorArena& arena) { return arena.stats(); }
-void release_arena_cache(TensorArena& arena) {
-  arena.release_cached();
-#if defined(__GLIBC__)
-  // glibc keeps freed heap chunks resident (its mmap threshold grows after the first large free, so blocks of a few
-  // MiB come from the heap); give them back so that the planned block replaces them instead of adding to them.
-  malloc_trim(0);
-#endif
-}
+void release_arena_cache(TensorArena& arena) { arena.release_cached(); }
 
 Expected<Tensor> allocate_from_arena(const std::shared_ptr<TensorArena>& arena, DataType dtype, Shape shape) {
   if (dtype == DataType::kString) return Tensor::allocate(dtype, std::move(shape));

@@ -21,8 +21,9 @@ std::shared_ptr<TensorArena> make_tensor_arena();
 // Marks the start of a session run (see TensorArena in tensor_arena.cpp).
 void begin_arena_run(TensorArena& arena);
 Session::ArenaStats tensor_arena_stats(TensorArena& arena);
-// Frees the blocks the arena keeps for later runs and returns free heap memory to the system (called when a run
-// state's planned block takes over the values they held, so that the two are not held at once).
+// Frees the blocks the arena keeps for later runs (called when a run state's planned block takes over the values
+// they held, so that the two are not held at once). Heap memory the C allocator keeps is not trimmed: glibc's
+// malloc_trim crashes when another allocator (ASan's, a preloaded jemalloc) replaced malloc.
 void release_arena_cache(TensorArena& arena);
 // Uninitialised storage from `arena` (string tensors come from cpu_allocator()).
 Expected<Tensor> allocate_from_arena(const std::shared_ptr<TensorArena>& arena, DataType dtype, Shape shape);
