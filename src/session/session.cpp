@@ -248,4 +248,30 @@ Expected<std::unique_ptr<ep::Kernel>> SessionImplBuilder::create_kernel(const gr
   return kernel;
 }
 
+void NodeProfile::add_run(const graph::Graph& graph, std::span<const double> node_ms) {
+  std::lock_guard lock(mutex_);
+  if (nodes_.size() != graph.nodes.size()) {
+    nodes_.assign(graph.nodes.size(), NodeTiming());
+    for (size_t n = 0; n < graph.nodes.size(); ++n) {
+      nodes_[n].name = graph.nodes[n].name;
+      nodes_[n].op_type = graph.nodes[n].op_type;
+    }
+  }
+  for (size_t n = 0; n < node_ms.size() && n < nodes_.size(); ++n) {
+    ++nodes_[n].calls;
+    nodes_[n].total_ms += node_ms[n];
+  }
+  ++runs_;
+}
+
+std::vector<NodeTiming> NodeProfile::nodes() const {
+  std::lock_guard lock(mutex_);
+  return nodes_;
+}
+
+int64_t NodeProfile::runs() const {
+  std::lock_guard lock(mutex_);
+  return runs_;
+}
+
 }  // namespace nxrt
