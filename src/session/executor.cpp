@@ -3,9 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <cstdlib>
-#include <map>
-#include <mutex>
 #include <sstream>
 
 #include "ep/cpu/run_limits.h"

@@ -1,6 +1,7 @@
 #include "session/session.h"
 
 #include <algorithm>
+#include <mutex>
 
 #include "ep/cpu/cpu_provider.h"
 #include "ep/cpu/kernel.h"
