@@ -355,7 +355,8 @@ class Frame final : public ep::RunContext {
 // A run state from the session's pool for the length of one execute(); its values are reset when it goes back.
 class LeasedRunState {
  public:
-  explicit LeasedRunState(const Session::Impl& session) : session_(session), state_(session.run_states->acquire()) {
+  explicit LeasedRunState(const Session::Impl& session)
+      : session_(session), state_(session.run_states->acquire(session.plan_rules)) {
     state_->values.resize(session.graph.values.size());
   }
   ~LeasedRunState() {

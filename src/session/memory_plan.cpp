@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "ep/cpu/run_limits.h"
 #include "session/session_impl.h"
 
 #if defined(__SANITIZE_ADDRESS__) || NXRT_HAS_ASAN_FEATURE
@@ -24,7 +25,7 @@ size_t aligned_bytes(size_t bytes) { return (bytes + kSlotAlignment - 1) / kSlot
 
 }  // namespace
 
-PlanRules make_plan_rules(const CompiledGraph& compiled) {
+PlanRules make_plan_rules(const CompiledGraph& compiled, size_t max_tensor_bytes) {
   const graph::Graph& graph = compiled.graph();
   const size_t value_count = graph.values.size();
   std::vector<int> root(value_count);
@@ -71,6 +72,20 @@ PlanRules make_plan_rules(const CompiledGraph& compiled) {
   }
   rules.plannable.assign(value_count, 0);
   for (size_t v = 0; v < value_count; ++v) rules.plannable[v] = candidate[v] && !escapes[v] && root[v] == static_cast<int>(v);
+  rules.inferred_bytes.assign(value_count, 0);
+  for (size_t v = 0; v < value_count; ++v) {
+    const graph::TypeInfo& type = graph.values[v].type;
+    if (!rules.plannable[v] || !type.is_tensor() || !type.shape || type.elem_type == DataType::kUndefined ||
+        type.elem_type == DataType::kString) {
+      continue;
+    }
+    Shape dims;
+    for (const graph::Dim& dim : *type.shape) dims.push_back(dim.value);
+    const bool is_static = std::all_of(type.shape->begin(), type.shape->end(),
+                                       [](const graph::Dim& dim) { return dim.is_known(); });
+    const std::optional<size_t> bytes = is_static ? cpu::tensor_storage_bytes(type.elem_type, dims) : std::nullopt;
+    if (bytes && (max_tensor_bytes == 0 || *bytes <= max_tensor_bytes)) rules.inferred_bytes[v] = *bytes;
+  }
   return rules;
 }
 
@@ -90,6 +105,12 @@ Tensor PlannedMemory::take(int value, DataType dtype, const Shape& shape, size_t
   }
   NXRT_UNPOISON(static_cast<char*>(block_->data()) + offset_[index], bytes);
   return Tensor::in_buffer(block_, offset_[index], dtype, shape);
+}
+
+void PlannedMemory::seed(const PlanRules& rules) {
+  wanted_ = rules.inferred_bytes;
+  grew_.assign(wanted_.size(), 0);
+  lay_out(rules);
 }
 
 void PlannedMemory::begin_run() {
@@ -160,7 +181,7 @@ void PlannedMemory::lay_out(const PlanRules& rules) {
   block_ = std::make_shared<Buffer>(data, block_bytes_, Device{}, &allocator);
 }
 
-std::unique_ptr<RunState> RunStatePool::acquire() {
+std::unique_ptr<RunState> RunStatePool::acquire(const PlanRules& rules) {
   {
     std::lock_guard lock(mutex_);
     if (!free_.empty()) {
@@ -169,7 +190,9 @@ std::unique_ptr<RunState> RunStatePool::acquire() {
       return state;
     }
   }
-  return std::make_unique<RunState>();
+  auto state = std::make_unique<RunState>();
+  state->memory.seed(rules);
+  return state;
 }
 
 size_t RunStatePool::largest_block_bytes() {

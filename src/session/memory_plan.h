@@ -39,8 +39,11 @@ struct PlanRules {
   std::vector<int> root;           // per value: the value whose storage it uses (itself, or the input it views)
   std::vector<int> first_node;     // per value: the node producing it
   std::vector<int> last_node;      // per value: the last node reading it or a view of it
+  // Per value: its bytes when shape inference left it a static shape (0: unknown), so that a new run state can be
+  // laid out before its first run. Sizes past max_tensor_bytes (when set) are left out: that run fails anyway.
+  std::vector<size_t> inferred_bytes;
 };
-PlanRules make_plan_rules(const CompiledGraph& compiled);
+PlanRules make_plan_rules(const CompiledGraph& compiled, size_t max_tensor_bytes);
 
 // The planned block of one run state and the sizes the runs asked for. One run uses it at a time.
 class PlannedMemory {
@@ -62,6 +65,8 @@ class PlannedMemory {
 #endif
   void begin_run();
   void died(int value);
+  // Lays out a new state's block from the sizes shape inference gave (a run that asks for more lays it out again).
+  void seed(const PlanRules& rules);
   // After a run whose values are all released: lays the block out again when a value did not fit its slot, and
   // replaces the block when a tensor in it is still referenced (the next run would overwrite it).
   void finish_run(const PlanRules& rules);
@@ -108,7 +113,8 @@ struct RunState {
 // Run states free for the next run; thread-safe. Concurrent runs each take their own.
 class RunStatePool {
  public:
-  std::unique_ptr<RunState> acquire();
+  // A free state, or a new one whose block is laid out from `rules` (see PlannedMemory::seed).
+  std::unique_ptr<RunState> acquire(const PlanRules& rules);
   void release(std::unique_ptr<RunState> state);
   // The largest planned block among the free states.
   size_t largest_block_bytes();

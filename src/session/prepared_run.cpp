@@ -63,6 +63,7 @@ Expected<std::unique_ptr<PreparedRun>> PreparedRun::create(const Session& sessio
   }
   run.bind_in_place();
   state.values.resize(graph.values.size());
+  state.memory.seed(impl.plan_rules);
   run.results_.reserve(state.wanted.size());
   run.outputs_.resize(state.wanted.size());
   run.written_in_place_.assign(state.wanted.size(), 0);

@@ -152,7 +152,7 @@ Expected<std::unique_ptr<Session::Impl>> SessionImplBuilder::build(std::shared_p
   // Asked again after the providers' passes, which may have replaced the readers partition() saw.
   for (int input : graph.inputs) impl->input_homes.push_back(graph_input_home(graph, input, impl->providers));
   TRY(compile(graph, impl->providers, impl->main));
-  impl->plan_rules = make_plan_rules(impl->main);
+  impl->plan_rules = make_plan_rules(impl->main, options.max_tensor_bytes);
   impl->pool = options.shared_thread_pool ? options.shared_thread_pool
                                           : std::make_shared<ThreadPool>(options.intra_op_num_threads);
   if (options.enable_profiling) impl->profile = options.profile ? options.profile : std::make_shared<NodeProfile>();

@@ -81,6 +81,24 @@ TEST(MemoryPlan, IntermediatesLiveInThePlannedBlockAfterTheFirstRun) {
   EXPECT_EQ(session->arena_stats().system_allocations, allocations);
 }
 
+TEST(MemoryPlan, StaticShapesArePlannedBeforeTheFirstRun) {
+  // With N fixed, shape inference sizes every intermediate, so even the first run takes them from the block: the
+  // arena serves only the output.
+  w::Model model = chain_model();
+  const int64_t n = 4096;
+  model.graph.inputs[0].dims = {n};
+  model.graph.outputs[0].dims = {n};
+  auto session = create(model);
+  ASSERT_TRUE(session);
+  std::vector<float> x = inputs_for(n, 3);
+  auto outputs = session->run({{"x"}}, {{Tensor::wrap(DataType::kFloat32, {n}, x.data())}}, {});
+  ASSERT_TRUE(outputs) << outputs.status().to_string();
+  expect_chain((*outputs)[0], x);
+  const Session::ArenaStats stats = session->arena_stats();
+  EXPECT_EQ(stats.system_allocations, 1);
+  EXPECT_GE(stats.planned_block_bytes, 2 * n * 4);
+}
+
 TEST(MemoryPlan, ShapesThatGrowAndShrinkStayCorrect) {
   auto session = create(chain_model());
   ASSERT_TRUE(session);
