@@ -5,6 +5,8 @@
 #include <malloc.h>
 #include <new>
 
+#include "core/sanitizer.h"
+
 namespace nxrt {
 
 std::string device_name(Device device) {
@@ -22,16 +24,7 @@ namespace {
 // builds skip the cache so that use-after-free stays detectable.
 constexpr size_t kClasses = 9;  // up to 16 KiB
 constexpr size_t kBlocksPerClass = 8;
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NXRT_ADDRESS_SANITIZER 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(NXRT_ADDRESS_SANITIZER)
-constexpr bool kCacheBlocks = false;
-#else
-constexpr bool kCacheBlocks = true;
-#endif
+constexpr bool kCacheBlocks = !kAddressSanitizer;
 
 size_t size_class_of(size_t bytes) {
   size_t c = 0;

@@ -6,7 +6,7 @@
 #include "ep/cpu/run_limits.h"
 #include "session/session_impl.h"
 
-#if defined(__SANITIZE_ADDRESS__) || NXRT_HAS_ASAN_FEATURE
+#if NXRT_ADDRESS_SANITIZER
 #include <sanitizer/asan_interface.h>
 #define NXRT_POISON(address, size) ASAN_POISON_MEMORY_REGION(address, size)
 #define NXRT_UNPOISON(address, size) ASAN_UNPOISON_MEMORY_REGION(address, size)

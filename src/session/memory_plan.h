@@ -15,16 +15,8 @@
 #include "core/tensor.h"
 #include "core/value.h"
 #include "ep/kernel.h"
+#include "core/sanitizer.h"
 #include "ep/provider.h"
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NXRT_HAS_ASAN_FEATURE 1
-#endif
-#endif
-#ifndef NXRT_HAS_ASAN_FEATURE
-#define NXRT_HAS_ASAN_FEATURE 0
-#endif
 
 namespace nxrt {
 
@@ -57,12 +49,7 @@ class PlannedMemory {
   // Under AddressSanitizer the block is poisoned when a run starts, a slot unpoisoned when taken and poisoned
   // again when its value dies (`died`: after the last reader of the value or a view of it), so that a read of a
   // dead planned value is reported as ASan reports a use after free. No-ops in other builds.
-  static constexpr bool kPoisons =
-#if defined(__SANITIZE_ADDRESS__) || NXRT_HAS_ASAN_FEATURE
-      true;
-#else
-      false;
-#endif
+  static constexpr bool kPoisons = kAddressSanitizer;
   void begin_run();
   void died(int value);
   // Lays out a new state's block from the sizes shape inference gave (a run that asks for more lays it out again).

@@ -5,18 +5,11 @@
 #include <map>
 #include <mutex>
 
+#include "core/sanitizer.h"
+
 namespace nxrt {
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NXRT_EXECUTOR_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(NXRT_EXECUTOR_ASAN)
-constexpr bool kReuseBlocks = false;
-#else
-constexpr bool kReuseBlocks = true;
-#endif
+constexpr bool kReuseBlocks = !kAddressSanitizer;
 
 class TensorArena {
  public:
