@@ -170,13 +170,18 @@ Status infer_reshape(InferenceContext& ctx) {
   }
   if (infer_index >= 0 && in.shape) {
     const auto in_concrete = concrete_shape_of(*in.shape);
+    // -1: the input's element count is unknown or overflows.
+    const int64_t in_count = in_concrete ? checked_numel(*in_concrete).value_or(-1) : -1;
+    // A product that overflows leaves the dim unknown: the kernel reports that shape when the node runs.
     int64_t known_product = 1;
     bool all_known = true;
     for (const Dim& d : out) {
-      if (d.is_known()) known_product *= d.value;
+      if (d.is_known()) all_known = all_known && !__builtin_mul_overflow(known_product, d.value, &known_product);
       else if (&d != &out[infer_index]) all_known = false;
     }
-    if (in_concrete && all_known && known_product > 0) out[infer_index] = Dim::known(shape_numel(*in_concrete) / known_product);
+    if (in_count >= 0 && all_known && known_product > 0 && in_count % known_product == 0) {
+      out[infer_index] = Dim::known(in_count / known_product);
+    }
   }
   ctx.outputs[0].shape = std::move(out);
   return Status::ok();

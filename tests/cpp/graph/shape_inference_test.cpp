@@ -64,6 +64,21 @@ TEST(ShapeInference, ReshapeResolvesMinusOneForKnownShapes) {
   EXPECT_EQ(shape_of(imported->graph, "y"), "tensor(float)[6,4]");
 }
 
+TEST(ShapeInference, ReshapeLeavesMinusOneUnknownWhenTheProductOverflows) {
+  // Found by fuzz_kernel: the known dims' product overflowed int64 (UBSan) while inferring -1. Such a dim stays
+  // unknown (the kernel rejects the shape when the node runs), as does one that does not divide the element count.
+  w::Model model;
+  model.graph.inputs = {{"x", 1, {int64_t{4}}}};
+  model.graph.initializers = {w::int64_tensor("huge", {3}, {-1, int64_t{1} << 40, int64_t{1} << 40}),
+                              w::int64_tensor("odd", {2}, {-1, 3})};
+  model.graph.nodes = {{"Reshape", {"x", "huge"}, {"y"}, {}, "r1"}, {"Reshape", {"x", "odd"}, {"z"}, {}, "r2"}};
+  model.graph.outputs = {{"y", 1, {}, false}, {"z", 1, {}, false}};
+  auto imported = import_bytes(w::encode_model(model));
+  ASSERT_TRUE(imported) << imported.status().to_string();
+  EXPECT_EQ(shape_of(imported->graph, "y"), "tensor(float)[?,1099511627776,1099511627776]");
+  EXPECT_EQ(shape_of(imported->graph, "z"), "tensor(float)[?,3]");
+}
+
 TEST(ShapeInference, MismatchedKnownDimsAreInvalidGraph) {
   w::Model model;
   model.graph.inputs = {{"a", 1, {int64_t{3}, int64_t{4}}}, {"b", 1, {int64_t{5}, int64_t{6}}}};
