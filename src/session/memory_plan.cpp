@@ -28,11 +28,12 @@ size_t aligned_bytes(size_t bytes) { return (bytes + kSlotAlignment - 1) / kSlot
 PlanRules make_plan_rules(const CompiledGraph& compiled, size_t max_tensor_bytes) {
   const graph::Graph& graph = compiled.graph();
   const size_t value_count = graph.values.size();
-  std::vector<int> root(value_count);
+  PlanRules rules;
+  std::vector<int>& root = rules.root;
+  root.resize(value_count);
   std::iota(root.begin(), root.end(), 0);
   std::vector<uint8_t> candidate(value_count, 0);
   std::vector<uint8_t> escapes(value_count, 0);
-  PlanRules rules;
   rules.first_node.assign(value_count, -1);
   // Nodes are in topological order, so the root of an input is final when its readers come.
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
@@ -63,7 +64,6 @@ PlanRules make_plan_rules(const CompiledGraph& compiled, size_t max_tensor_bytes
     }
   }
   for (int output : graph.outputs) escapes[root[output]] = 1;
-  rules.root = root;
 
   rules.last_node = rules.first_node;
   for (size_t v = 0; v < value_count; ++v) {
@@ -71,7 +71,9 @@ PlanRules make_plan_rules(const CompiledGraph& compiled, size_t max_tensor_bytes
     rules.last_node[root[v]] = std::max(rules.last_node[root[v]], last);
   }
   rules.plannable.assign(value_count, 0);
-  for (size_t v = 0; v < value_count; ++v) rules.plannable[v] = candidate[v] && !escapes[v] && root[v] == static_cast<int>(v);
+  for (size_t v = 0; v < value_count; ++v) {
+    rules.plannable[v] = candidate[v] && !escapes[v] && root[v] == static_cast<int>(v);
+  }
   rules.inferred_bytes.assign(value_count, 0);
   for (size_t v = 0; v < value_count; ++v) {
     const graph::TypeInfo& type = graph.values[v].type;
@@ -79,11 +81,11 @@ PlanRules make_plan_rules(const CompiledGraph& compiled, size_t max_tensor_bytes
         type.elem_type == DataType::kString) {
       continue;
     }
+    const auto known = [](const graph::Dim& dim) { return dim.is_known(); };
+    if (!std::all_of(type.shape->begin(), type.shape->end(), known)) continue;
     Shape dims;
     for (const graph::Dim& dim : *type.shape) dims.push_back(dim.value);
-    const bool is_static = std::all_of(type.shape->begin(), type.shape->end(),
-                                       [](const graph::Dim& dim) { return dim.is_known(); });
-    const std::optional<size_t> bytes = is_static ? cpu::tensor_storage_bytes(type.elem_type, dims) : std::nullopt;
+    const std::optional<size_t> bytes = cpu::tensor_storage_bytes(type.elem_type, dims);
     if (bytes && (max_tensor_bytes == 0 || *bytes <= max_tensor_bytes)) rules.inferred_bytes[v] = *bytes;
   }
   return rules;
