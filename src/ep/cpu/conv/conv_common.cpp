@@ -10,7 +10,7 @@ namespace nxrt::cpu::conv {
 
 namespace {
 
-int64_t product(const std::vector<int64_t>& v) {
+int64_t product(std::span<const int64_t> v) {
   int64_t p = 1;
   for (int64_t x : v) p *= x;
   return p;
