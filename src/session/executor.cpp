@@ -353,25 +353,6 @@ class Frame final : public ep::RunContext {
 };
 
 // A run state from the session's pool for the length of one execute(); its values are reset when it goes back.
-class LeasedRunState {
- public:
-  explicit LeasedRunState(const Session::Impl& session)
-      : session_(session), state_(session.run_states->acquire(session.plan_rules)) {
-    state_->values.resize(session.graph.values.size());
-  }
-  ~LeasedRunState() {
-    for (Value& value : state_->values) value.reset();
-    session_.run_states->release(std::move(state_));
-  }
-  LeasedRunState(const LeasedRunState&) = delete;
-  LeasedRunState& operator=(const LeasedRunState&) = delete;
-  RunState& operator*() const { return *state_; }
-
- private:
-  const Session::Impl& session_;
-  std::unique_ptr<RunState> state_;
-};
-
 std::string session_devices(const Session::Impl& session) {
   std::string names;
   for (const auto& provider : session.providers) {
@@ -413,17 +394,23 @@ Expected<Tensor> copy_to_device(const Session::Impl& session, const Tensor& tens
   return copy;
 }
 
-Expected<std::vector<Value>> execute(const Session::Impl& session, std::span<const std::string> input_names,
-                                     std::span<const Value> inputs, std::span<const std::string> output_names,
-                                     const RunOptions& run_options, BoundBuffers bound,
-                                     std::span<const Device> output_devices) {
+LeasedRunState::LeasedRunState(const Session::Impl& session)
+    : session_(session), state_(session.run_states->acquire(session.plan_rules)) {
+  state_->values.resize(session.graph.values.size());
+}
+
+LeasedRunState::~LeasedRunState() {
+  for (Value& value : state_->values) value.reset();
+  session_.run_states->release(std::move(state_));
+}
+
+Status bind_feeds(const Session::Impl& session, std::span<const std::string> input_names,
+                  std::span<const Value> inputs, RunState& state, std::vector<int>* ids) {
   const graph::Graph& graph = session.graph;
   if (input_names.size() != inputs.size()) {
     return make_error(StatusCode::kInvalidArgument, "got ", input_names.size(), " input names but ", inputs.size(),
                       " input values");
   }
-  LeasedRunState leased(session);
-  RunState& state = *leased;
   for (size_t i = 0; i < input_names.size(); ++i) {
     TRY_ASSIGN(const int id, feed_id(session, input_names[i]));
     if (state.values[id].is_set()) {
@@ -431,20 +418,35 @@ Expected<std::vector<Value>> execute(const Session::Impl& session, std::span<con
     }
     TRY(check_value_feed(graph.values[id], inputs[i]));
     state.values[id] = inputs[i];
+    if (ids != nullptr) ids->push_back(id);
   }
   for (int id : graph.inputs) {
     if (!state.values[id].is_set()) {
       return make_error(StatusCode::kInvalidArgument, "Missing Input: ", graph.values[id].name);
     }
   }
+  return Status::ok();
+}
+
+Status bind_outputs(const Session::Impl& session, std::span<const std::string> output_names, RunState& state) {
+  const graph::Graph& graph = session.graph;
   state.wanted.clear();
   if (output_names.empty()) state.wanted.assign(graph.outputs.begin(), graph.outputs.end());
   for (const std::string& name : output_names) {
     TRY_ASSIGN(const int id, output_id(session, name));
     state.wanted.push_back(id);
   }
+  return Status::ok();
+}
+
+Expected<std::vector<Value>> execute(const Session::Impl& session, std::span<const std::string> input_names,
+                                     std::span<const Value> inputs, std::span<const std::string> output_names,
+                                     const RunOptions& run_options) {
+  LeasedRunState state(session);
+  TRY(bind_feeds(session, input_names, inputs, *state));
+  TRY(bind_outputs(session, output_names, *state));
   std::vector<Value> results;
-  TRY(run_main(session, state, inputs, run_options, bound, output_devices, results));
+  TRY(run_main(session, *state, inputs, run_options, {}, {}, results));
   return results;
 }
 

@@ -15,11 +15,33 @@ namespace nxrt {
 // otherwise it allocates as usual and the caller copies. Empty: no bound buffers.
 using BoundBuffers = std::span<const Tensor* const>;
 
-// `output_devices[i]`: where the i-th requested output is returned (empty: every output on the host).
+// A run state of the session's pool, held for the lifetime of this object (one run, or a PreparedRun's life).
+// Its values are sized for the main graph and all reset.
+class LeasedRunState {
+ public:
+  explicit LeasedRunState(const Session::Impl& session);
+  ~LeasedRunState();
+  LeasedRunState(const LeasedRunState&) = delete;
+  LeasedRunState& operator=(const LeasedRunState&) = delete;
+  RunState& operator*() const { return *state_; }
+  RunState* operator->() const { return state_.get(); }
+
+ private:
+  const Session::Impl& session_;
+  std::unique_ptr<RunState> state_;
+};
+
+// Sets state.values[id] = inputs[i] for each feed `input_names[i]`, with ONNX Runtime's checks and wording (unknown
+// name, fed twice, type and shape, missing input). `ids` (optional) receives the value id of each feed.
+Status bind_feeds(const Session::Impl& session, std::span<const std::string> input_names,
+                  std::span<const Value> inputs, RunState& state, std::vector<int>* ids = nullptr);
+// state.wanted = the value ids of `output_names` (empty: every graph output); "Invalid output name" else.
+Status bind_outputs(const Session::Impl& session, std::span<const std::string> output_names, RunState& state);
+
+// Runs with the feeds matched by name and returns the requested outputs on the host.
 Expected<std::vector<Value>> execute(const Session::Impl& session, std::span<const std::string> input_names,
                                      std::span<const Value> inputs, std::span<const std::string> output_names,
-                                     const RunOptions& run_options, BoundBuffers bound = {},
-                                     std::span<const Device> output_devices = {});
+                                     const RunOptions& run_options);
 
 // A copy of `tensor` on `target` (the host or the device of one of the session's providers), made by the provider
 // on the device side; device to device goes through the host. INVALID_ARGUMENT for a device the session lacks.

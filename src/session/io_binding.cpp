@@ -1,5 +1,5 @@
-// Session::run_bound: the IO-binding run. execute() lets the tensor kernel producing a bound output write into
-// the caller's buffer; results that landed elsewhere are copied into it (see io_binding.h for the contract).
+// IO binding: which bound buffers a run may write in place, and the copy into the others (see io_binding.h for
+// the contract). Session::run_bound runs a PreparedRun once.
 #include "session/io_binding.h"
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "session/executor.h"
+#include "session/prepared_run.h"
 #include "session/session_impl.h"
 
 namespace nxrt {
@@ -61,64 +62,12 @@ Expected<BoundRunResult> Session::run_bound(std::span<const std::string> input_n
                                             std::span<const std::string> output_names,
                                             std::span<const Tensor> bound_outputs, const RunOptions& run_options,
                                             std::span<const Device> allocate_on) const {
-  const Impl& session = *impl_;
-  const graph::Graph& graph = session.graph;
-  const size_t wanted_count = output_names.empty() ? graph.outputs.size() : output_names.size();
-  if (bound_outputs.size() != wanted_count) {
-    return make_error(StatusCode::kInvalidArgument, "got ", bound_outputs.size(), " bound outputs for ", wanted_count,
-                      " requested outputs");
-  }
-  if (input_names.size() != inputs.size()) {
-    return make_error(StatusCode::kInvalidArgument, "got ", input_names.size(), " input names but ", inputs.size(),
-                      " input values");
-  }
+  TRY_ASSIGN(std::unique_ptr<PreparedRun> prepared,
+             PreparedRun::create(*this, input_names, inputs, output_names, bound_outputs, allocate_on));
+  TRY(prepared->run(run_options));
   BoundRunResult result;
-  result.written_in_place.assign(wanted_count, false);
-  const auto name_of = [&](size_t i) -> const std::string& {
-    return output_names.empty() ? graph.values[graph.outputs[i]].name : output_names[i];
-  };
-
-  std::vector<int> wanted;
-  for (size_t i = 0; i < wanted_count; ++i) {
-    const int id = output_names.empty() ? graph.outputs[i] : graph.find_value(output_names[i]);
-    if (id == graph::kNoValue || !graph.values[id].is_graph_output) {
-      return make_error(StatusCode::kInvalidArgument, "Invalid output name: ", name_of(i));
-    }
-    wanted.push_back(id);
-  }
-
-  std::vector<const Tensor*> bound_by_value(graph.values.size(), nullptr);
-  for (size_t i = 0; i < wanted.size(); ++i) {
-    if (bound_output_writable(session, bound_outputs[i], inputs) && !bound_by_value[wanted[i]]) {
-      bound_by_value[wanted[i]] = &bound_outputs[i];
-    }
-  }
-  const std::vector<Value> feeds(inputs.begin(), inputs.end());
-  if (!allocate_on.empty() && allocate_on.size() != wanted_count) {
-    return make_error(StatusCode::kInvalidArgument, "got ", allocate_on.size(), " output devices for ", wanted_count,
-                      " requested outputs");
-  }
-  // Bound outputs come back where they were produced and are copied into their buffers below.
-  std::vector<Device> devices(wanted_count, Device{});
-  for (size_t i = 0; i < wanted_count; ++i) {
-    if (bound_outputs[i].is_valid()) devices[i] = bound_outputs[i].device();
-    else if (!allocate_on.empty()) devices[i] = allocate_on[i];
-  }
-  TRY_ASSIGN(std::vector<Value> values,
-             execute(session, input_names, feeds, output_names, run_options, bound_by_value, devices));
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (!values[i].is_tensor()) {
-      return make_error(StatusCode::kInvalidArgument, "output '", name_of(i), "' is not a tensor");
-    }
-    Tensor& tensor = values[i].tensor();
-    if (bound_outputs[i].is_valid()) {
-      result.written_in_place[i] = tensor.raw_data() == bound_outputs[i].raw_data();
-      if (!result.written_in_place[i]) TRY(copy_into_bound(session, name_of(i), tensor, bound_outputs[i]));
-      result.outputs.push_back(bound_outputs[i]);
-    } else {
-      result.outputs.push_back(std::move(tensor));
-    }
-  }
+  result.outputs = prepared->outputs();
+  for (size_t i = 0; i < result.outputs.size(); ++i) result.written_in_place.push_back(prepared->written_in_place(i));
   return result;
 }
 

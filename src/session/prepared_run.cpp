@@ -6,7 +6,7 @@
 
 namespace nxrt {
 
-PreparedRun::PreparedRun(const Session::Impl& impl) : impl_(impl), state_(std::make_unique<RunState>()) {}
+PreparedRun::PreparedRun(const Session::Impl& impl) : impl_(impl), state_(std::make_unique<LeasedRunState>(impl)) {}
 
 PreparedRun::~PreparedRun() = default;
 
@@ -18,55 +18,33 @@ Expected<std::unique_ptr<PreparedRun>> PreparedRun::create(const Session& sessio
                                                            std::span<const Device> allocate_on) {
   const Session::Impl& impl = *session.impl_;
   const graph::Graph& graph = impl.graph;
-  if (input_names.size() != inputs.size()) {
-    return make_error(StatusCode::kInvalidArgument, "got ", input_names.size(), " input names but ", inputs.size(),
-                      " input values");
+  const size_t wanted_count = output_names.empty() ? graph.outputs.size() : output_names.size();
+  if (bound_outputs.size() != wanted_count) {
+    return make_error(StatusCode::kInvalidArgument, "got ", bound_outputs.size(), " bound outputs for ", wanted_count,
+                      " requested outputs");
+  }
+  if (!allocate_on.empty() && allocate_on.size() != wanted_count) {
+    return make_error(StatusCode::kInvalidArgument, "got ", allocate_on.size(), " output devices for ", wanted_count,
+                      " requested outputs");
   }
   std::unique_ptr<PreparedRun> prepared(new PreparedRun(impl));
   PreparedRun& run = *prepared;
-  std::vector<bool> fed(graph.values.size(), false);
-  for (size_t i = 0; i < input_names.size(); ++i) {
-    TRY_ASSIGN(const int id, feed_id(impl, input_names[i]));
-    if (fed[id]) return make_error(StatusCode::kInvalidArgument, "Input '", input_names[i], "' is fed more than once");
-    fed[id] = true;
-    TRY(check_feed_value(impl, id, Value(inputs[i])));
-    run.input_ids_.push_back(id);
-    run.feeds_.emplace_back(inputs[i]);
-    run.feed_tensors_.push_back(inputs[i]);
-  }
-  for (int id : graph.inputs) {
-    if (!fed[id]) return make_error(StatusCode::kInvalidArgument, "Missing Input: ", graph.values[id].name);
-  }
-  RunState& state = *run.state_;
-  if (output_names.empty()) {
-    state.wanted.assign(graph.outputs.begin(), graph.outputs.end());
-    for (int id : graph.outputs) run.output_names_.push_back(graph.values[id].name);
-  }
-  for (const std::string& name : output_names) {
-    TRY_ASSIGN(const int id, output_id(impl, name));
-    state.wanted.push_back(id);
-    run.output_names_.push_back(name);
-  }
-  if (bound_outputs.size() != state.wanted.size()) {
-    return make_error(StatusCode::kInvalidArgument, "got ", bound_outputs.size(), " bound outputs for ",
-                      state.wanted.size(), " requested outputs");
-  }
-  if (!allocate_on.empty() && allocate_on.size() != state.wanted.size()) {
-    return make_error(StatusCode::kInvalidArgument, "got ", allocate_on.size(), " output devices for ",
-                      state.wanted.size(), " requested outputs");
-  }
+  RunState& state = **run.state_;
+  run.feeds_.assign(inputs.begin(), inputs.end());
+  TRY(bind_feeds(impl, input_names, run.feeds_, state, &run.input_ids_));
+  TRY(bind_outputs(impl, output_names, state));
+  run.feed_tensors_.assign(inputs.begin(), inputs.end());
+  for (int id : state.wanted) run.output_names_.push_back(graph.values[id].name);
   run.bound_.assign(bound_outputs.begin(), bound_outputs.end());
-  run.output_devices_.assign(state.wanted.size(), Device{});
-  for (size_t i = 0; i < state.wanted.size(); ++i) {
+  run.output_devices_.assign(wanted_count, Device{});
+  for (size_t i = 0; i < wanted_count; ++i) {
     if (run.bound_[i].is_valid()) run.output_devices_[i] = run.bound_[i].device();
     else if (!allocate_on.empty()) run.output_devices_[i] = allocate_on[i];
   }
   run.bind_in_place();
-  state.values.resize(graph.values.size());
-  state.memory.seed(impl.plan_rules);
-  run.results_.reserve(state.wanted.size());
-  run.outputs_.resize(state.wanted.size());
-  run.written_in_place_.assign(state.wanted.size(), 0);
+  run.results_.reserve(wanted_count);
+  run.outputs_.resize(wanted_count);
+  run.written_in_place_.assign(wanted_count, 0);
   return prepared;
 }
 
@@ -85,7 +63,7 @@ Status PreparedRun::set_input(size_t index, const Tensor& tensor) {
 void PreparedRun::bind_in_place() {
   bound_by_value_.assign(impl_.graph.values.size(), nullptr);
   for (size_t i = 0; i < bound_.size(); ++i) {
-    const int id = state_->wanted[i];
+    const int id = (*state_)->wanted[i];
     if (!bound_by_value_[id] && bound_output_writable(impl_, bound_[i], feed_tensors_)) {
       bound_by_value_[id] = &bound_[i];
     }
@@ -93,7 +71,7 @@ void PreparedRun::bind_in_place() {
 }
 
 Status PreparedRun::run(const RunOptions& run_options) {
-  RunState& state = *state_;
+  RunState& state = **state_;
   for (size_t i = 0; i < input_ids_.size(); ++i) state.values[input_ids_[i]] = feeds_[i];
   TRY(run_main(impl_, state, feeds_, run_options, bound_by_value_, output_devices_, results_));
   for (size_t i = 0; i < results_.size(); ++i) {

@@ -1,6 +1,7 @@
 // PreparedRun: one run set up once and repeated, as ONNX Runtime's IoBinding with RunWithBinding, but keeping
 // everything between runs: input and output names resolved, feeds checked, output buffers bound, and a run state
-// of its own (values, the planned block, the executor's scratch). A repeated run() with the same shapes, every
+// leased from the session's pool for its lifetime (values, the planned block, the executor's scratch).
+// Session::run_bound is one PreparedRun run once. A repeated run() with the same shapes, every
 // output bound to a tensor of its shape, allocates nothing on the heap beyond what the model's kernels allocate
 // (tests/python/test_allocation_counts.py counts it for the bench models).
 // One run() at a time per PreparedRun; the session keeps serving other runs meanwhile and must outlive it.
@@ -16,13 +17,13 @@
 
 namespace nxrt {
 
-struct RunState;
+class LeasedRunState;
 
 class PreparedRun {
  public:
   // `bound_outputs`: one entry per requested output (empty `output_names`: every graph output); an invalid
-  // tensor leaves that output to be allocated by each run, on allocate_on[i] (empty: the host). Errors as
-  // Session::run_bound's.
+  // tensor leaves that output to be allocated by each run, on allocate_on[i] (empty: the host). INVALID_ARGUMENT
+  // for counts that do not match, then for the feeds and names as Session::run reports them.
   static Expected<std::unique_ptr<PreparedRun>> create(const Session& session,
                                                        std::span<const std::string> input_names,
                                                        std::span<const Tensor> inputs,
@@ -54,7 +55,7 @@ class PreparedRun {
   std::vector<Tensor> bound_;                  // per requested output (invalid: unbound)
   std::vector<const Tensor*> bound_by_value_;  // per value of the main graph: the buffer its producer may write
   std::vector<Device> output_devices_;
-  std::unique_ptr<RunState> state_;
+  std::unique_ptr<LeasedRunState> state_;
   std::vector<Value> results_;
   std::vector<Tensor> outputs_;
   std::vector<uint8_t> written_in_place_;
