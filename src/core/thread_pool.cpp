@@ -1,5 +1,7 @@
 #include "core/thread_pool.h"
 
+#include "core/scratch_space.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -90,6 +92,8 @@ void ThreadPool::run_chunks() {
 }
 
 void ThreadPool::worker_loop() {
+  ScratchSpace scratch;  // the kernels' scratch buffers of every task this worker runs
+  const ScratchScope scratch_scope(scratch);
   uint64_t seen = job_generation(job_word_.load(std::memory_order_acquire));
   SpinBudget budget;
   const auto has_news = [&] {

@@ -530,6 +530,7 @@ Status run_main(const Session::Impl& session, RunState& state, std::span<const V
   for (int id : session.overridable_initializers) TRY(move_feed(id, Device{}));
   seed_initializers(session.main, values);
   ThreadPool::RunScope run_scope(*session.pool);
+  const ScratchScope scratch_scope(state.kernel_scratch);
   begin_arena_run(*session.arena);
   Frame frame(*session.pool, limits, session.arena, state, session.plan_rules);
   state.node_ms.assign(session.profile ? graph.nodes.size() : 0, 0.0);

@@ -16,6 +16,7 @@
 #include "core/value.h"
 #include "ep/kernel.h"
 #include "core/sanitizer.h"
+#include "core/scratch_space.h"
 #include "ep/provider.h"
 
 namespace nxrt {
@@ -93,6 +94,7 @@ struct RunState {
   std::vector<int> wanted;    // the requested outputs (value ids)
   PlannedMemory memory;
   NodeScratch scratch;
+  ScratchSpace kernel_scratch;  // the kernels' scratch on the thread calling the run (pool workers have their own)
   std::vector<std::pair<const ep::ExecutionProvider*, std::unique_ptr<ep::Stream>>> streams;
   std::vector<double> node_ms;
 };

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "core/scratch_space.h"
 #include "ep/cpu/microkernels/gemm.h"
 #include "ep/cpu/kernel.h"
-#include "ep/cpu/microkernels/scratch_floats.h"
 #include "ep/cpu/microkernels/vector_math.h"
 
 namespace nxrt::cpu {
@@ -76,8 +76,8 @@ class FusedAttentionKernel final : public Kernel {
     const int64_t block = row_block(shape.batch_count, shape.s, shape.t, pool.num_threads());
     const int64_t row_blocks = (shape.s + block - 1) / block;
     pool.parallel_for(shape.batch_count * row_blocks, 1, [&](int64_t begin, int64_t end) {
-      thread_local ScratchFloats scratch;  // every score is written by the GEMM (or filled) before it is read
-      float* const scores = scratch.reserve(block * (shape.t + 1));
+      // Every score is written by the GEMM (or filled) before it is read.
+      float* const scores = scratch_floats(ScratchUse::kAttentionScores, block * (shape.t + 1));
       float* const sums = scores + block * shape.t;
       for (int64_t task = begin; task < end; ++task) {
         const int64_t b = task / row_blocks;

@@ -1,6 +1,7 @@
 // Window attribute parsing, geometry resolution and the im2col/col2im + GEMM convolution core.
 #include "ep/cpu/conv/conv_common.h"
 
+#include "core/scratch_space.h"
 #include "ep/cpu/run_limits.h"
 
 #include <algorithm>
@@ -270,8 +271,7 @@ void split_phases(const Acc* x, int64_t n, int64_t stride, int64_t phase_len, Ac
 // [n0, n0 + count). Each input row is split once into its stride phases so that every tap's run of outputs is
 // one contiguous copy (tap kw reads phase (kw * dw - pw) mod sw at offset floor((kw * dw - pw) / sw)).
 template <class Acc>
-void im2col_tile_2d(const Acc* x, const Geometry& g, int64_t channels, int64_t n0, int64_t count, Acc* col,
-                    std::vector<Acc>& phases) {
+void im2col_tile_2d(const Acc* x, const Geometry& g, int64_t channels, int64_t n0, int64_t count, Acc* col) {
   const int64_t in_h = g.in[0], in_w = g.in[1];
   const int64_t out_w = g.out[1];
   const int64_t kernel_h = g.kernel[0], kernel_w = g.kernel[1];
@@ -279,7 +279,8 @@ void im2col_tile_2d(const Acc* x, const Geometry& g, int64_t channels, int64_t n
   const int64_t dh = g.dilation[0], dw = g.dilation[1];
   const int64_t pad_h = g.pad_begin[0], pad_w = g.pad_begin[1];
   const int64_t phase_len = (in_w + sw - 1) / sw;
-  phases.resize(static_cast<size_t>(sw * phase_len + 1));
+  Acc* const phases =
+      static_cast<Acc*>(scratch_buffer(ScratchUse::kConvPhases, static_cast<size_t>(sw * phase_len + 1) * sizeof(Acc)));
   int64_t taps[kMaxTapsPerRow][3];  // per kw: first valid output, end of valid outputs, offset into the phases
   const bool few_taps = kernel_w <= kMaxTapsPerRow;
   for (int64_t kw = 0; kw < std::min(kernel_w, kMaxTapsPerRow); ++kw) {
@@ -317,11 +318,11 @@ void im2col_tile_2d(const Acc* x, const Geometry& g, int64_t channels, int64_t n
         }
         const Acc* phase_base = src;
         if (sw == 2) {
-          split_phases<2>(src, in_w, sw, phase_len, phases.data());
-          phase_base = phases.data();
+          split_phases<2>(src, in_w, sw, phase_len, phases);
+          phase_base = phases;
         } else if (sw > 1) {
-          split_phases<0>(src, in_w, sw, phase_len, phases.data());
-          phase_base = phases.data();
+          split_phases<0>(src, in_w, sw, phase_len, phases);
+          phase_base = phases;
         }
         for (int64_t kw = 0; kw < kernel_w; ++kw) {
           Acc* out = dst + kw * count;
@@ -426,6 +427,10 @@ void conv_forward(const Acc* x, const Acc* w, Acc* y, int64_t batch, int64_t in_
   const int64_t units = items * tiles;
   const FusedActivation& activation = epilogue.activation;
 
+  // The unit's column buffer on the thread running it.
+  const auto columns = [](int64_t elements) {
+    return static_cast<Acc*>(scratch_buffer(ScratchUse::kConvColumns, static_cast<size_t>(elements) * sizeof(Acc)));
+  };
   auto run_unit = [&](int64_t unit, ThreadPool& gemm_pool) {
     const int64_t item = unit / tiles;
     const int64_t n0 = (unit % tiles) * tile;
@@ -446,8 +451,6 @@ void conv_forward(const Acc* x, const Acc* w, Acc* y, int64_t batch, int64_t in_
         std::fill(row, row + count, Acc{0});
       }
     }
-    thread_local std::vector<Acc> col;
-    thread_local std::vector<Acc> phases;
     if (k_dim > 0 && !few_outputs) {
       GemmArgs args;
       args.m = out_per_group;
@@ -458,13 +461,13 @@ void conv_forward(const Acc* x, const Acc* w, Acc* y, int64_t batch, int64_t in_
       const Acc* b = xg + n0;
       args.ldb = in_size;
       if (!pointwise) {
-        col.resize(static_cast<size_t>(k_dim * count));
+        Acc* const col = columns(k_dim * count);
         if (g.rank() == 2) {
-          im2col_tile_2d(xg, g, in_per_group, n0, count, col.data(), phases);
+          im2col_tile_2d(xg, g, in_per_group, n0, count, col);
         } else {
-          for (int64_t r = 0; r < k_dim; ++r) im2col_range(xg, g, r, n0, count, col.data() + r * count);
+          for (int64_t r = 0; r < k_dim; ++r) im2col_range(xg, g, r, n0, count, col + r * count);
         }
-        b = col.data();
+        b = col;
         args.ldb = count;
       }
       gemm(args, wg, b, epilogue.z != nullptr ? Acc{1} : Acc{0}, yg, gemm_pool,
@@ -472,13 +475,13 @@ void conv_forward(const Acc* x, const Acc* w, Acc* y, int64_t batch, int64_t in_
       return;
     }
     // Few outputs per group (depthwise): accumulate one column row at a time instead of a thin GEMM.
-    col.resize(static_cast<size_t>(count));
+    Acc* const col = columns(count);
     for (int64_t r = 0; r < k_dim; ++r) {
-      im2col_range(xg, g, r, n0, count, col.data());
+      im2col_range(xg, g, r, n0, count, col);
       for (int64_t m = 0; m < out_per_group; ++m) {
         const Acc weight = wg[m * k_dim + r];
         Acc* row = yg + m * out_size;
-        for (int64_t j = 0; j < count; ++j) row[j] += weight * col[static_cast<size_t>(j)];
+        for (int64_t j = 0; j < count; ++j) row[j] += weight * col[j];
       }
     }
     for (int64_t m = 0; m < out_per_group; ++m) {

@@ -1,5 +1,6 @@
 // Driver of the direct AVX-512 convolution: weight packing, the padded phase-split input scratch, the tap table
 // and the split of each image's output grid into runs of 16-output vectors that run in parallel.
+#include "core/scratch_space.h"
 #include "ep/cpu/conv/conv_direct.h"
 
 #include <algorithm>
@@ -7,7 +8,6 @@
 
 #include "ep/cpu/microkernels/cpu_features.h"
 #include "ep/cpu/run_limits.h"
-#include "ep/cpu/microkernels/scratch_floats.h"
 
 namespace nxrt::cpu::conv {
 
@@ -147,9 +147,8 @@ void run_stripe(const float* x, int64_t in_plane, const Geometry& g, float* y, c
     }
   }
   // fill_padded_plane writes every float the kernel reads but the slack.
-  thread_local ScratchFloats padded;
   const int64_t padded_floats = in_channels * layout.plane_stride + kVectorSlack;
-  float* const scratch = padded.reserve(padded_floats);  // workers get this pointer, not their own buffer
+  float* const scratch = scratch_floats(ScratchUse::kConvPaddedPlanes, padded_floats);  // shared by the tasks
   std::fill(scratch + padded_floats - kVectorSlack, scratch + padded_floats, 0.0f);
   pool.parallel_for(in_channels, 1, [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {

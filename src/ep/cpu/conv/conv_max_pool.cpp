@@ -11,6 +11,7 @@
 #include <atomic>
 #include <string>
 
+#include "core/scratch_space.h"
 #include "ep/cpu/conv/conv_direct.h"
 #include "ep/cpu/conv/conv_kernels.h"
 #include "ep/cpu/conv/conv_winograd.h"
@@ -18,7 +19,6 @@
 #include "ep/cpu/kernel.h"
 #include "ep/cpu/pool/pool_kernels.h"
 #include "ep/cpu/run_limits.h"
-#include "ep/cpu/microkernels/scratch_floats.h"
 
 namespace nxrt::cpu {
 
@@ -99,10 +99,8 @@ class FusedConvMaxPoolKernel final : public Kernel {
     const int64_t in_image = p.in_channels * g.in[0] * g.in[1];
     std::atomic<bool> exact{true};
     pool.parallel_for(p.batch * stripes, 1, [&](int64_t begin, int64_t end) {
-      thread_local ScratchFloats scratch;
-      thread_local ScratchFloats columns;
-      float* const rows = scratch.reserve(channels * plane);
-      float* const cols = columns.reserve(2 * pool_w + 1 + pool::kMaxPoolPlaneSlack);
+      float* const rows = scratch_floats(ScratchUse::kConvPoolRows, channels * plane);
+      float* const cols = scratch_floats(ScratchUse::kConvPoolColumns, 2 * pool_w + 1 + pool::kMaxPoolPlaneSlack);
       for (int64_t unit = begin; unit < end; ++unit) {
         const int64_t n = unit / stripes;
         const int64_t p0 = (unit % stripes) * stripe;

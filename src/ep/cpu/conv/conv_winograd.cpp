@@ -1,5 +1,6 @@
 // Driver of the Winograd F(2x2, 3x3) convolution: weight transform, blocks of tile rows, and per block the
 // input transform, the 16 element products (direct micro-kernel) and the output transform.
+#include "core/scratch_space.h"
 #include "ep/cpu/conv/conv_winograd.h"
 
 #include <algorithm>
@@ -7,7 +8,6 @@
 
 #include "ep/cpu/microkernels/cpu_features.h"
 #include "ep/cpu/run_limits.h"
-#include "ep/cpu/microkernels/scratch_floats.h"
 
 namespace nxrt::cpu::conv {
 
@@ -106,8 +106,7 @@ void conv_winograd_f32(const float* x, const WinogradWeights& w, float* y, int64
 
   const RunLimits* limits = current_run_limits();
   pool.parallel_for(batch * blocks_per_image, 1, [&](int64_t begin, int64_t end) {
-    thread_local ScratchFloats scratch;
-    float* const v = scratch.reserve(v_floats + m_floats);
+    float* const v = scratch_floats(ScratchUse::kConvWinogradTiles, v_floats + m_floats);
     float* const m = v + v_floats;
     std::fill(v + v_floats - kSlack, v + v_floats, 0.0f);
     for (int64_t task = begin; task < end && !run_should_stop(limits); ++task) {

@@ -7,6 +7,7 @@
 //   NchwcMaxPool(X blocked) -> blocked: MaxPool's 2-D attributes (one output, storage_order 0)
 //   NchwcGlobalAveragePool(X blocked) -> [N, Cb, 1, 1, 16]
 // Every kernel needs AVX-512F (creation fails without it; the pass only runs where the CPU has it).
+#include "core/scratch_space.h"
 #include "ep/cpu/conv/nchwc.h"
 
 #include <algorithm>
@@ -17,7 +18,6 @@
 #include "ep/cpu/conv/conv_winograd.h"
 #include "ep/cpu/microkernels/cpu_features.h"
 #include "ep/cpu/kernel.h"
-#include "ep/cpu/microkernels/scratch_floats.h"
 
 namespace nxrt::cpu::nchwc {
 
@@ -201,8 +201,7 @@ class ConvKernel final : public Kernel {
     const int64_t scratch_floats = conv_edge_scratch_floats(weights_, g.stride[1]);
     // Units are (image, block group, output row), rows innermost so a chunk's rows share input rows in cache.
     pool.parallel_for(x.shape()[0] * groups * rows, 1, [&](int64_t begin, int64_t end) {
-      thread_local ScratchFloats scratch;
-      float* const edge = scratch.reserve(scratch_floats);
+      float* const edge = nxrt::scratch_floats(ScratchUse::kNchwcEdge, scratch_floats);
       for (int64_t unit = begin; unit < end;) {
         const int64_t n = unit / (groups * rows);
         const int64_t block = (unit / rows) % groups * group;
@@ -242,8 +241,7 @@ class ConvKernel final : public Kernel {
     const int64_t tile_rows = (g.out[0] + 1) / 2;
     const int64_t scratch_floats = winograd_scratch_floats(weights_);
     pool.parallel_for(x.shape()[0] * tile_rows, 1, [&](int64_t begin, int64_t end) {
-      thread_local ScratchFloats scratch;
-      float* const buffer = scratch.reserve(scratch_floats);
+      float* const buffer = nxrt::scratch_floats(ScratchUse::kNchwcWinograd, scratch_floats);
       for (int64_t unit = begin; unit < end;) {
         const int64_t n = unit / tile_rows, th_begin = unit % tile_rows;
         const int64_t th_end = std::min(tile_rows, th_begin + (end - unit));

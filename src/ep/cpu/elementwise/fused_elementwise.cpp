@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/scratch_space.h"
 #include "ep/cpu/kernel.h"
 #include "ep/cpu/microkernels/vector_math.h"
 
@@ -217,26 +218,22 @@ class FusedElementwiseKernel final : public Kernel {
     const int64_t total = output_count_ > 0 ? outputs[0].numel() : 0;
     if (total == 0) return;
     constexpr int64_t kChunk = kChunkBytes / static_cast<int64_t>(sizeof(T));
-    // The calling thread's pointer tables, storage that only grows (a repeated run allocates nothing; evaluate
-    // never nests). The tasks read them through `in` and `out`: inside the lambda a thread_local name would be the
-    // worker's own.
-    thread_local std::vector<const T*> input_table;
-    thread_local std::vector<T*> output_table;
-    input_table.resize(inputs.size());
-    output_table.resize(outputs.size());
+    // The calling thread's pointer tables (evaluate never nests), read by the tasks.
+    const T** const input_table =
+        static_cast<const T**>(scratch_buffer(ScratchUse::kFusedInputTable, inputs.size() * sizeof(const T*)));
+    T** const output_table =
+        static_cast<T**>(scratch_buffer(ScratchUse::kFusedOutputTable, outputs.size() * sizeof(T*)));
     for (size_t i = 0; i < inputs.size(); ++i) {
       input_table[i] = inputs[i]->data<T>() + std::max<int64_t>(input_offsets_[i], 0);
     }
     for (size_t i = 0; i < outputs.size(); ++i) output_table[i] = outputs[i].data<T>();
-    const T* const* in = input_table.data();
-    T* const* out = output_table.data();
+    const T* const* in = input_table;
+    T* const* out = output_table;
     const T* constants = constants_.data<T>();
     const int64_t chunks = (total + kChunk - 1) / kChunk;
     pool.parallel_for(chunks, 1, [&](int64_t first, int64_t last) {
-      thread_local std::vector<T> scratch;
-      if (scratch.size() < static_cast<size_t>(scratch_slots_) * kChunk) {
-        scratch.resize(static_cast<size_t>(scratch_slots_) * kChunk);
-      }
+      const size_t register_bytes = static_cast<size_t>(scratch_slots_ * kChunk) * sizeof(T);
+      T* const scratch = static_cast<T*>(scratch_buffer(ScratchUse::kFusedRegisters, register_bytes));
       for (int64_t c = first; c < last; ++c) {
         const int64_t begin = c * kChunk;
         const int64_t count = std::min(kChunk, total - begin);
@@ -246,14 +243,14 @@ class FusedElementwiseKernel final : public Kernel {
             case Location::Kind::kInput: o.data = in[at.index] + begin; break;
             case Location::Kind::kConstant: o.scalar = constants[at.index]; break;
             case Location::Kind::kOutput: o.data = out[at.index] + begin; break;
-            case Location::Kind::kScratch: o.data = scratch.data() + at.index * kChunk; break;
+            case Location::Kind::kScratch: o.data = scratch + at.index * kChunk; break;
           }
           return o;
         };
         for (const Instruction& instruction : program_) {
           T* target = instruction.result.kind == Location::Kind::kOutput
                           ? out[instruction.result.index] + begin
-                          : scratch.data() + instruction.result.index * kChunk;
+                          : scratch + instruction.result.index * kChunk;
           const Operand<T> a = operand(instruction.a);
           const Operand<T> b = instruction.unary ? Operand<T>{} : operand(instruction.b);
           dispatch_op<T>(instruction.op, target, a, b, count);

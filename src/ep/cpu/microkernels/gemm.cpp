@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/scratch_space.h"
 #include "ep/cpu/microkernels/cpu_features.h"
 #include "ep/cpu/microkernels/gemm.h"
 #include "ep/cpu/microkernels/gemm_microkernels.h"
@@ -499,13 +500,12 @@ void gemm_blocked(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a
   const int64_t tasks = m_blocks * n_chunks;
   const RunLimits* limits = current_run_limits();
   pool.parallel_for(tasks, threads == 1 ? tasks : 1, [&](int64_t begin, int64_t end) {
-    thread_local std::vector<T> a_pack;
-    const size_t need = static_cast<size_t>(ceil_div(m_strips, m_blocks) * ks.mr * kc_block);
-    if (a_pack.size() < need) a_pack.resize(need);
-    thread_local std::vector<T> b_panel;
+    const size_t a_need = static_cast<size_t>(ceil_div(m_strips, m_blocks) * ks.mr * kc_block);
+    T* const a_pack = static_cast<T*>(scratch_buffer(ScratchUse::kGemmPackedA, a_need * sizeof(T)));
+    T* b_panel = nullptr;
     if (b.packed == nullptr) {
       const size_t panel_need = static_cast<size_t>(panel_strips * ks.nr * kc_block);
-      if (b_panel.size() < panel_need) b_panel.resize(panel_need);
+      b_panel = static_cast<T*>(scratch_buffer(ScratchUse::kGemmPanelB, panel_need * sizeof(T)));
     }
     GemmTile<T> t;  // the A strides are set per depth block (packed or read in place)
     t.b_k_stride = ks.nr;
@@ -523,7 +523,7 @@ void gemm_blocked(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a
         const int64_t kc = std::min(kc_block, g.k - p0);
         const bool last = p0 + kc >= g.k;
         const bool direct_a = reads_a_in_place(ks, g, kc, s1 - s0);
-        if (!direct_a) pack_a_block(ks, g, a, i0, rows, p0, kc, a_pack.data());
+        if (!direct_a) pack_a_block(ks, g, a, i0, rows, p0, kc, a_pack);
         t.a_row_stride = direct_a ? g.lda : 1;
         t.a_k_stride = direct_a ? 1 : ks.mr;
         t.kc = kc;
@@ -531,16 +531,16 @@ void gemm_blocked(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a
         // An A strip stays in L1 while it meets every B strip of a panel that stays in L2.
         for (int64_t panel = s0; panel < s1; panel += panel_strips) {
           const int64_t panel_end = std::min(s1, panel + panel_strips);
-          const T* panel_b = b_panel.data();
+          const T* panel_b = b_panel;
           if (b.packed != nullptr) {
             panel_b = b.packed + p0 * b.n_padded + panel * kc * ks.nr;
           } else {
-            pack_b_block(ks, g, b.raw, p0, kc, panel, panel_end, b_panel.data());
+            pack_b_block(ks, g, b.raw, p0, kc, panel, panel_end, b_panel);
           }
           for (int64_t q = 0; q < row_strips.count(); ++q) {
             const int64_t ir = row_strips.begin(q);
             t.rows = row_strips.size(q);
-            t.a = direct_a ? a + (i0 + ir) * g.lda + p0 : a_pack.data() + q * ks.mr * kc;
+            t.a = direct_a ? a + (i0 + ir) * g.lda + p0 : a_pack + q * ks.mr * kc;
             for (int64_t s = panel; s < panel_end; ++s) {
               const int64_t j0 = s * ks.nr;
               t.cols = std::min(ks.nr, g.n - j0);
@@ -590,10 +590,8 @@ void gemm_engine(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a,
   const int64_t chunk_cols =
       std::max(ks.nr, kPackBufferBytes / static_cast<int64_t>(sizeof(T)) / kc_block / ks.nr * ks.nr);
   // Shared by this call's tasks only; the calling thread is blocked in parallel_for until they finish.
-  thread_local std::vector<T> b_pack;
   const size_t need = static_cast<size_t>(round_up(std::min(chunk_cols, g.n), ks.nr) * kc_block);
-  if (b_pack.size() < need) b_pack.resize(need);
-  T* dst = b_pack.data();
+  T* const dst = static_cast<T*>(scratch_buffer(ScratchUse::kGemmPackedB, need * sizeof(T)));
   const RunLimits* limits = current_run_limits();
   for (int64_t j0 = 0; j0 < g.n; j0 += chunk_cols) {
     for (int64_t p0 = 0; p0 < g.k; p0 += kc_block) {

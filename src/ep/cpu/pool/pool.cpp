@@ -11,10 +11,10 @@
 #include <limits>
 #include <string>
 
+#include "core/scratch_space.h"
 #include "ep/cpu/conv/conv_direct.h"
 #include "ep/cpu/microkernels/cpu_features.h"
 #include "ep/cpu/pool/pool_kernels.h"
-#include "ep/cpu/microkernels/scratch_floats.h"
 
 namespace nxrt::cpu {
 
@@ -348,10 +348,10 @@ void max_pool_plane_unrolled(const T* x, T* y, const Plan3& plan) {
     // through to the window-order loop below, which rewrites every output.
     const bool windows_in_input = dh.pad_begin <= 2 && pad_w <= 2 && (out_h - 1) * 2 - dh.pad_begin < dh.in &&
                                   (out_w - 1) * 2 - pad_w < in_w;
-    thread_local ScratchFloats column_max;
     if (windows_in_input && cpu_isa_at_least(CpuIsa::kAvx512) && out_h > 0 && out_w > 0 &&
-        pool::f32_max_pool_3x3s2_plane__avx512(x, dh.in, in_w, y, out_h, out_w, dh.pad_begin, pad_w,
-                                               column_max.reserve(2 * out_w + 1 + pool::kMaxPoolPlaneSlack))) {
+        pool::f32_max_pool_3x3s2_plane__avx512(
+            x, dh.in, in_w, y, out_h, out_w, dh.pad_begin, pad_w,
+            scratch_floats(ScratchUse::kMaxPoolColumns, 2 * out_w + 1 + pool::kMaxPoolPlaneSlack))) {
       return;
     }
   }
