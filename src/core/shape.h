@@ -108,8 +108,8 @@ class Shape {
   iterator insert(const_iterator position, size_t count, int64_t value);
   template <std::input_iterator It>
   iterator insert(const_iterator position, It first, It last) {
-    // Buffered first: the range may alias this shape.
-    const std::vector<int64_t> values(first, last);
+    // Buffered first (inline up to kInlineDims): the range may alias this shape.
+    const Shape values(first, last);
     return insert_values(position, values.data(), values.size());
   }
   iterator insert(const_iterator position, std::initializer_list<int64_t> dims) {

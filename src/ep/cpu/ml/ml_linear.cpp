@@ -342,7 +342,8 @@ struct LinearModel {
   ml::PostTransform post = ml::PostTransform::kNone;
 
   Status check(int64_t columns, const std::string& description) const {
-    if (static_cast<int64_t>(coefficients.size()) != targets * columns ||
+    int64_t expected = 0;  // targets * columns, overflow-checked (targets comes from the model)
+    if (__builtin_mul_overflow(targets, columns, &expected) || static_cast<int64_t>(coefficients.size()) != expected ||
         (!intercepts.empty() && static_cast<int64_t>(intercepts.size()) != targets)) {
       return make_error(StatusCode::kInvalidArgument, description, ": ", coefficients.size(), " coefficients and ",
                         intercepts.size(), " intercepts do not fit ", targets, " targets of ", columns, " columns");

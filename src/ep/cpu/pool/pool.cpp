@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/scratch_space.h"
+#include "ep/cpu/last_shape_cache.h"
 #include "ep/cpu/conv/conv_direct.h"
 #include "ep/cpu/microkernels/cpu_features.h"
 #include "ep/cpu/pool/pool_kernels.h"
@@ -143,8 +144,8 @@ void pool_plane(const T* x, T* y, int64_t* indices, int64_t plane_index, const G
   }
 }
 
-// Rank <= 3 windows as three dims (missing leading dims have size 1). Per run, every output index's tap range
-// is precomputed, and for the last dim also the output range [out_begin, out_end) in which each tap lies
+// Rank <= 3 windows as three dims (missing leading dims have size 1). Per input shape, every output index's tap
+// range is precomputed, and for the last dim also the output range [out_begin, out_end) in which each tap lies
 // inside the input (contiguous, since tap ranges only move forward with the output index).
 struct Dim3 {
   int64_t in = 1;
@@ -478,7 +479,9 @@ class PoolKernel final : public Kernel {
     const int64_t window = std::max<int64_t>(1, opt_.global ? in_size : g.kernel_size());
     const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, out_size * window));
     const bool planned = !opt_.global && g.rank() <= 3;
-    const Plan3 plan = planned ? make_plan3(g, opt_) : Plan3{};
+    const std::shared_ptr<const Plan3> cached_plan =
+        planned ? plans_.get(x.shape(), [&] { return make_plan3(g, opt_); }) : nullptr;
+    const Plan3& plan = planned ? *cached_plan : kNoPlan;
     visit_dtype<PoolTypes>(x.dtype(), [&]<class T>() {
       const T* xd = x.data<T>();
       T* yd = y.data<T>();
@@ -535,10 +538,13 @@ class PoolKernel final : public Kernel {
     return conv::resolve_geometry(attrs_, spatial, attrs_.kernel_shape, description_);
   }
 
+  static inline const Plan3 kNoPlan{};
+
   std::string description_;
   DataTypeMask types_;
   WindowAttrs attrs_;
   PoolOptions opt_;
+  LastShapeCache<Plan3> plans_;  // keyed by the shape of X
 };
 
 // LpPool / GlobalLpPool opset 1 carry p as a float; later opsets as an int.
