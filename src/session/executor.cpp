@@ -395,13 +395,13 @@ Expected<Tensor> copy_to_device(const Session::Impl& session, const Tensor& tens
 }
 
 LeasedRunState::LeasedRunState(const Session::Impl& session)
-    : session_(session), state_(session.run_states->acquire(session.plan_rules)) {
+    : pool_(session.run_states), state_(pool_->acquire(session.plan_rules)) {
   state_->values.resize(session.graph.values.size());
 }
 
 LeasedRunState::~LeasedRunState() {
   for (Value& value : state_->values) value.reset();
-  session_.run_states->release(std::move(state_));
+  pool_->release(std::move(state_));
 }
 
 Status bind_feeds(const Session::Impl& session, std::span<const std::string> input_names,

@@ -16,7 +16,7 @@ namespace nxrt {
 using BoundBuffers = std::span<const Tensor* const>;
 
 // A run state of the session's pool, held for the lifetime of this object (one run, or a PreparedRun's life).
-// Its values are sized for the main graph and all reset.
+// Its values are sized for the main graph and all reset. Destroying it needs only the pool, not the session.
 class LeasedRunState {
  public:
   explicit LeasedRunState(const Session::Impl& session);
@@ -27,7 +27,7 @@ class LeasedRunState {
   RunState* operator->() const { return state_.get(); }
 
  private:
-  const Session::Impl& session_;
+  std::shared_ptr<RunStatePool> pool_;
   std::unique_ptr<RunState> state_;
 };
 

@@ -4,7 +4,8 @@
 // Session::run_bound is one PreparedRun run once. A repeated run() with the same shapes, every
 // output bound to a tensor of its shape, allocates nothing on the heap beyond what the model's kernels allocate
 // (tests/python/test_allocation_counts.py counts it for the bench models).
-// One run() at a time per PreparedRun; the session keeps serving other runs meanwhile and must outlive it.
+// One run() at a time per PreparedRun; the session keeps serving other runs meanwhile and must outlive every run()
+// (a PreparedRun may be destroyed after it).
 #pragma once
 
 #include <memory>

@@ -40,7 +40,9 @@ struct Session::Impl {
   std::vector<Device> input_homes;  // per graph input: the device the partitioner placed it on
   CompiledGraph main;  // declared after `graph`, which its kernels reference
   PlanRules plan_rules;  // of `main`
-  std::unique_ptr<RunStatePool> run_states = std::make_unique<RunStatePool>();
+  // Shared with the run states leased from it, so that a PreparedRun destroyed after its session returns its
+  // state safely (an idle run state holds no stream and no value).
+  std::shared_ptr<RunStatePool> run_states = std::make_shared<RunStatePool>();
   std::shared_ptr<ThreadPool> pool;
   std::shared_ptr<TensorArena> arena = make_tensor_arena();  // every tensor a run allocates
   std::shared_ptr<NodeProfile> profile;  // set when SessionOptions::enable_profiling
