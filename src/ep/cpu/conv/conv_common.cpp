@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 namespace nxrt::cpu::conv {
 
@@ -90,46 +91,62 @@ Expected<Geometry> resolve_geometry(const WindowAttrs& attrs, std::span<const in
   g.pad_begin.assign(rank, 0);
   g.pad_end.assign(rank, 0);
   g.out.assign(rank, 0);
+  // Sizes are computed in 128 bits: pads, dilations and (in the optimizer) declared input dims come from the model
+  // and may be anywhere in int64. A size or pad outside int64 is INVALID_ARGUMENT.
+  using Wide = __int128;
+  constexpr Wide kMax = std::numeric_limits<int64_t>::max();
   for (size_t i = 0; i < rank; ++i) {
     if (g.kernel[i] <= 0) {
       return make_error(StatusCode::kInvalidArgument, description, ": kernel dim ", i, " is ", g.kernel[i]);
     }
-    const int64_t s = g.stride[i];
-    const int64_t dilated = (g.kernel[i] - 1) * g.dilation[i] + 1;
+    if (g.stride[i] <= 0 || g.dilation[i] <= 0 || g.in[i] < 0) {
+      return make_error(StatusCode::kInvalidArgument, description, ": spatial dim ", i, " has input ", g.in[i],
+                        ", stride ", g.stride[i], " and dilation ", g.dilation[i]);
+    }
+    const Wide in_dim = g.in[i];
+    const Wide s = g.stride[i];
+    const Wide dilated = Wide{g.kernel[i] - 1} * g.dilation[i] + 1;
+    Wide out = 0, pad_begin = 0, pad_end = 0;
     switch (attrs.auto_pad) {
       case AutoPad::kNotSet: {
         if (!attrs.pads.empty()) {
-          g.pad_begin[i] = attrs.pads[i];
-          g.pad_end[i] = attrs.pads[i + rank];
+          pad_begin = attrs.pads[i];
+          pad_end = attrs.pads[i + rank];
         }
-        const int64_t span = g.in[i] + g.pad_begin[i] + g.pad_end[i] - dilated;
+        const Wide span = in_dim + pad_begin + pad_end - dilated;
         if (span < 0) {
           return make_error(StatusCode::kInvalidArgument, description, ": input spatial dim ", i, " (", g.in[i],
-                            " plus pads) is smaller than the dilated kernel (", dilated, ")");
+                            " plus pads) is smaller than the dilated kernel");
         }
-        int64_t out = (attrs.ceil_mode ? (span + s - 1) / s : span / s) + 1;
-        if (attrs.ceil_mode && (out - 1) * s >= g.in[i] + g.pad_begin[i]) --out;
-        g.out[i] = out;
+        out = (attrs.ceil_mode ? (span + s - 1) / s : span / s) + 1;
+        if (attrs.ceil_mode && (out - 1) * s >= in_dim + pad_begin) --out;
         break;
       }
       case AutoPad::kSameUpper:
       case AutoPad::kSameLower: {
-        g.out[i] = (g.in[i] + s - 1) / s;
-        const int64_t needed = std::max<int64_t>(0, (g.out[i] - 1) * s + dilated - g.in[i]);
-        const int64_t small = needed / 2;
-        g.pad_begin[i] = attrs.auto_pad == AutoPad::kSameUpper ? small : needed - small;
-        g.pad_end[i] = needed - g.pad_begin[i];
+        out = (in_dim + s - 1) / s;
+        const Wide needed = std::max<Wide>(0, (out - 1) * s + dilated - in_dim);
+        const Wide small = needed / 2;
+        pad_begin = attrs.auto_pad == AutoPad::kSameUpper ? small : needed - small;
+        pad_end = needed - pad_begin;
         break;
       }
       case AutoPad::kValid: {
-        if (g.in[i] < dilated) {
+        if (in_dim < dilated) {
           return make_error(StatusCode::kInvalidArgument, description, ": input spatial dim ", i, " (", g.in[i],
-                            ") is smaller than the dilated kernel (", dilated, ") with auto_pad VALID");
+                            ") is smaller than the dilated kernel with auto_pad VALID");
         }
-        g.out[i] = (g.in[i] - dilated) / s + 1;
+        out = (in_dim - dilated) / s + 1;
         break;
       }
     }
+    if (dilated > kMax || out > kMax || pad_begin > kMax || pad_end > kMax) {
+      return make_error(StatusCode::kInvalidArgument, description, ": spatial dim ", i,
+                        " has a dilated kernel, pads or output size beyond int64");
+    }
+    g.out[i] = static_cast<int64_t>(out);
+    g.pad_begin[i] = static_cast<int64_t>(pad_begin);
+    g.pad_end[i] = static_cast<int64_t>(pad_end);
   }
   return g;
 }
