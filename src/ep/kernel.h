@@ -85,6 +85,9 @@ class RunContext {
                               std::span<const Value* const> outer, std::vector<Value>& outputs) = 0;
 };
 
+// A set of input (or output) slots: bit i is slot i.
+using SlotMask = uint32_t;
+
 // What a tensor kernel gets for one execution.
 struct KernelContext {
   KernelInputs inputs;
@@ -103,6 +106,10 @@ class Kernel {
   virtual Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const;
   // >= 0: output 0 is a view of that input with the reshaped shape, and run() is not called.
   virtual int alias_input() const { return -1; }
+  // Inputs whose storage output 0 may take over when they have its dtype and element count and nothing reads
+  // them after this node (the memory plan gives both one slot): the kernel reads each element of such an input
+  // only before it writes the output element at the same index, and reads no other element of it afterwards.
+  virtual SlotMask in_place_inputs() const { return 0; }
   // Non-null: output 0 is always this tensor (Constant); the session may share it instead of allocating.
   // run() also assigns it to outputs[0], so a session that ignores this still gets the shared buffer.
   virtual const Tensor* constant_output() const { return nullptr; }
@@ -131,9 +138,8 @@ constexpr DataTypeMask type_mask(TypeList<Ts...>) {
 }
 inline constexpr DataTypeMask kAnyType = ~DataTypeMask{0};
 
-// Bit i set: input (or output) i is read (written) in host memory whatever device the provider runs on.
-using SlotMask = uint32_t;
-
+// host_inputs / host_outputs below: bit i set means input (or output) i is read (written) in host memory whatever
+// device the provider runs on.
 // One row registers one op for an opset range. `type_input` names the input whose dtype the mask constrains
 // (-1: no constraint, e.g. Constant). `host_inputs` / `host_outputs` matter only to providers with device memory:
 // the partitioner keeps those inputs on the host and the executor allocates those outputs there.

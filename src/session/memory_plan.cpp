@@ -23,6 +23,33 @@ constexpr size_t kSlotAlignment = 64;
 
 size_t aligned_bytes(size_t bytes) { return (bytes + kSlotAlignment - 1) / kSlotAlignment * kSlotAlignment; }
 
+// Output 0 of a node takes over the slot of an input it declares in place when both are plannable, the input's
+// storage (the value and its views) has no reader after the node, and no other value took that slot already.
+void add_in_place_pairs(const CompiledGraph& compiled, PlanRules& rules) {
+  const graph::Graph& graph = compiled.graph();
+  rules.in_place_of.assign(graph.values.size(), -1);
+  std::vector<uint8_t> taken_over(graph.values.size(), 0);
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const graph::Node& node = graph.nodes[n];
+    const ep::Kernel& kernel = *compiled.kernels[n];
+    const ep::SlotMask candidates = kernel.takes_values() ? 0 : kernel.in_place_inputs();
+    if (candidates == 0 || node.outputs.empty()) continue;
+    const int output = node.outputs[0];
+    if (output == graph::kNoValue || !rules.plannable[output]) continue;
+    for (size_t i = 0; i < node.inputs.size() && i < 32; ++i) {
+      const int input = node.inputs[i];
+      if ((candidates >> i & 1u) == 0 || input == graph::kNoValue || input == output || !rules.plannable[input] ||
+          rules.last_node[input] != static_cast<int>(n) || taken_over[input]) {
+        continue;
+      }
+      rules.in_place_of[output] = input;
+      rules.in_place_order.push_back(output);
+      taken_over[input] = 1;
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 PlanRules make_plan_rules(const CompiledGraph& compiled, size_t max_tensor_bytes) {
@@ -88,6 +115,7 @@ PlanRules make_plan_rules(const CompiledGraph& compiled, size_t max_tensor_bytes
     const std::optional<size_t> bytes = cpu::tensor_storage_bytes(type.elem_type, dims);
     if (bytes && (max_tensor_bytes == 0 || *bytes <= max_tensor_bytes)) rules.inferred_bytes[v] = *bytes;
   }
+  add_in_place_pairs(compiled, rules);
   return rules;
 }
 
@@ -105,6 +133,15 @@ Tensor PlannedMemory::take(int value, DataType dtype, const Shape& shape, size_t
     stale_ = true;
     return Tensor();
   }
+  const int source = shares_[index];
+  if (source >= 0 && taken_run_[source] == run_ && (taken_dtype_[source] != dtype || taken_bytes_[source] != bytes)) {
+    refused_[index] = 1;  // e.g. an Add that broadcasts its in-place input to a larger output
+    stale_ = true;
+    return Tensor();
+  }
+  taken_run_[index] = run_;
+  taken_dtype_[index] = dtype;
+  taken_bytes_[index] = bytes;
   NXRT_UNPOISON(static_cast<char*>(block_->data()) + offset_[index], bytes);
   return Tensor::in_buffer(block_, offset_[index], dtype, shape);
 }
@@ -116,12 +153,15 @@ void PlannedMemory::seed(const PlanRules& rules) {
 }
 
 void PlannedMemory::begin_run() {
+  ++run_;
   if (block_ != nullptr) NXRT_POISON(block_->data(), block_bytes_);
 }
 
 void PlannedMemory::died(int value) {
   const auto index = static_cast<size_t>(value);
   if (block_ == nullptr || index >= offset_.size() || offset_[index] == kNoSlot) return;
+  const int successor = shared_by_[index];
+  if (successor >= 0 && taken_run_[successor] == run_) return;  // its slot now holds the value written in place
   NXRT_POISON(static_cast<char*>(block_->data()) + offset_[index], slot_bytes_[index]);
 }
 
@@ -143,24 +183,57 @@ void PlannedMemory::lay_out(const PlanRules& rules) {
   if (block_ != nullptr) NXRT_UNPOISON(block_->data(), block_bytes_);  // the allocator may reuse the memory
   block_.reset();
   block_bytes_ = 0;
-  offset_.assign(wanted_.size(), kNoSlot);
-  slot_bytes_.assign(wanted_.size(), 0);
-  std::vector<size_t> order;
-  for (size_t v = 0; v < wanted_.size() && v < rules.plannable.size(); ++v) {
-    if (wanted_[v] > 0 && rules.plannable[v]) order.push_back(v);
+  const size_t count = wanted_.size();
+  offset_.assign(count, kNoSlot);
+  slot_bytes_.assign(count, 0);
+  shares_.assign(count, -1);
+  shared_by_.assign(count, -1);
+  refused_.resize(count, 0);
+  taken_run_.assign(count, 0);
+  taken_dtype_.assign(count, DataType::kUndefined);
+  taken_bytes_.assign(count, 0);
+  // A value written in place joins the slot group of its input: one slot, as large as its largest member, alive
+  // from the first member's producer to the last member's last reader.
+  std::vector<size_t> group(count);
+  std::iota(group.begin(), group.end(), size_t{0});
+  for (const int value : rules.in_place_order) {
+    const auto v = static_cast<size_t>(value);
+    const int input = rules.in_place_of[v];
+    if (v >= count || static_cast<size_t>(input) >= count || refused_[v]) continue;
+    shares_[v] = input;
+    shared_by_[static_cast<size_t>(input)] = value;
+    group[v] = group[static_cast<size_t>(input)];
+  }
+  std::vector<size_t> group_bytes(count, 0);
+  std::vector<int> group_first(count, 0), group_last(count, 0);
+  std::vector<size_t> order;  // group leaders with a member to place
+  for (size_t v = 0; v < count && v < rules.plannable.size(); ++v) {
+    if (wanted_[v] == 0 || !rules.plannable[v]) continue;
+    const size_t g = group[v];
+    const size_t bytes = aligned_bytes(grew_[v] ? wanted_[v] + wanted_[v] / 2 : wanted_[v]);
+    if (group_bytes[g] == 0) {
+      order.push_back(g);
+      group_first[g] = rules.first_node[v];
+      group_last[g] = rules.last_node[v];
+    }
+    group_bytes[g] = std::max(group_bytes[g], bytes);
+    group_first[g] = std::min(group_first[g], rules.first_node[v]);
+    group_last[g] = std::max(group_last[g], rules.last_node[v]);
   }
   if (order.empty()) return;
-  // Largest first; each value takes the lowest offset that no value alive at the same time (placed earlier)
+  // Largest first; each group takes the lowest offset that no group alive at the same time (placed earlier)
   // covers.
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return wanted_[a] > wanted_[b]; });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return group_bytes[a] > group_bytes[b]; });
+  std::vector<size_t> group_offset(count, 0);
   std::vector<size_t> placed;
-  std::vector<std::pair<size_t, size_t>> busy;  // [offset, end) of placed values alive with the current one
-  for (size_t v : order) {
-    const size_t size = aligned_bytes(grew_[v] ? wanted_[v] + wanted_[v] / 2 : wanted_[v]);
+  std::vector<std::pair<size_t, size_t>> busy;  // [offset, end) of placed groups alive with the current one
+  for (size_t g : order) {
+    const size_t size = group_bytes[g];
     busy.clear();
     for (size_t other : placed) {
-      const bool overlap = rules.first_node[other] <= rules.last_node[v] && rules.first_node[v] <= rules.last_node[other];
-      if (overlap) busy.emplace_back(offset_[other], offset_[other] + slot_bytes_[other]);
+      if (group_first[other] <= group_last[g] && group_first[g] <= group_last[other]) {
+        busy.emplace_back(group_offset[other], group_offset[other] + group_bytes[other]);
+      }
     }
     std::sort(busy.begin(), busy.end());
     size_t offset = 0;
@@ -168,10 +241,15 @@ void PlannedMemory::lay_out(const PlanRules& rules) {
       if (offset + size <= begin) break;
       offset = std::max(offset, end);
     }
-    offset_[v] = offset;
-    slot_bytes_[v] = size;
+    group_offset[g] = offset;
     block_bytes_ = std::max(block_bytes_, offset + size);
-    placed.push_back(v);
+    placed.push_back(g);
+  }
+  // Only the members the runs asked for get the slot: the group's lifetime covers exactly them.
+  for (size_t v = 0; v < count && v < rules.plannable.size(); ++v) {
+    if (wanted_[v] == 0 || !rules.plannable[v]) continue;
+    offset_[v] = group_offset[group[v]];
+    slot_bytes_[v] = group_bytes[group[v]];
   }
   Allocator& allocator = cpu_allocator();
   void* data = allocator.allocate(block_bytes_);

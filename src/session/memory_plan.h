@@ -35,6 +35,10 @@ struct PlanRules {
   // Per value: its bytes when shape inference left it a static shape (0: unknown), so that a new run state can be
   // laid out before its first run. Sizes past max_tensor_bytes (when set) are left out: that run fails anyway.
   std::vector<size_t> inferred_bytes;
+  // In-place pairs. Per value: the input whose slot it may take over (its producer lists that input in
+  // Kernel::in_place_inputs, both are plannable, and the input's storage dies at the producer), or -1.
+  std::vector<int> in_place_of;
+  std::vector<int> in_place_order;  // the values with an in_place_of, in node order (chains resolve front to back)
 };
 PlanRules make_plan_rules(const CompiledGraph& compiled, size_t max_tensor_bytes);
 
@@ -43,7 +47,9 @@ class PlannedMemory {
  public:
   // The slot of plannable `value` as a tensor when it holds `bytes`; an invalid tensor otherwise (the caller
   // allocates elsewhere, and finish_run lays the block out again for the larger size; not for 0 bytes, which
-  // never get a slot). Never allocates once the plan covers the run.
+  // never get a slot). Never allocates once the plan covers the run. A value sharing the slot of its in-place
+  // input takes it only when that input, if it lies there this run, has the same dtype and bytes; otherwise the
+  // pair is split for good at the next layout.
   Tensor take(int value, DataType dtype, const Shape& shape, size_t bytes);
   // True when `tensor` lies in the block.
   bool holds(const Tensor& tensor) const { return block_ != nullptr && tensor.buffer() == block_; }
@@ -72,6 +78,16 @@ class PlannedMemory {
   // Per value: 1 once it outgrew a slot it had. Its next slots get 50% headroom, so a value that grows every run
   // (a sequence being decoded) lays the block out a logarithmic number of times, not on every run.
   std::vector<uint8_t> grew_;
+  // In-place pairs of the current layout: per value, the input whose slot it shares (-1: none) and the value
+  // sharing its slot (-1: none). A pair a run could not use is refused from then on.
+  std::vector<int> shares_;
+  std::vector<int> shared_by_;
+  std::vector<uint8_t> refused_;
+  // Per value: the run that last took its slot, with the dtype and bytes it took it for.
+  std::vector<uint64_t> taken_run_;
+  std::vector<DataType> taken_dtype_;
+  std::vector<size_t> taken_bytes_;
+  uint64_t run_ = 0;
   std::shared_ptr<Buffer> block_;
   size_t block_bytes_ = 0;
   bool stale_ = true;

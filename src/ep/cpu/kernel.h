@@ -24,6 +24,7 @@ using ep::optional_input;
 using ep::OutputDesc;
 using ep::require_inputs;
 using ep::RunContext;
+using ep::SlotMask;
 using ep::SubgraphCompiler;
 using ep::type_mask;
 using ep::ValueKernel;

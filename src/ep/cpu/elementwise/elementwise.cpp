@@ -169,6 +169,10 @@ class BinaryKernel final : public Kernel {
     return status;
   }
 
+  // Every output element reads the same index of an input that has the output's element count (numpy
+  // broadcasting can only add leading 1s to it); the legacy rule broadcasts B along an axis, so only A there.
+  SlotMask in_place_inputs() const override { return legacy_ ? 0b01 : 0b11; }
+
  private:
   std::string description_;
   std::optional<LegacyBroadcast> legacy_;
@@ -233,6 +237,8 @@ class UnaryKernel final : public Kernel {
     });
     return Status::ok();
   }
+
+  SlotMask in_place_inputs() const override { return 0b1; }
 
  private:
   std::string description_;
