@@ -1,13 +1,15 @@
 """nxrt vs onnxruntime on CPU, side by side: latency, session creation time and peak memory on a model suite.
 
-    .venv/bin/python bench/suite/run.py [--quick] [--threads 1 2] [--isa avx2] [--out DIR] [--only NAME]
+    .venv/bin/python bench/suite/run.py [--suite real] [--quick] [--threads 1 2] [--isa avx2] [--out DIR]
+                                        [--only NAME]
 
-For every model of ``models.py`` and every thread count, both runtimes load the same serialized model in this
+For every model of the suite (``models.py``, or with ``--suite real`` the PyPI-packaged models of
+bench/real/models.py) and every thread count, both runtimes load the same serialized model in this
 process (intra-op threads = t, onnxruntime with one inter-op thread and CPUExecutionProvider), their outputs are
 compared with allclose, and their ``run(None, feeds)`` calls are timed in interleaved rounds so that machine noise
 hits both alike. Peak RSS is measured per (model, runtime) in a fresh child process (see README.md). Results go to
-``results.md``, ``results.json`` and ``ratios.png`` under ``--out`` (default bench/results, or bench/results/<tier>
-with ``--isa``, which runs nxrt at that CPU tier through NXRT_CPU_ISA; onnxruntime picks its own kernels).
+``results.md``, ``results.json`` and ``ratios.png`` under ``--out`` (default bench/results[/real][/<tier>]; ``--isa``
+runs nxrt at that CPU tier through NXRT_CPU_ISA; onnxruntime picks its own kernels).
 """
 
 import argparse
@@ -89,6 +91,7 @@ def make_session(runtime, model, threads):
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        options.log_severity_level = 3  # errors only: some packaged models declare output shapes they do not produce
         start = time.perf_counter()
         session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     return session, (time.perf_counter() - start) * 1000.0
@@ -226,8 +229,22 @@ def cpu_model():
     return platform.processor()
 
 
+def load_suite(name):
+    if name == "real":
+        import importlib.util
+
+        path = Path(__file__).resolve().parents[1] / "real" / "models.py"
+        spec = importlib.util.spec_from_file_location("real_models", path)
+        real_models = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(real_models)
+        return real_models.build_all()
+    return models.build_all()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--suite", choices=["synthetic", "real"], default="synthetic",
+                        help="synthetic: models.py; real: models from PyPI packages (bench/real/models.py)")
     parser.add_argument("--quick", action="store_true", help="fewer rounds and shorter rounds (a few minutes)")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--isa", choices=["generic", "avx2", "avx512"],
@@ -245,7 +262,7 @@ def main():
     settings = ({"rounds": 7, "target_ms": 60.0, "creates": 1, "pause_s": 0.1} if args.quick
                 else {"rounds": 15, "target_ms": 200.0, "creates": 3, "pause_s": 0.1})
     wall_start = time.perf_counter()
-    cases = models.build_all()
+    cases = load_suite(args.suite)
     if args.only:
         cases = [case for case in cases if any(part in case.name for part in args.only)]
 
@@ -267,7 +284,8 @@ def main():
     meta = {"environment": environment(), "settings": settings, "quick": args.quick, "threads": args.threads,
             "rss_threads": RSS_THREADS, "rss_runs": RSS_RUNS, "wall_s": wall_s,
             "command": " ".join([Path(sys.executable).name] + sys.argv)}
-    out = Path(args.out or ("bench/results/" + args.isa if args.isa else "bench/results"))
+    default_out = Path("bench/results") / ("real" if args.suite == "real" else "") / (args.isa or "")
+    out = Path(args.out) if args.out else default_out
     out.mkdir(parents=True, exist_ok=True)
     report.write_json(out / "results.json", meta, rows)
     report.write_markdown(out / "results.md", meta, rows)
