@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -115,9 +116,33 @@ std::vector<AccOf<T>> load_all(const Tensor* t) {
   return out;
 }
 
+// f32 W and R given as constants, packed once at creation for the GEMM engine, per direction: op(W_d) = W_d^T
+// (I x GH) for the input projection of all time steps, and op(R_d) = R_d^T (H x n) for the recurrent product of
+// each step (a GRU without linear_before_reset keeps its z/r rows and its h rows apart, as run_typed multiplies
+// them). Without them every step would pack R again.
+struct PackedRnnWeights {
+  std::vector<PackedB<float>> input;
+  std::vector<PackedB<float>> recurrent;
+  std::vector<PackedB<float>> recurrent_h;  // GRU without linear_before_reset only
+};
+
+// C = A * op(B): op(B) is `packed` when given (f32), else B^T read from `b`.
+template <class Acc>
+void gemm_weights(const GemmArgs& args, const Acc* a, const PackedB<float>* packed, const Acc* b, Acc* c,
+                  ThreadPool& pool) {
+  if constexpr (std::is_same_v<Acc, float>) {
+    if (packed != nullptr) {
+      gemm_f32_packed(args, 1.0f, a, *packed, 0.0f, c, pool);
+      return;
+    }
+  }
+  gemm_acc(args, a, b, c, pool);
+}
+
 class RnnKernel final : public Kernel {
  public:
-  RnnKernel(std::string description, RnnAttrs attrs) : description_(std::move(description)), attrs_(std::move(attrs)) {}
+  RnnKernel(std::string description, RnnAttrs attrs, std::optional<PackedRnnWeights> packed)
+      : description_(std::move(description)), attrs_(std::move(attrs)), packed_(std::move(packed)) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     TRY_ASSIGN(const RnnDims d, resolve(inputs));
@@ -234,8 +259,9 @@ class RnnKernel final : public Kernel {
         for (int64_t e = 0; e < I; ++e) x[(t * B + b) * I + e] = static_cast<Acc>(row[e]);
       }
     }
-    const std::vector<Acc> w = load_all<T>(inputs[kW]);
-    const std::vector<Acc> r = load_all<T>(inputs[kR]);
+    const PackedRnnWeights* packed = std::is_same_v<T, float> && packed_ ? &*packed_ : nullptr;
+    const std::vector<Acc> w = packed != nullptr ? std::vector<Acc>{} : load_all<T>(inputs[kW]);
+    const std::vector<Acc> r = packed != nullptr ? std::vector<Acc>{} : load_all<T>(inputs[kR]);
     const std::vector<Acc> bias = load_all<T>(input_at(inputs, kB));
     const std::vector<Acc> init_h = load_all<T>(input_at(inputs, kInitH));
     const std::vector<Acc> init_c = load_all<T>(input_at(inputs, kInitC));
@@ -261,15 +287,18 @@ class RnnKernel final : public Kernel {
 
     for (int64_t dir = 0; dir < nd; ++dir) {
       const bool reverse = attrs_.reverse_only || dir == 1;
-      const Acc* w_d = w.data() + dir * GH * I;
-      const Acc* r_d = r.data() + dir * GH * H;
+      const Acc* w_d = packed != nullptr ? nullptr : w.data() + dir * GH * I;
+      const Acc* r_d = packed != nullptr ? nullptr : r.data() + dir * GH * H;
+      const PackedB<float>* packed_w = packed != nullptr ? &packed->input[dir] : nullptr;
+      const PackedB<float>* packed_r = packed != nullptr ? &packed->recurrent[dir] : nullptr;
+      const PackedB<float>* packed_r_h = packed != nullptr && gru_split_h ? &packed->recurrent_h[dir] : nullptr;
       const Acc* wb = bias.empty() ? nullptr : bias.data() + dir * 2 * GH;
       const Acc* rb = bias.empty() ? nullptr : wb + GH;
       const Acc* p_d = peep.empty() ? nullptr : peep.data() + dir * 3 * H;
       const Activation* act = attrs_.activations.data() + dir * attrs_.per_direction;
 
       if (S * B > 0 && I > 0) {
-        gemm_acc(GemmArgs{false, true, S * B, GH, I, I, I, GH}, x.data(), w_d, xw.data(), pool);
+        gemm_weights(GemmArgs{false, true, S * B, GH, I, I, I, GH}, x.data(), packed_w, w_d, xw.data(), pool);
       } else {
         std::fill(xw.begin(), xw.end(), Acc{0});
       }
@@ -294,7 +323,10 @@ class RnnKernel final : public Kernel {
         if (run_should_stop(limits)) return;
         const int64_t t = reverse ? S - 1 - step : step;
         const int64_t n_recurrent = gru_split_h ? 2 * H : GH;
-        if (B > 0 && H > 0) gemm_acc(GemmArgs{false, true, B, n_recurrent, H, H, H, GH}, h_state.data(), r_d, hr.data(), pool);
+        if (B > 0 && H > 0) {
+          gemm_weights(GemmArgs{false, true, B, n_recurrent, H, H, H, GH}, h_state.data(), packed_r, r_d, hr.data(),
+                       pool);
+        }
         const auto active = [&](int64_t b) { return lens == nullptr || t < lens[b]; };
         if (gru_split_h) {
           // h gate: (r (.) H_{t-1}) * R_h^T, which needs r first.
@@ -306,7 +338,8 @@ class RnnKernel final : public Kernel {
             }
           }
           if (B > 0 && H > 0) {
-            gemm_acc(GemmArgs{false, true, B, H, H, H, H, GH}, gated.data(), r_d + 2 * H * H, hr.data() + 2 * H, pool);
+            gemm_weights(GemmArgs{false, true, B, H, H, H, H, GH}, gated.data(), packed_r_h,
+                         r_d != nullptr ? r_d + 2 * H * H : nullptr, hr.data() + 2 * H, pool);
           }
         }
         for (int64_t b = 0; b < B; ++b) {
@@ -361,11 +394,38 @@ class RnnKernel final : public Kernel {
 
   std::string description_;
   RnnAttrs attrs_;
+  std::optional<PackedRnnWeights> packed_;  // f32 constant W and R
 };
 
 std::string lowercase(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
+}
+
+// Packs constant f32 W [dirs, GH, I] and R [dirs, GH, H]; nullopt when either is not such a constant (the run then
+// checks and reads the inputs as given).
+std::optional<PackedRnnWeights> pack_weights(const RnnAttrs& attrs, const Tensor* w, const Tensor* r) {
+  const int64_t nd = attrs.num_directions;
+  const int64_t H = attrs.hidden;
+  const int64_t GH = gate_count(attrs.cell) * H;
+  if (w == nullptr || r == nullptr || w->dtype() != DataType::kFloat32 || r->dtype() != DataType::kFloat32 ||
+      w->rank() != 3 || w->shape()[0] != nd || w->shape()[1] != GH || r->shape() != Shape{nd, GH, H}) {
+    return std::nullopt;
+  }
+  const int64_t I = w->shape()[2];
+  const bool gru_split_h = attrs.cell == Cell::kGru && !attrs.linear_before_reset;
+  const int64_t n_recurrent = gru_split_h ? 2 * H : GH;
+  PackedRnnWeights packed;
+  for (int64_t dir = 0; dir < nd; ++dir) {
+    const float* w_d = w->data<float>() + dir * GH * I;
+    const float* r_d = r->data<float>() + dir * GH * H;
+    packed.input.push_back(PackedB<float>::pack(GemmArgs{false, true, 0, GH, I, I, I, GH}, w_d));
+    packed.recurrent.push_back(PackedB<float>::pack(GemmArgs{false, true, 0, n_recurrent, H, H, H, GH}, r_d));
+    if (gru_split_h) {
+      packed.recurrent_h.push_back(PackedB<float>::pack(GemmArgs{false, true, 0, H, H, H, H, GH}, r_d + 2 * H * H));
+    }
+  }
+  return packed;
 }
 
 template <Cell C>
@@ -430,7 +490,11 @@ Expected<std::unique_ptr<Kernel>> create_rnn(const KernelInfo& info) {
     if (spec->uses_beta && next_beta < betas.size()) act.beta = betas[next_beta++];
     a.activations.push_back(act);
   }
-  return std::unique_ptr<Kernel>(std::make_unique<RnnKernel>(node.describe(), std::move(a)));
+  const auto constant = [&](size_t index) {
+    return index < info.constant_inputs.size() ? info.constant_inputs[index] : nullptr;
+  };
+  std::optional<PackedRnnWeights> packed = pack_weights(a, constant(kW), constant(kR));
+  return std::unique_ptr<Kernel>(std::make_unique<RnnKernel>(node.describe(), std::move(a), std::move(packed)));
 }
 
 constexpr DataTypeMask kOld = type_mask(TypeList<float, double, Float16>{});

@@ -132,26 +132,31 @@ TEST_P(RnnMatchesReference, BothLayoutsAllOutputs) {
       inputs.push_back(Tensor());
       inputs.push_back(make_tensor<float>({nd, 3 * H}, p));
     }
-    auto out = run_kernel(builder.node(), inputs, c.threads);
-    ASSERT_TRUE(out.has_value()) << out.status().to_string();
-    const auto y = to_vector<float>((*out)[0]);
-    const auto yh = to_vector<float>((*out)[1]);
-    const auto yc = to_vector<float>((*out)[2]);
-    for (int64_t d = 0; d < nd; ++d) {
-      for (int64_t t = 0; t < S; ++t) {
-        for (int64_t b = 0; b < B; ++b) {
-          for (int64_t e = 0; e < H; ++e) {
-            const int64_t at = layout == 0 ? ((t * nd + d) * B + b) * H + e : ((b * S + t) * nd + d) * H + e;
-            ASSERT_NEAR(y[at], ref[d].y[(t * B + b) * H + e], 2e-5) << "layout " << layout << " dir " << d;
+    // W and R fed at run time, and as constants (packed once at creation).
+    for (bool constant_weights : {false, true}) {
+      SCOPED_TRACE(constant_weights ? "constant W and R" : "W and R fed");
+      const std::vector<bool> constant = constant_weights ? std::vector<bool>{false, true, true} : std::vector<bool>{};
+      auto out = run_kernel(builder.node(), inputs, c.threads, constant);
+      ASSERT_TRUE(out.has_value()) << out.status().to_string();
+      const auto y = to_vector<float>((*out)[0]);
+      const auto yh = to_vector<float>((*out)[1]);
+      const auto yc = to_vector<float>((*out)[2]);
+      for (int64_t d = 0; d < nd; ++d) {
+        for (int64_t t = 0; t < S; ++t) {
+          for (int64_t b = 0; b < B; ++b) {
+            for (int64_t e = 0; e < H; ++e) {
+              const int64_t at = layout == 0 ? ((t * nd + d) * B + b) * H + e : ((b * S + t) * nd + d) * H + e;
+              ASSERT_NEAR(y[at], ref[d].y[(t * B + b) * H + e], 2e-5) << "layout " << layout << " dir " << d;
+            }
           }
         }
-      }
-      for (int64_t b = 0; b < B; ++b) {
-        for (int64_t e = 0; e < H; ++e) {
-          const int64_t at = layout == 0 ? (d * B + b) * H + e : (b * nd + d) * H + e;
-          ASSERT_NEAR(yh[at], ref[d].h[b * H + e], 2e-5);
-          if (c.cell == Cell::kLstm) {
-            ASSERT_NEAR(yc[at], ref[d].c[b * H + e], 2e-5);
+        for (int64_t b = 0; b < B; ++b) {
+          for (int64_t e = 0; e < H; ++e) {
+            const int64_t at = layout == 0 ? (d * B + b) * H + e : (b * nd + d) * H + e;
+            ASSERT_NEAR(yh[at], ref[d].h[b * H + e], 2e-5);
+            if (c.cell == Cell::kLstm) {
+              ASSERT_NEAR(yc[at], ref[d].c[b * H + e], 2e-5);
+            }
           }
         }
       }
