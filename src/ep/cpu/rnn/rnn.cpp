@@ -413,6 +413,7 @@ std::optional<PackedRnnWeights> pack_weights(const RnnAttrs& attrs, const Tensor
     return std::nullopt;
   }
   const int64_t I = w->shape()[2];
+  if (I <= 0) return std::nullopt;  // no input projection to pack (the run fills it with zeros)
   const bool gru_split_h = attrs.cell == Cell::kGru && !attrs.linear_before_reset;
   const int64_t n_recurrent = gru_split_h ? 2 * H : GH;
   PackedRnnWeights packed;
