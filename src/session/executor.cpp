@@ -352,7 +352,6 @@ class Frame final : public ep::RunContext {
   const PlanRules& rules_;
 };
 
-// A run state from the session's pool for the length of one execute(); its values are reset when it goes back.
 std::string session_devices(const Session::Impl& session) {
   std::string names;
   for (const auto& provider : session.providers) {
@@ -464,7 +463,7 @@ Expected<std::vector<Value>> execute_in_order(const Session::Impl& session, std:
     TRY(check_value_feed(graph.values[id], inputs[i]));
     state.values[id] = inputs[i];
   }
-  state.wanted.assign(graph.outputs.begin(), graph.outputs.end());
+  TRY(bind_outputs(session, {}, state));
   std::vector<Value> results;
   TRY(run_main(session, state, inputs, run_options, {}, {}, results));
   return results;

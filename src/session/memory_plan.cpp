@@ -1,6 +1,7 @@
 #include "session/memory_plan.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "ep/cpu/run_limits.h"
@@ -205,17 +206,13 @@ void PlannedMemory::lay_out(const PlanRules& rules) {
     group[v] = group[static_cast<size_t>(input)];
   }
   std::vector<size_t> group_bytes(count, 0);
-  std::vector<int> group_first(count, 0), group_last(count, 0);
+  std::vector<int> group_first(count, std::numeric_limits<int>::max()), group_last(count, -1);
   std::vector<size_t> order;  // group leaders with a member to place
   for (size_t v = 0; v < count && v < rules.plannable.size(); ++v) {
     if (wanted_[v] == 0 || !rules.plannable[v]) continue;
     const size_t g = group[v];
     const size_t bytes = aligned_bytes(grew_[v] ? wanted_[v] + wanted_[v] / 2 : wanted_[v]);
-    if (group_bytes[g] == 0) {
-      order.push_back(g);
-      group_first[g] = rules.first_node[v];
-      group_last[g] = rules.last_node[v];
-    }
+    if (group_bytes[g] == 0) order.push_back(g);
     group_bytes[g] = std::max(group_bytes[g], bytes);
     group_first[g] = std::min(group_first[g], rules.first_node[v]);
     group_last[g] = std::max(group_last[g], rules.last_node[v]);

@@ -12,11 +12,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/sanitizer.h"
+#include "core/scratch_space.h"
 #include "core/tensor.h"
 #include "core/value.h"
 #include "ep/kernel.h"
-#include "core/sanitizer.h"
-#include "core/scratch_space.h"
 #include "ep/provider.h"
 
 namespace nxrt {

@@ -52,6 +52,11 @@ std::vector<float> inputs_for(int64_t n, int seed) {
   return x;
 }
 
+// Runs `session` with x fed as input "x" of shape [x.size()].
+Expected<std::vector<Tensor>> run_on(const Session& session, std::vector<float>& x) {
+  return session.run({{"x"}}, {{Tensor::wrap(DataType::kFloat32, {static_cast<int64_t>(x.size())}, x.data())}}, {});
+}
+
 void expect_chain(const Tensor& y, const std::vector<float>& x) {
   ASSERT_EQ(y.numel(), static_cast<int64_t>(x.size()));
   for (size_t i = 0; i < x.size(); ++i) ASSERT_FLOAT_EQ(y.data<float>()[i], chain_of(x[i])) << i;
@@ -63,7 +68,7 @@ TEST(MemoryPlan, IntermediatesLiveInThePlannedBlockAfterTheFirstRun) {
   const int64_t n = 1000;
   for (int run = 0; run < 5; ++run) {
     std::vector<float> x = inputs_for(n, run);
-    auto outputs = session->run({{"x"}}, {{Tensor::wrap(DataType::kFloat32, {n}, x.data())}}, {});
+    auto outputs = run_on(*session, x);
     ASSERT_TRUE(outputs) << outputs.status().to_string();
     expect_chain((*outputs)[0], x);
   }
@@ -74,7 +79,7 @@ TEST(MemoryPlan, IntermediatesLiveInThePlannedBlockAfterTheFirstRun) {
   const int64_t allocations = stats.system_allocations;
   for (int run = 0; run < 3; ++run) {
     std::vector<float> x = inputs_for(n, run);
-    ASSERT_TRUE(session->run({{"x"}}, {{Tensor::wrap(DataType::kFloat32, {n}, x.data())}}, {}));
+    ASSERT_TRUE(run_on(*session, x));
   }
   EXPECT_EQ(session->arena_stats().system_allocations, allocations);
 }
@@ -89,7 +94,7 @@ TEST(MemoryPlan, StaticShapesArePlannedBeforeTheFirstRun) {
   auto session = create(model);
   ASSERT_TRUE(session);
   std::vector<float> x = inputs_for(n, 3);
-  auto outputs = session->run({{"x"}}, {{Tensor::wrap(DataType::kFloat32, {n}, x.data())}}, {});
+  auto outputs = run_on(*session, x);
   ASSERT_TRUE(outputs) << outputs.status().to_string();
   expect_chain((*outputs)[0], x);
   const Session::ArenaStats stats = session->arena_stats();
@@ -107,7 +112,7 @@ TEST(MemoryPlan, ShapesThatGrowAndShrinkStayCorrect) {
   int seed = 0;
   for (int64_t n : {4, 1000, 10, 50000, 3, 50000, 0, 7}) {
     std::vector<float> x = inputs_for(n, ++seed);
-    auto outputs = session->run({{"x"}}, {{Tensor::wrap(DataType::kFloat32, {n}, x.data())}}, {});
+    auto outputs = run_on(*session, x);
     ASSERT_TRUE(outputs) << n << ": " << outputs.status().to_string();
     expect_chain((*outputs)[0], x);
   }
@@ -128,7 +133,7 @@ TEST(MemoryPlan, AnInputReadAfterTheNodeIsNotWrittenInPlace) {
   const int64_t n = 1000;
   for (int run = 0; run < 3; ++run) {
     std::vector<float> x = inputs_for(n, run);
-    auto outputs = session->run({{"x"}}, {{Tensor::wrap(DataType::kFloat32, {n}, x.data())}}, {});
+    auto outputs = run_on(*session, x);
     ASSERT_TRUE(outputs) << outputs.status().to_string();
     for (int64_t i = 0; i < n; ++i) {
       const float t1 = 2.0f * x[i];
@@ -252,7 +257,7 @@ TEST(MemoryPlan, ConcurrentRunsEachUseTheirOwnState) {
       for (int run = 0; run < 40; ++run) {
         const int64_t n = 100 + 37 * t + run % 3;
         std::vector<float> x = inputs_for(n, t * 100 + run);
-        auto outputs = session->run({{"x"}}, {{Tensor::wrap(DataType::kFloat32, {n}, x.data())}}, {});
+        auto outputs = run_on(*session, x);
         if (!outputs) {
           if (failures++ == 0) ADD_FAILURE() << outputs.status().to_string();
           continue;

@@ -1,11 +1,11 @@
 // Driver of the direct AVX-512 convolution: weight packing, the padded phase-split input scratch, the tap table
 // and the split of each image's output grid into runs of 16-output vectors that run in parallel.
-#include "core/scratch_space.h"
 #include "ep/cpu/conv/conv_direct.h"
 
 #include <algorithm>
 #include <cstring>
 
+#include "core/scratch_space.h"
 #include "ep/cpu/microkernels/cpu_features.h"
 #include "ep/cpu/run_limits.h"
 

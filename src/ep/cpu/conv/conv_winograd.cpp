@@ -1,11 +1,11 @@
 // Driver of the Winograd F(2x2, 3x3) convolution: weight transform, blocks of tile rows, and per block the
 // input transform, the 16 element products (direct micro-kernel) and the output transform.
-#include "core/scratch_space.h"
 #include "ep/cpu/conv/conv_winograd.h"
 
 #include <algorithm>
 #include <vector>
 
+#include "core/scratch_space.h"
 #include "ep/cpu/microkernels/cpu_features.h"
 #include "ep/cpu/run_limits.h"
 

@@ -7,12 +7,12 @@
 //   NchwcMaxPool(X blocked) -> blocked: MaxPool's 2-D attributes (one output, storage_order 0)
 //   NchwcGlobalAveragePool(X blocked) -> [N, Cb, 1, 1, 16]
 // Every kernel needs AVX-512F (creation fails without it; the pass only runs where the CPU has it).
-#include "core/scratch_space.h"
 #include "ep/cpu/conv/nchwc.h"
 
 #include <algorithm>
 #include <string>
 
+#include "core/scratch_space.h"
 #include "ep/cpu/conv/conv_direct.h"
 #include "ep/cpu/conv/conv_kernels.h"
 #include "ep/cpu/conv/conv_winograd.h"

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "core/scratch_space.h"
-#include "ep/cpu/last_shape_cache.h"
 #include "ep/cpu/conv/conv_direct.h"
+#include "ep/cpu/last_shape_cache.h"
 #include "ep/cpu/microkernels/cpu_features.h"
 #include "ep/cpu/pool/pool_kernels.h"
 
@@ -479,9 +479,9 @@ class PoolKernel final : public Kernel {
     const int64_t window = std::max<int64_t>(1, opt_.global ? in_size : g.kernel_size());
     const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, out_size * window));
     const bool planned = !opt_.global && g.rank() <= 3;
-    const std::shared_ptr<const Plan3> cached_plan =
+    // Read only on the planned paths below.
+    const std::shared_ptr<const Plan3> plan =
         planned ? plans_.get(x.shape(), [&] { return make_plan3(g, opt_); }) : nullptr;
-    const Plan3& plan = planned ? *cached_plan : kNoPlan;
     visit_dtype<PoolTypes>(x.dtype(), [&]<class T>() {
       const T* xd = x.data<T>();
       T* yd = y.data<T>();
@@ -498,15 +498,15 @@ class PoolKernel final : public Kernel {
           } else if (!planned) {
             pool_plane(src, dst, idx, plane, g, opt_);
           } else if (unrolled_max != nullptr) {
-            unrolled_max(src, dst, plan);
+            unrolled_max(src, dst, *plan);
           } else if (opt_.kind == PoolKind::kMax && idx != nullptr) {
-            pool_plane3<PoolKind::kMax, true>(src, dst, idx, plane, plan, opt_);
+            pool_plane3<PoolKind::kMax, true>(src, dst, idx, plane, *plan, opt_);
           } else if (opt_.kind == PoolKind::kMax) {
-            pool_plane3<PoolKind::kMax, false>(src, dst, idx, plane, plan, opt_);
+            pool_plane3<PoolKind::kMax, false>(src, dst, idx, plane, *plan, opt_);
           } else if (opt_.kind == PoolKind::kAverage) {
-            pool_plane3<PoolKind::kAverage, false>(src, dst, idx, plane, plan, opt_);
+            pool_plane3<PoolKind::kAverage, false>(src, dst, idx, plane, *plan, opt_);
           } else {
-            pool_plane3<PoolKind::kLp, false>(src, dst, idx, plane, plan, opt_);
+            pool_plane3<PoolKind::kLp, false>(src, dst, idx, plane, *plan, opt_);
           }
         }
       });
@@ -537,8 +537,6 @@ class PoolKernel final : public Kernel {
     }
     return conv::resolve_geometry(attrs_, spatial, attrs_.kernel_shape, description_);
   }
-
-  static inline const Plan3 kNoPlan{};
 
   std::string description_;
   DataTypeMask types_;
