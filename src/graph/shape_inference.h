@@ -1,5 +1,6 @@
-// Type and shape inference over a graph for the ops the runtime implements. Symbolic dims propagate
-// ("B" stays "B" through elementwise ops, MatMul, Gemm, Transpose, Reshape with a constant shape).
+// Type and shape inference over a graph, with the one rule set of graph/shape_rules.h (also what the optimizer
+// fills types with). Symbolic dims propagate ("B" stays "B" through elementwise ops, MatMul, Gemm, Transpose,
+// Reshape with a constant shape, Conv and pools on batch dims, Concat and Slice off the sliced axes).
 // Ops without a rule keep whatever value_info declared. Inconsistent known dims are INVALID_GRAPH.
 #pragma once
 
@@ -12,8 +13,14 @@ namespace nxrt::graph {
 // INVALID_ARGUMENT naming the node that holds it, before any recursion past the bound.
 Status infer_shapes(Graph& graph);
 
-// The rule of infer_shapes for one node (not its subgraphs): merges what it infers into the output values.
-Status infer_node_types(Graph& graph, const Node& node);
+// kStrict: contradicting known dims are INVALID_GRAPH (session creation). kFillOnly: a node whose rule finds a
+// contradiction, or infers another element type than the declared one, keeps its outputs' types as they are, and
+// the kernel reports the problem when it runs (the optimizer, which rewrites graphs that already passed kStrict).
+enum class InferenceMode { kStrict, kFillOnly };
+
+// The rule of infer_shapes for one node (not its subgraphs, rules in shape_rules.cpp): merges what it infers into
+// the output values.
+Status infer_node_types(Graph& graph, const Node& node, InferenceMode mode = InferenceMode::kStrict);
 
 // Constant value of a value: its initializer, or the `value` tensor of the Constant node producing it.
 const Tensor* constant_value(const Graph& graph, int value);

@@ -1,9 +1,15 @@
 #include "optimizer/optimizer.h"
 
 #include "graph/model_limits.h"
+#include "graph/shape_inference.h"
 #include "optimizer/passes.h"
 
 namespace nxrt::optimizer {
+
+Expected<bool> complete_types(graph::Graph& graph) {
+  for (const graph::Node& node : graph.nodes) TRY(graph::infer_node_types(graph, node, graph::InferenceMode::kFillOnly));
+  return false;
+}
 
 namespace {
 

@@ -10,8 +10,9 @@
 namespace nxrt::optimizer {
 
 // Level 1 (basic).
-// Fills in tensor types shape inference left unknown (elementwise ops, Slice with constant bounds) so that later
-// passes can compare shapes. Never reports a change.
+// Reruns shape inference's rules (graph/shape_rules.h) in fill-only mode over the rewritten graph, so types that
+// earlier passes made inferable (a folded Reshape shape, a fused node's inputs) are known to later passes. Never
+// reports a change.
 Expected<bool> complete_types(graph::Graph& graph);
 // Evaluates deterministic nodes whose inputs are all constants with their CPU kernel; their outputs become
 // initializers. Shape/Size of statically shaped values fold too.

@@ -1,6 +1,5 @@
-// Shared pieces of the Conv and pooling families: window attributes (kernel_shape, strides, pads, dilations,
-// auto_pad, group), their resolution against a concrete input shape, element conversion to the accumulation
-// type, and the im2col / col2im / GEMM core used by Conv, ConvTranspose, ConvInteger and QLinearConv.
+// Shared pieces of the Conv and pooling families: the window geometry names, element conversion to the
+// accumulation type, and the im2col / col2im / GEMM core used by Conv, ConvTranspose, ConvInteger and QLinearConv.
 #pragma once
 
 #include <cstdint>
@@ -11,55 +10,21 @@
 
 #include "ep/cpu/microkernels/gemm.h"
 #include "ep/cpu/kernel.h"
+#include "graph/window_geometry.h"
 
 namespace nxrt::cpu::conv {
 
 // True when `type` is in `mask`.
 inline bool type_in(DataTypeMask mask, DataType type) { return ((mask >> static_cast<int>(type)) & 1u) != 0; }
 
-enum class AutoPad { kNotSet, kSameUpper, kSameLower, kValid };
-
-// Attributes as written on the node; empty vectors mean "default for the spatial rank".
-struct WindowAttrs {
-  AutoPad auto_pad = AutoPad::kNotSet;
-  std::vector<int64_t> kernel_shape;
-  std::vector<int64_t> strides;
-  std::vector<int64_t> pads;
-  std::vector<int64_t> dilations;
-  int64_t group = 1;
-  bool ceil_mode = false;
-};
-
-// Parses auto_pad, kernel_shape, strides, pads, dilations, group, ceil_mode (absent ones keep defaults) and
-// checks the values that do not depend on the input (positive strides/dilations/kernel, non-negative pads).
-Expected<WindowAttrs> parse_window_attrs(const graph::Node& node);
-
-// The window geometry for one concrete input: per spatial dim sizes, kernel, stride, dilation and pads.
-struct Geometry {
-  DimList in;
-  DimList out;
-  DimList kernel;
-  DimList stride;
-  DimList dilation;
-  DimList pad_begin;
-  DimList pad_end;
-
-  size_t rank() const { return in.size(); }
-  int64_t in_size() const;
-  int64_t out_size() const;
-  int64_t kernel_size() const;
-};
-
-// Resolves attrs for spatial dims `in` and kernel dims `kernel` (from W, or kernel_shape for pools).
-// Output sizes follow ONNX: floor (or ceil with ceil_mode, where the last window must start inside the input
-// or its begin padding) of (in + pads - dilated_kernel) / stride + 1; SAME_* gives ceil(in / stride) with the
-// odd padding at the end (UPPER) or the begin (LOWER); VALID has no padding.
-Expected<Geometry> resolve_geometry(const WindowAttrs& attrs, std::span<const int64_t> in,
-                                    std::span<const int64_t> kernel, const std::string& description);
-
-// Checks that an attribute list has either no entries or `expected` entries.
-Status check_attr_length(const std::vector<int64_t>& values, size_t expected, const char* name,
-                         const std::string& description);
+// The window attributes and geometry live with the graph (graph/window_geometry.h): shape inference resolves
+// output sizes with the same rule the kernels use.
+using graph::AutoPad;
+using graph::check_attr_length;
+using graph::parse_window_attrs;
+using graph::resolve_geometry;
+using graph::WindowAttrs;
+using Geometry = graph::WindowGeometry;
 
 template <class T>
 using AccOf = std::conditional_t<std::is_same_v<T, double>, double, float>;

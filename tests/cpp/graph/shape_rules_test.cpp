@@ -1,0 +1,170 @@
+// The rules of graph/shape_rules.cpp beyond the linear-algebra core (shape_inference_test.cpp): windows, Slice,
+// Concat, and the fill-only mode the optimizer uses.
+#include "graph/shape_rules.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "graph/shape_inference.h"
+#include "graph/window_geometry.h"
+#include "import/importer.h"
+#include "onnx/model_writer.h"
+
+namespace nxrt::graph {
+namespace {
+
+namespace w = onnx::write;
+
+Expected<import::ImportedModel> import_only(const w::Model& model) {
+  auto model_bytes = onnx::model_bytes_from_buffer(w::encode_model(model));
+  TRY_ASSIGN(onnx::ModelProto proto, onnx::parse_model(model_bytes->bytes()));
+  return import::import_model(proto, model_bytes);
+}
+
+Expected<import::ImportedModel> import_and_infer(const w::Model& model) {
+  TRY_ASSIGN(import::ImportedModel imported, import_only(model));
+  TRY(infer_shapes(imported.graph));
+  return imported;
+}
+
+std::string shape_of(const Graph& graph, const std::string& name) {
+  const TypeInfo& type = graph.values[graph.find_value(name)].type;
+  return type.to_string() + (type.shape ? symbolic_shape_to_string(*type.shape) : "[?rank]");
+}
+
+TEST(ShapeRules, WindowOpsResolveWithTheKernelsGeometry) {
+  w::Model model;
+  model.graph.inputs = {{"x", 1, {std::string("N"), int64_t{3}, int64_t{17}, int64_t{12}}}};
+  model.graph.initializers = {w::float_tensor("W", {8, 3, 3, 3}, std::vector<float>(216, 0.1f))};
+  model.graph.nodes = {
+      {"Conv", {"x", "W"}, {"c"}, {w::attr_ints("strides", {2, 2}), w::attr_ints("pads", {1, 1, 1, 1})}, "conv"},
+      {"MaxPool", {"c"}, {"m"}, {w::attr_ints("kernel_shape", {2, 2}), w::attr_ints("strides", {2, 2}),
+                                  w::attr_int("ceil_mode", 1)}, "max"},
+      {"AveragePool", {"c"}, {"a"}, {w::attr_ints("kernel_shape", {3, 3}), w::attr_ints("strides", {2, 2}),
+                                      w::attr_string("auto_pad", "SAME_UPPER")}, "avg"},
+      {"GlobalAveragePool", {"a"}, {"g"}, {}, "gap"},
+  };
+  model.graph.outputs = {{"m", 1, {}, false}, {"g", 1, {}, false}};
+  auto imported = import_and_infer(model);
+  ASSERT_TRUE(imported) << imported.status().to_string();
+  const Graph& g = imported->graph;
+  // (17 + 2 - 3) / 2 + 1 = 9, (12 + 2 - 3) / 2 + 1 = 6
+  EXPECT_EQ(shape_of(g, "c"), "tensor(float)[N,8,9,6]");
+  // ceil((9 - 2) / 2) + 1 = 5, ceil((6 - 2) / 2) + 1 = 3
+  EXPECT_EQ(shape_of(g, "m"), "tensor(float)[N,8,5,3]");
+  EXPECT_EQ(shape_of(g, "a"), "tensor(float)[N,8,5,3]");
+  EXPECT_EQ(shape_of(g, "g"), "tensor(float)[N,8,1,1]");
+
+  // The same numbers from the geometry the kernels resolve with.
+  auto attrs = parse_window_attrs(g.nodes[1]);
+  ASSERT_TRUE(attrs);
+  const int64_t spatial[] = {9, 6};
+  auto geometry = resolve_geometry(*attrs, spatial, attrs->kernel_shape, "max");
+  ASSERT_TRUE(geometry);
+  EXPECT_EQ(geometry->out[0], 5);
+  EXPECT_EQ(geometry->out[1], 3);
+}
+
+TEST(ShapeRules, WindowOpsThatDoNotResolveStayUnknownForTheKernel) {
+  w::Model model;
+  model.graph.inputs = {{"x", 1, {int64_t{1}, int64_t{3}, int64_t{2}, std::string("W")}}};
+  model.graph.initializers = {w::float_tensor("K", {4, 3, 5, 5}, std::vector<float>(300, 0.1f))};
+  model.graph.nodes = {
+      {"Conv", {"x", "K"}, {"too_small"}, {}, "conv"},  // 2 < 5 rows: the kernel's error when it runs
+      {"MaxPool", {"x"}, {"unknown_width"}, {w::attr_ints("kernel_shape", {1, 1})}, "pool"},
+  };
+  model.graph.outputs = {{"too_small", 1, {}, false}, {"unknown_width", 1, {}, false}};
+  auto imported = import_and_infer(model);
+  ASSERT_TRUE(imported) << imported.status().to_string();
+  EXPECT_EQ(shape_of(imported->graph, "too_small"), "tensor(float)[?rank]");
+  EXPECT_EQ(shape_of(imported->graph, "unknown_width"), "tensor(float)[?rank]");
+}
+
+TEST(ShapeRules, SliceWithConstantBounds) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  w::Model model;
+  model.graph.inputs = {{"x", 1, {std::string("B"), int64_t{10}, int64_t{7}}}};
+  model.graph.initializers = {
+      w::int64_tensor("starts", {2}, {1, kMax}),  w::int64_tensor("ends", {2}, {-1, kMin}),
+      w::int64_tensor("axes", {2}, {1, -1}),      w::int64_tensor("steps", {2}, {3, -2}),
+      w::int64_tensor("zero", {1}, {0}),          w::int64_tensor("all", {1}, {kMax}),
+      w::int64_tensor("axis0", {1}, {0}),         w::int64_tensor("huge_step", {1}, {kMax}),
+      w::int64_tensor("min_step", {1}, {kMin}),   w::int64_tensor("axis1", {1}, {1})};
+  model.graph.nodes = {
+      {"Slice", {"x", "starts", "ends", "axes", "steps"}, {"s"}, {}, "slice"},
+      {"Slice", {"x", "zero", "all", "axis0"}, {"whole"}, {}, "whole_batch"},
+      {"Slice", {"x", "zero", "all", "axis1", "huge_step"}, {"first"}, {}, "huge_step"},
+      {"Slice", {"x", "all", "min_step", "axis1", "min_step"}, {"last"}, {}, "min_step"},
+  };
+  model.graph.outputs = {{"s", 1, {}, false}, {"whole", 1, {}, false}, {"first", 1, {}, false},
+                         {"last", 1, {}, false}};
+  auto imported = import_and_infer(model);
+  ASSERT_TRUE(imported) << imported.status().to_string();
+  const Graph& g = imported->graph;
+  // axis 1: 1, 4, 7 (end 9); axis 2 backwards from 6 by 2: 6, 4, 2, 0
+  EXPECT_EQ(shape_of(g, "s"), "tensor(float)[B,3,4]");
+  EXPECT_EQ(shape_of(g, "whole"), "tensor(float)[B,10,7]");
+  EXPECT_EQ(shape_of(g, "first"), "tensor(float)[B,1,7]");
+  EXPECT_EQ(shape_of(g, "last"), "tensor(float)[B,1,7]");
+}
+
+TEST(ShapeRules, ConcatSumsTheAxisAndChecksTheOtherDims) {
+  w::Model model;
+  model.graph.inputs = {{"a", 1, {std::string("B"), int64_t{2}}}, {"b", 1, {std::string("B"), int64_t{5}}},
+                        {"c", 1, {int64_t{4}, std::string("T")}}};
+  model.graph.nodes = {{"Concat", {"a", "b"}, {"ab"}, {w::attr_int("axis", -1)}, "cat"},
+                       {"Concat", {"a", "c"}, {"ac"}, {w::attr_int("axis", 1)}, "cat_symbolic"}};
+  model.graph.outputs = {{"ab", 1, {}, false}, {"ac", 1, {}, false}};
+  auto imported = import_and_infer(model);
+  ASSERT_TRUE(imported) << imported.status().to_string();
+  EXPECT_EQ(shape_of(imported->graph, "ab"), "tensor(float)[B,7]");
+  EXPECT_EQ(shape_of(imported->graph, "ac"), "tensor(float)[4,?]");
+
+  w::Model overflow = model;
+  overflow.graph.inputs = {{"a", 1, {int64_t{1}, std::numeric_limits<int64_t>::max()}},
+                           {"b", 1, {int64_t{1}, int64_t{5}}}, {"c", 1, {int64_t{1}, int64_t{1}}}};
+  auto big = import_and_infer(overflow);
+  ASSERT_TRUE(big) << big.status().to_string();
+  EXPECT_EQ(shape_of(big->graph, "ab"), "tensor(float)[1,?]");
+
+  w::Model conflicting = model;
+  conflicting.graph.inputs[1] = {"b", 1, {int64_t{3}, int64_t{5}}};
+  conflicting.graph.inputs[0] = {"a", 1, {int64_t{2}, int64_t{2}}};
+  auto rejected = import_and_infer(conflicting);
+  ASSERT_FALSE(rejected);
+  EXPECT_EQ(rejected.status().code(), StatusCode::kInvalidGraph);
+  EXPECT_NE(rejected.status().message().find("Concat node 'cat'"), std::string::npos) << rejected.status().to_string();
+}
+
+TEST(ShapeRules, FillOnlyModeKeepsTypesWhereTheRuleObjects) {
+  w::Model model;
+  model.graph.inputs = {{"a", 1, {int64_t{2}, int64_t{2}}}, {"b", 1, {int64_t{3}, int64_t{5}}}};
+  model.graph.nodes = {{"Concat", {"a", "b"}, {"ab"}, {w::attr_int("axis", 1)}, "cat"},
+                       {"Relu", {"a"}, {"r"}, {}, "relu"}};
+  model.graph.outputs = {{"ab", 1, {}, false}, {"r", 11, {}, false}};
+  auto imported = import_only(model);
+  ASSERT_TRUE(imported) << imported.status().to_string();
+  Graph& g = imported->graph;
+  EXPECT_FALSE(infer_node_types(g, g.nodes[0], InferenceMode::kStrict).is_ok());
+  EXPECT_TRUE(infer_node_types(g, g.nodes[0], InferenceMode::kFillOnly).is_ok());
+  EXPECT_EQ(shape_of(g, "ab"), "tensor(float)[?rank]");
+  // The output is declared double: fill-only mode leaves it for the kernel check; strict mode takes the rule's.
+  ASSERT_TRUE(infer_node_types(g, g.nodes[1], InferenceMode::kFillOnly).is_ok());
+  EXPECT_EQ(shape_of(g, "r"), "tensor(double)[?rank]");
+  ASSERT_TRUE(infer_node_types(g, g.nodes[1], InferenceMode::kStrict).is_ok());
+  EXPECT_EQ(shape_of(g, "r"), "tensor(float)[2,2]");
+}
+
+TEST(ShapeRules, EveryRuleIsInOneTable) {
+  for (const char* op : {"Add", "Pow", "Max", "Relu", "Softmax", "LayerNormalization", "MatMul", "Gemm", "Transpose",
+                         "Reshape", "Cast", "Constant", "Slice", "Concat", "Conv", "MaxPool", "AveragePool",
+                         "GlobalAveragePool"}) {
+    EXPECT_NE(find_shape_rule(op), nullptr) << op;
+  }
+  EXPECT_EQ(find_shape_rule("NoSuchOp"), nullptr);
+}
+
+}  // namespace
+}  // namespace nxrt::graph
