@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/dispatch.h"
+#include "core/scratch_space.h"
 #include "core/status.h"
 #include "core/tensor.h"
 #include "core/thread_pool.h"
@@ -94,6 +95,12 @@ struct KernelContext {
   std::span<Tensor> outputs;
   ThreadPool& pool;
   Stream* stream = nullptr;  // the provider's stream of this run; null for providers that run synchronously
+  // The host scratch of the run on the calling thread (core/scratch_space.h), owned by the run state; CPU kernels
+  // reach the same space through scratch_buffer(). Null outside a session (kernel unit tests).
+  ScratchSpace* scratch = nullptr;
+  // The provider's device allocator, for temporaries a device kernel needs beyond its outputs. Null outside a
+  // session.
+  Allocator* allocator = nullptr;
 };
 
 class Kernel {

@@ -309,7 +309,8 @@ class Frame final : public ep::RunContext {
       if (!allocated) return node_failure(node, allocated.status());
       outputs[o] = std::move(allocated).value();
     }
-    ep::KernelContext context{inputs, outputs, pool_, stream_of(provider)};
+    ep::KernelContext context{inputs, outputs, pool_, stream_of(provider), &state_.kernel_scratch,
+                              &provider.allocator()};
     status = kernel.execute(context);
     if (!status.is_ok()) return node_failure(node, status);
     if (memory != nullptr) TRY(keep_block_private(node, *memory, scratch));

@@ -1,6 +1,7 @@
 #include "ep/test_device/test_device_kernels.h"
 
 #include <algorithm>
+#include <array>
 
 #include "ep/provider.h"
 
@@ -123,13 +124,24 @@ class MatMulKernel final : public Kernel {
     const int64_t m = a.shape()[0];
     const int64_t k = a.shape()[1];
     const int64_t n = b.shape()[1];
-    const float* pa = a.data<float>();
+    if (context.allocator == nullptr) {
+      return make_error(StatusCode::kFail, "MatMul on TestDevice: the kernel context has no device allocator");
+    }
+    // B transposed into a device temporary from the context's allocator, so that every output element reads two
+    // contiguous rows.
+    TRY_ASSIGN(Tensor b_transposed, Tensor::allocate(DataType::kFloat32, Shape{n, k}, *context.allocator));
+    TRY(require_on_device(std::array<const Tensor*, 1>{&b_transposed}, "MatMul temporary"));
     const float* pb = b.data<float>();
+    float* pbt = b_transposed.data<float>();
+    for (int64_t p = 0; p < k; ++p) {
+      for (int64_t j = 0; j < n; ++j) pbt[j * k + p] = pb[p * n + j];
+    }
+    const float* pa = a.data<float>();
     float* po = context.outputs[0].data<float>();
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
         double sum = 0;
-        for (int64_t p = 0; p < k; ++p) sum += static_cast<double>(pa[i * k + p]) * pb[p * n + j];
+        for (int64_t p = 0; p < k; ++p) sum += static_cast<double>(pa[i * k + p]) * pbt[j * k + p];
         po[i * n + j] = static_cast<float>(sum);
       }
     }
