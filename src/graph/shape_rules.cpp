@@ -22,6 +22,14 @@ const Tensor* ShapeRuleContext::constant_input(size_t i) const {
 
 namespace {
 
+// Starts output 0 as a tensor of input 0's element type with an unknown shape; false (and output 0 left unknown)
+// when input 0 is not a tensor.
+bool output_takes_input_type(ShapeRuleContext& ctx) {
+  if (!ctx.input_is_tensor(0)) return false;
+  ctx.outputs[0] = TypeInfo::tensor(ctx.input(0)->elem_type);
+  return true;
+}
+
 Status broadcast_dims(const Node& node, const SymbolicShape& a, const SymbolicShape& b, SymbolicShape& out) {
   const size_t rank = std::max(a.size(), b.size());
   out.assign(rank, Dim::unknown());
@@ -115,9 +123,8 @@ Status infer_gemm(ShapeRuleContext& ctx) {
 }
 
 Status infer_transpose(ShapeRuleContext& ctx) {
-  if (!ctx.input_is_tensor(0)) return Status::ok();
+  if (!output_takes_input_type(ctx)) return Status::ok();
   const TypeInfo& in = *ctx.input(0);
-  ctx.outputs[0] = TypeInfo::tensor(in.elem_type);
   if (!in.shape) return Status::ok();
   const size_t rank = in.shape->size();
   std::vector<int64_t> reversed(rank);
@@ -141,9 +148,8 @@ Status infer_transpose(ShapeRuleContext& ctx) {
 }
 
 Status infer_reshape(ShapeRuleContext& ctx) {
-  if (!ctx.input_is_tensor(0)) return Status::ok();
+  if (!output_takes_input_type(ctx)) return Status::ok();
   const TypeInfo& in = *ctx.input(0);
-  ctx.outputs[0] = TypeInfo::tensor(in.elem_type);
   const Tensor* shape_tensor = ctx.constant_input(1);
   if (!shape_tensor || shape_tensor->dtype() != DataType::kInt64 || shape_tensor->rank() != 1) return Status::ok();
   TRY_ASSIGN(int64_t allow_zero, ctx.node.attr_int("allowzero", 0));
@@ -237,8 +243,7 @@ int64_t slice_length(int64_t n, int64_t start, int64_t end, int64_t step) {
 // Slice (opset >= 10) with constant starts, ends and (when given) axes and steps.
 Status infer_slice(ShapeRuleContext& ctx) {
   const SymbolicShape* in = ctx.input_shape(0);
-  if (!ctx.input_is_tensor(0)) return Status::ok();
-  ctx.outputs[0] = TypeInfo::tensor(ctx.input(0)->elem_type);
+  if (!output_takes_input_type(ctx)) return Status::ok();
   if (!in || ctx.node.opset < 10) return Status::ok();
   const auto starts = constant_ints(ctx, 1);
   const auto ends = constant_ints(ctx, 2);
@@ -275,8 +280,7 @@ Status infer_slice(ShapeRuleContext& ctx) {
 
 // Concat: input shapes agree off `axis`; the axis dim is the sum (unknown when any part is or the sum overflows).
 Status infer_concat(ShapeRuleContext& ctx) {
-  if (!ctx.input_is_tensor(0)) return Status::ok();
-  ctx.outputs[0] = TypeInfo::tensor(ctx.input(0)->elem_type);
+  if (!output_takes_input_type(ctx)) return Status::ok();
   const SymbolicShape* first = ctx.input_shape(0);
   const auto axis_attr = ctx.node.attr_int("axis", 0);
   if (!first || first->empty() || !axis_attr) return Status::ok();
@@ -324,8 +328,7 @@ void write_window_shape(ShapeRuleContext& ctx, const SymbolicShape& in, const Di
 
 // Conv: W is [out_channels, in_channels / group, kernel...].
 Status infer_conv(ShapeRuleContext& ctx) {
-  if (!ctx.input_is_tensor(0)) return Status::ok();
-  ctx.outputs[0] = TypeInfo::tensor(ctx.input(0)->elem_type);
+  if (!output_takes_input_type(ctx)) return Status::ok();
   const SymbolicShape* in = ctx.input_shape(0);
   const SymbolicShape* w = ctx.input_shape(1);
   if (!in || !w || w->size() != in->size() || w->size() < 3) return Status::ok();
@@ -340,8 +343,7 @@ Status infer_conv(ShapeRuleContext& ctx) {
 
 // MaxPool / AveragePool: output 0 only (MaxPool's Indices output stays as declared).
 Status infer_pool(ShapeRuleContext& ctx) {
-  if (!ctx.input_is_tensor(0)) return Status::ok();
-  ctx.outputs[0] = TypeInfo::tensor(ctx.input(0)->elem_type);
+  if (!output_takes_input_type(ctx)) return Status::ok();
   const SymbolicShape* in = ctx.input_shape(0);
   auto kernel = ctx.node.attr_ints("kernel_shape", {});
   if (!in || in->size() < 3 || !kernel) return Status::ok();
@@ -350,8 +352,7 @@ Status infer_pool(ShapeRuleContext& ctx) {
 }
 
 Status infer_global_pool(ShapeRuleContext& ctx) {
-  if (!ctx.input_is_tensor(0)) return Status::ok();
-  ctx.outputs[0] = TypeInfo::tensor(ctx.input(0)->elem_type);
+  if (!output_takes_input_type(ctx)) return Status::ok();
   const SymbolicShape* in = ctx.input_shape(0);
   if (!in || in->size() < 3) return Status::ok();
   SymbolicShape out{(*in)[0], (*in)[1]};

@@ -2,26 +2,16 @@
 
 #include <gtest/gtest.h>
 
-#include "import/importer.h"
-#include "onnx/model_writer.h"
+#include "graph/graph_test_util.h"
 
 namespace nxrt::graph {
 namespace {
 
 namespace w = onnx::write;
 
-Expected<import::ImportedModel> import_bytes(const std::string& bytes) {
-  auto model_bytes = onnx::model_bytes_from_buffer(bytes);
-  TRY_ASSIGN(onnx::ModelProto proto, onnx::parse_model(model_bytes->bytes()));
-  TRY_ASSIGN(import::ImportedModel imported, import::import_model(proto, model_bytes));
-  TRY(infer_shapes(imported.graph));
-  return imported;
-}
+using testing::shape_of;
 
-std::string shape_of(const Graph& graph, const std::string& name) {
-  const TypeInfo& type = graph.values[graph.find_value(name)].type;
-  return type.to_string() + (type.shape ? symbolic_shape_to_string(*type.shape) : "[?rank]");
-}
+Expected<import::ImportedModel> import_bytes(const std::string& bytes) { return testing::import_and_infer(bytes); }
 
 TEST(ShapeInference, PropagatesSymbolicDims) {
   w::Model model;

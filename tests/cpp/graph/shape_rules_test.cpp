@@ -6,31 +6,22 @@
 
 #include <limits>
 
-#include "graph/shape_inference.h"
+#include "graph/graph_test_util.h"
 #include "graph/window_geometry.h"
-#include "import/importer.h"
-#include "onnx/model_writer.h"
 
 namespace nxrt::graph {
 namespace {
 
 namespace w = onnx::write;
 
+using testing::shape_of;
+
 Expected<import::ImportedModel> import_only(const w::Model& model) {
-  auto model_bytes = onnx::model_bytes_from_buffer(w::encode_model(model));
-  TRY_ASSIGN(onnx::ModelProto proto, onnx::parse_model(model_bytes->bytes()));
-  return import::import_model(proto, model_bytes);
+  return testing::import_only(w::encode_model(model));
 }
 
 Expected<import::ImportedModel> import_and_infer(const w::Model& model) {
-  TRY_ASSIGN(import::ImportedModel imported, import_only(model));
-  TRY(infer_shapes(imported.graph));
-  return imported;
-}
-
-std::string shape_of(const Graph& graph, const std::string& name) {
-  const TypeInfo& type = graph.values[graph.find_value(name)].type;
-  return type.to_string() + (type.shape ? symbolic_shape_to_string(*type.shape) : "[?rank]");
+  return testing::import_and_infer(w::encode_model(model));
 }
 
 TEST(ShapeRules, WindowOpsResolveWithTheKernelsGeometry) {
