@@ -1,9 +1,10 @@
 #include "core/thread_pool.h"
 
-#include "core/scratch_space.h"
-
 #include <algorithm>
 #include <chrono>
+#include <utility>
+
+#include "core/scratch_space.h"
 
 namespace nxrt {
 
@@ -86,8 +87,15 @@ void ThreadPool::run_chunks() {
   for (;;) {
     const int64_t chunk = next_chunk_.fetch_add(1, std::memory_order_relaxed);
     if (chunk >= job_chunks_) return;
+    if (job_failed_.load(std::memory_order_relaxed)) continue;  // claim the rest without running them
     // Balanced: sizes differ by at most one, so 14 items on 8 chunks are 1-2 each, not 7 chunks of 2.
-    (*job_)(chunk * job_size_ / job_chunks_, (chunk + 1) * job_size_ / job_chunks_);
+    try {
+      (*job_)(chunk * job_size_ / job_chunks_, (chunk + 1) * job_size_ / job_chunks_);
+    } catch (...) {
+      const std::lock_guard lock(job_error_mutex_);
+      if (!job_error_) job_error_ = std::current_exception();
+      job_failed_.store(true, std::memory_order_relaxed);
+    }
   }
 }
 
@@ -151,6 +159,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFunction fn) {
   }
   const int64_t chunks = std::min<int64_t>(max_chunks, static_cast<int64_t>(num_threads()) * 4);
   job_ = &fn;
+  job_failed_.store(false, std::memory_order_relaxed);
   job_size_ = n;
   job_chunks_ = chunks;
   next_chunk_.store(0, std::memory_order_relaxed);
@@ -173,6 +182,14 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFunction fn) {
     }
   }
   job_ = nullptr;
+  if (job_failed_.load(std::memory_order_relaxed)) {
+    std::exception_ptr error;
+    {
+      const std::lock_guard lock(job_error_mutex_);
+      error = std::exchange(job_error_, nullptr);
+    }
+    std::rethrow_exception(error);
+  }
 }
 
 }  // namespace nxrt

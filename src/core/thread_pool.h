@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <type_traits>
 #include <limits>
@@ -50,6 +51,8 @@ class ThreadPool {
 
   // Calls fn(begin, end) over disjoint ranges covering [0, n): at most 4 per thread, sizes differing by at most
   // one, each of at least `grain` items (one range of all n when n < 2 * grain). Returns once every range is done.
+  // An exception thrown by fn (std::bad_alloc from a kernel's buffer) on any thread skips the ranges not yet
+  // started and is rethrown on the calling thread once no thread runs fn any more.
   void parallel_for(int64_t n, int64_t grain, RangeFunction fn);
 
   // Marks a run active for its lifetime (runs may overlap; spinning lasts while any is active).
@@ -106,6 +109,9 @@ class ThreadPool {
   std::atomic<int> sleeping_workers_{0};
 
   const RangeFunction* job_ = nullptr;
+  std::mutex job_error_mutex_;
+  std::exception_ptr job_error_;  // the first exception of the current job; guarded by job_error_mutex_
+  std::atomic<bool> job_failed_{false};
   int64_t job_size_ = 0;
   int64_t job_chunks_ = 0;
   std::atomic<int64_t> next_chunk_{0};

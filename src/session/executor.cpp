@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <exception>
+#include <new>
 #include <sstream>
 
 #include "ep/cpu/run_limits.h"
@@ -48,6 +50,19 @@ Status check_feed(const graph::Value& value, const Tensor& tensor) {
 Status node_failure(const graph::Node& node, const Status& status) {
   return Status(status.code(), "Non-zero status code returned while running " + node.op_type + " node. Name:'" +
                                    node.name + "' Status Message: " + status.message());
+}
+
+// Runs `call`, a kernel's reshape, execute or run_values. An exception escaping a kernel (std::bad_alloc from a
+// buffer whose size the model decides) becomes a RUNTIME_EXCEPTION of the run instead of ending the process.
+template <class Call>
+Status call_kernel(const Call& call) {
+  try {
+    return call();
+  } catch (const std::bad_alloc&) {
+    return make_error(StatusCode::kRuntimeException, "out of memory (std::bad_alloc)");
+  } catch (const std::exception& e) {
+    return make_error(StatusCode::kRuntimeException, "exception in the kernel: ", e.what());
+  }
 }
 
 std::string value_type_string(const Value& value) {
@@ -180,7 +195,7 @@ class Frame final : public ep::RunContext {
         for (int input : node.inputs) value_inputs.push_back(input == graph::kNoValue ? nullptr : &values[input]);
         for (int input : node.implicit_inputs) value_inputs.push_back(&values[input]);
         value_outputs.assign(node.outputs.size(), Value());
-        const Status status = kernel.run_values(value_inputs, value_outputs, *this);
+        const Status status = call_kernel([&] { return kernel.run_values(value_inputs, value_outputs, *this); });
         if (!status.is_ok()) return node_failure(node, status);
         if (limits_.stopped()) return limits_.stop_status(node_where("while running", node));
         for (size_t o = 0; o < node.outputs.size(); ++o) {
@@ -260,7 +275,7 @@ class Frame final : public ep::RunContext {
     std::vector<ep::OutputDesc>& descs = scratch.descs;
     std::vector<Tensor>& outputs = scratch.tensor_outputs;
     descs.clear();
-    Status status = kernel.reshape(inputs, descs);
+    Status status = call_kernel([&] { return kernel.reshape(inputs, descs); });
     if (!status.is_ok()) return node_failure(node, status);
     if (descs.size() < node.outputs.size()) {
       return node_failure(node, make_error(StatusCode::kRuntimeException, "kernel described ", descs.size(),
@@ -311,7 +326,7 @@ class Frame final : public ep::RunContext {
     }
     ep::KernelContext context{inputs, outputs, pool_, stream_of(provider), &state_.kernel_scratch,
                               &provider.allocator()};
-    status = kernel.execute(context);
+    status = call_kernel([&] { return kernel.execute(context); });
     if (!status.is_ok()) return node_failure(node, status);
     if (memory != nullptr) TRY(keep_block_private(node, *memory, scratch));
     return Status::ok();

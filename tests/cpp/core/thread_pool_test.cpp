@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <new>
 #include <set>
 #include <thread>
 #include <vector>
@@ -32,6 +33,23 @@ TEST(ThreadPool, CoversEveryIndexOnce) {
     for (int64_t n : {0, 1, 2, 7, 64, 1000, 100003}) {
       for (int64_t grain : {1, 16, 4096}) expect_covers_exactly_once(pool, n, grain);
     }
+  }
+}
+
+// An exception from any task (a kernel's std::bad_alloc) reaches the caller once no task runs; the ranges not yet
+// started are skipped, and the pool runs the next job normally.
+TEST(ThreadPool, ExceptionInATaskIsRethrownOnTheCaller) {
+  for (int threads : {1, 2, 4}) {
+    ThreadPool pool(threads);
+    std::atomic<int64_t> ran{0};
+    EXPECT_THROW(pool.parallel_for(1000, 1,
+                                   [&](int64_t begin, int64_t end) {
+                                     if (begin <= 500 && 500 < end) throw std::bad_alloc();
+                                     ran.fetch_add(end - begin);
+                                   }),
+                 std::bad_alloc);
+    EXPECT_LT(ran.load(), 1000);
+    expect_covers_exactly_once(pool, 100003, 1);
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <thread>
@@ -201,6 +202,56 @@ TEST(RunLimits, DeadlineStopsALongRecurrence) {
   ASSERT_FALSE(ran);
   EXPECT_EQ(ran.status().code(), StatusCode::kFail);
   EXPECT_TRUE(contains(ran.status(), "while running LSTM node 'lstm'")) << ran.status().to_string();
+}
+
+// A one-sided DFT of a 2-sample signal over dft_length "n" (a graph input), opset 21: the transform length, and so
+// its FFT tables and work, come from the feed.
+w::Model dft_of_length_input() {
+  w::Model model;
+  model.graph.inputs = {{"x", kFloat, {int64_t{1}, int64_t{2}, int64_t{1}}}, {"n", kInt64, {}}};
+  model.graph.outputs = {{"y", kFloat, {}, false}};
+  model.graph.nodes = {{"DFT", {"x", "n"}, {"y"}, {w::attr_int("onesided", 1)}, "dft"}};
+  return model;
+}
+
+Tensor int64_scalar(int64_t value) {
+  Tensor tensor = Tensor::allocate(DataType::kInt64, Shape{}).value();
+  tensor.data<int64_t>()[0] = value;
+  return tensor;
+}
+
+// Fuzzer finding: a DFT of length 13,631,347 (not a power of two: Bluestein over 2^25 points, about 2 GB of
+// tables and buffers) ran for minutes. Building the plan and each transform now stop at the deadline.
+TEST(RunLimits, DeadlineStopsALongFourierTransform) {
+  SessionOptions options;
+  options.intra_op_num_threads = 1;
+  options.run_timeout_ms = 20;
+  auto session = create(dft_of_length_input(), options);
+  ASSERT_TRUE(session) << session.status().to_string();
+  auto ran = (*session)->run({{"x", "n"}}, {{filled({1, 2, 1}, 1.0f), int64_scalar(13631347)}}, {});
+  ASSERT_FALSE(ran);
+  EXPECT_EQ(ran.status().code(), StatusCode::kFail);
+  EXPECT_TRUE(contains(ran.status(), "running DFT node")) << ran.status().to_string();
+}
+
+// The per-task buffers of a long transform are checked against max_tensor_bytes even when its output fits.
+TEST(RunLimits, FourierTransformBuffersRespectTheByteLimit) {
+  SessionOptions options;
+  options.max_tensor_bytes = 8 * (size_t{1} << 20);
+  auto session = create(dft_of_length_input(), options);
+  ASSERT_TRUE(session) << session.status().to_string();
+  const Tensor x = filled({1, 2, 1}, 1.0f);
+  auto ran = (*session)->run({{"x", "n"}}, {{x, int64_scalar((int64_t{1} << 20) + 1)}}, {});
+  ASSERT_FALSE(ran);
+  EXPECT_EQ(ran.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(contains(ran.status(), "running DFT node")) << ran.status().to_string();
+  EXPECT_TRUE(contains(ran.status(), "transform line of length 1048577")) << ran.status().to_string();
+  auto small = (*session)->run({{"x", "n"}}, {{x, int64_scalar(5)}}, {});
+  ASSERT_TRUE(small) << small.status().to_string();
+  EXPECT_EQ((*small)[0].shape(), (Shape{1, 3, 2}));
+  // Both samples are 1: bin 0 sums them, bins 1 and 2 are 1 + exp(-2 pi i k / 5).
+  EXPECT_NEAR((*small)[0].data<float>()[0], 2.0f, 1e-5f);
+  EXPECT_NEAR((*small)[0].data<float>()[2], static_cast<float>(1 + std::cos(2 * 3.14159265358979 / 5)), 1e-5f);
 }
 
 TEST(RunLimits, TerminateFlagSetBeforeTheRunFailsWithOnnxRuntimesMessage) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -163,6 +164,18 @@ class RnnKernel final : public Kernel {
 
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
     TRY_ASSIGN(const RnnDims d, resolve(inputs));
+    // The input projections of all steps, [max(seq, 1), batch, gates * hidden] accumulators (at most 8 bytes):
+    // the largest buffer the run sizes from the input shapes.
+    const int64_t gh = gate_count(attrs_.cell) * attrs_.hidden;
+    const std::optional<size_t> scratch_bytes =
+        tensor_storage_bytes(DataType::kFloat64, Shape{std::max<int64_t>(d.seq, 1), d.batch, gh});
+    if (!scratch_bytes) {
+      return make_error(StatusCode::kInvalidArgument, description_, ": the gate buffer of ", d.seq, " steps x ",
+                        d.batch, " batch x ", gh, " gate values overflows");
+    }
+    if (const RunLimits* limits = current_run_limits()) {
+      TRY(limits->check_bytes(*scratch_bytes, description_ + ": gate buffer"));
+    }
     visit_dtype<FloatTypes>(inputs[kX]->dtype(), [&]<class T>() { run_typed<T>(d, inputs, outputs, pool); });
     return Status::ok();
   }
@@ -437,6 +450,10 @@ Expected<std::unique_ptr<Kernel>> create_rnn(const KernelInfo& info) {
   TRY_ASSIGN(a.hidden, node.attr_int("hidden_size", 0));
   if (a.hidden <= 0) {
     return make_error(StatusCode::kInvalidGraph, node.describe(), ": hidden_size must be positive, got ", a.hidden);
+  }
+  // Bias rows hold 2 * gates * hidden_size values (at most 8 * hidden_size), a count that must not overflow.
+  if (a.hidden > std::numeric_limits<int64_t>::max() / 8) {
+    return make_error(StatusCode::kInvalidGraph, node.describe(), ": hidden_size ", a.hidden, " is too large");
   }
   TRY_ASSIGN(const std::string direction, node.attr_string("direction", "forward"));
   if (direction == "bidirectional") {

@@ -5,6 +5,7 @@
 // of length n whose one-sided spectrum is the input, like numpy.fft.irfft; output trailing dimension 1).
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,16 @@ Expected<int64_t> read_scalar_int(const Tensor* t, const std::string& descriptio
 }
 
 namespace {
+
+// The per-task buffers of a transform of length n (the line and Bluestein's padded scratch) against the byte limit.
+Status check_line_bytes(int64_t n, const RunLimits* limits) {
+  if (limits == nullptr) return Status::ok();
+  const std::optional<size_t> table = FftPlan::table_bytes(n);
+  if (!table) return make_error(StatusCode::kInvalidArgument, "transform length ", n, " is too large");
+  // The padded scratch is at most 4n entries: 2^k < 2 (2n - 1).
+  return limits->check_bytes(static_cast<size_t>(n) * 5 * sizeof(Complex), "a transform line of length " +
+                                                                                std::to_string(n));
+}
 
 struct DftGeometry {
   int64_t outer = 1;
@@ -54,7 +65,9 @@ class DftKernel final : public Kernel {
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
     TRY_ASSIGN(const DftGeometry g, geometry(inputs));
     if (outputs[0].numel() == 0) return Status::ok();
-    const FftPlan plan(g.n);
+    const RunLimits* limits = current_run_limits();
+    TRY(check_line_bytes(g.n, limits));
+    TRY_ASSIGN(const FftPlan plan, FftPlan::create(g.n, limits));
     const bool real_output = inverse_ && onesided_;
     visit_dtype<FloatTypes>(inputs[0]->dtype(), [&]<class T>() {
       const T* x = inputs[0]->data<T>();
@@ -65,6 +78,7 @@ class DftKernel final : public Kernel {
         std::vector<Complex> line(static_cast<size_t>(g.n));
         std::vector<Complex> scratch;
         for (int64_t item = begin; item < end; ++item) {
+          if (run_should_stop(limits)) return;
           const int64_t o = item / g.inner;
           const int64_t i = item % g.inner;
           const auto at = [&](int64_t j) { return ((o * g.length + j) * g.inner + i) * g.components; };
@@ -85,7 +99,7 @@ class DftKernel final : public Kernel {
               line[static_cast<size_t>(j)] = Complex(re, im);
             }
           }
-          plan.transform(line.data(), inverse_, scratch);
+          if (!plan.transform(line.data(), inverse_, scratch, limits)) return;
           const double scale = inverse_ ? 1.0 / static_cast<double>(g.n) : 1.0;
           for (int64_t k = 0; k < g.bins; ++k) {
             T* out = y + ((o * g.bins + k) * g.inner + i) * out_components;
@@ -175,7 +189,9 @@ class StftKernel final : public Kernel {
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
     TRY_ASSIGN(const StftGeometry g, geometry(inputs));
     if (outputs[0].numel() == 0) return Status::ok();
-    const FftPlan plan(g.frame_length);
+    const RunLimits* limits = current_run_limits();
+    TRY(check_line_bytes(g.frame_length, limits));
+    TRY_ASSIGN(const FftPlan plan, FftPlan::create(g.frame_length, limits));
     const Tensor* window = optional_input(inputs, 2);
     visit_dtype<FloatTypes>(inputs[0]->dtype(), [&]<class T>() {
       const T* x = inputs[0]->data<T>();
@@ -185,6 +201,7 @@ class StftKernel final : public Kernel {
         std::vector<Complex> line(static_cast<size_t>(g.frame_length));
         std::vector<Complex> scratch;
         for (int64_t item = begin; item < end; ++item) {
+          if (run_should_stop(limits)) return;
           const int64_t b = item / g.frames;
           const int64_t f = item % g.frames;
           for (int64_t j = 0; j < g.frame_length; ++j) {
@@ -194,7 +211,7 @@ class StftKernel final : public Kernel {
             const double im = g.components == 2 ? static_cast<double>(sample[1]) : 0.0;
             line[static_cast<size_t>(j)] = Complex(re * weight, im * weight);
           }
-          plan.transform(line.data(), false, scratch);
+          if (!plan.transform(line.data(), false, scratch, limits)) return;
           T* out = y + item * g.bins * 2;
           for (int64_t k = 0; k < g.bins; ++k) {
             out[2 * k] = T(line[static_cast<size_t>(k)].real());

@@ -1,5 +1,6 @@
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 
 #include "ep/cpu/kernel_test_util.h"
@@ -253,6 +254,29 @@ TEST(Rnn, RejectsBadAttributesAndInputs) {
   auto bad_w = run_kernel(NodeBuilder("LSTM", 14).attr_int("hidden_size", 1).node(), {x, w, r});
   ASSERT_FALSE(bad_w.has_value());
   EXPECT_EQ(bad_w.status().code(), StatusCode::kInvalidArgument);
+}
+
+// Fuzzer finding: a hidden_size near 2^63 overflowed gates x hidden_size (signed overflow under UBSan). Every size
+// whose bias row count 8 x hidden_size overflows is refused when the kernel is created; one below passes creation
+// and fails on the input shapes.
+TEST(Rnn, HiddenSizeWhoseGateCountOverflowsIsRefused) {
+  const Tensor x = make_tensor<float>({1, 1, 1}, {1});
+  const Tensor w = make_tensor<float>({1, 1, 1}, {1});
+  const Tensor r = make_tensor<float>({1, 1, 1}, {1});
+  constexpr int64_t kLargest = std::numeric_limits<int64_t>::max() / 8;
+  for (const char* op : {"RNN", "GRU", "LSTM"}) {
+    SCOPED_TRACE(op);
+    for (const int64_t hidden : {int64_t{9223312195717994802}, kLargest + 1}) {
+      auto too_large = run_kernel(NodeBuilder(op, 14).attr_int("hidden_size", hidden).node(), {x, w, r});
+      ASSERT_FALSE(too_large.has_value());
+      EXPECT_EQ(too_large.status().code(), StatusCode::kInvalidGraph);
+      EXPECT_NE(too_large.status().message().find("is too large"), std::string::npos)
+          << too_large.status().to_string();
+    }
+    auto at_bound = run_kernel(NodeBuilder(op, 14).attr_int("hidden_size", kLargest).node(), {x, w, r});
+    ASSERT_FALSE(at_bound.has_value());
+    EXPECT_EQ(at_bound.status().code(), StatusCode::kInvalidArgument) << at_bound.status().to_string();
+  }
 }
 
 }  // namespace
