@@ -195,7 +195,8 @@ class Frame final : public ep::RunContext {
         for (int input : node.inputs) value_inputs.push_back(input == graph::kNoValue ? nullptr : &values[input]);
         for (int input : node.implicit_inputs) value_inputs.push_back(&values[input]);
         value_outputs.assign(node.outputs.size(), Value());
-        const Status status = call_kernel([&] { return kernel.run_values(value_inputs, value_outputs, *this); });
+        const Status status = call_kernel(
+            [&, &in = value_inputs, &out = value_outputs] { return kernel.run_values(in, out, *this); });
         if (!status.is_ok()) return node_failure(node, status);
         if (limits_.stopped()) return limits_.stop_status(node_where("while running", node));
         for (size_t o = 0; o < node.outputs.size(); ++o) {
