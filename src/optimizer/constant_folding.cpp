@@ -1,9 +1,11 @@
 // Constant folding: runs the CPU kernel of a node whose inputs are all constants, once, at session creation.
+#include <algorithm>
 #include <memory>
 #include <set>
 #include <string>
 
 #include "ep/cpu/kernel.h"
+#include "graph/shape_inference.h"
 #include "optimizer/passes.h"
 #include "optimizer/rewriter.h"
 
@@ -158,6 +160,61 @@ Expected<bool> fold_constants(graph::Graph& graph) {
   }
   TRY(rw.finish());
   return rw.changed();
+}
+
+namespace {
+
+// Gives `sub` its own copy (same buffer) of every value it reads from `graph` that is a constant there; returns
+// whether any was taken.
+bool take_outer_constants(const graph::Graph& graph, graph::Graph& sub) {
+  bool taken = false;
+  std::vector<int> still_outer;
+  for (int id : sub.outer_scope_inputs) {
+    graph::Value& value = sub.values[id];
+    const Tensor* constant = graph::constant_value(graph, graph.find_value(value.name));
+    if (!constant || value.producer != kNoValue) {
+      still_outer.push_back(id);
+      continue;
+    }
+    value.initializer = *constant;
+    value.type = graph::TypeInfo::tensor(constant->dtype(), graph::symbolic_shape_of(constant->shape()));
+    value.is_outer_scope = false;
+    taken = true;
+  }
+  sub.outer_scope_inputs = std::move(still_outer);
+  return taken;
+}
+
+}  // namespace
+
+Expected<bool> import_outer_constants(graph::Graph& graph) {
+  bool changed = false;
+  for (graph::Node& node : graph.nodes) {
+    bool node_changed = false;
+    for (graph::Attribute& attribute : node.attributes) {
+      if (attribute.g) node_changed = take_outer_constants(graph, *attribute.g) || node_changed;
+      for (auto& sub : attribute.graphs) node_changed = take_outer_constants(graph, *sub) || node_changed;
+    }
+    if (!node_changed) continue;
+    // The node's implicit inputs are its subgraphs' remaining outer-scope reads (as the importer derives them).
+    std::vector<int> implicit;
+    const auto add_reads_of = [&](const graph::Graph& sub) {
+      for (int id : sub.outer_scope_inputs) {
+        const int outer = graph.find_value(sub.values[id].name);
+        if (outer != kNoValue && std::find(implicit.begin(), implicit.end(), outer) == implicit.end()) {
+          implicit.push_back(outer);
+        }
+      }
+    };
+    for (const graph::Attribute& attribute : node.attributes) {
+      if (attribute.g) add_reads_of(*attribute.g);
+      for (const auto& sub : attribute.graphs) add_reads_of(*sub);
+    }
+    node.implicit_inputs = std::move(implicit);
+    changed = true;
+  }
+  if (changed) graph::rebuild_links(graph);
+  return changed;
 }
 
 }  // namespace nxrt::optimizer

@@ -17,6 +17,11 @@ Expected<bool> complete_types(graph::Graph& graph);
 // Evaluates deterministic nodes whose inputs are all constants with their CPU kernel; their outputs become
 // initializers. Shape/Size of statically shaped values fold too.
 Expected<bool> fold_constants(graph::Graph& graph);
+// Before the passes above run in a subgraph: a value the subgraph reads from `graph` that is a constant there
+// (initializer or Constant node) becomes an initializer of the subgraph (sharing the buffer), so folding and
+// fusions inside it see the constant; the holding nodes' implicit inputs drop it. Not a pass of its own: the
+// optimizer calls it on each graph before it descends into that graph's subgraphs.
+Expected<bool> import_outer_constants(graph::Graph& graph);
 // Bypasses Identity, inference Dropout, same-type Cast, Reshape of Reshape, Transpose of Transpose,
 // Squeeze/Unsqueeze pairs and same-shape Expand; removes nodes whose outputs nothing reads.
 // `owner`: see Rewriter (empty before partitioning; the CPU stage runs it again on its own nodes).

@@ -1,4 +1,6 @@
 // Level-1 passes: constant folding, redundant-node removal, Conv affine folding.
+#include <algorithm>
+
 #include "optimizer/optimizer.h"
 #include "optimizer_test_util.h"
 
@@ -52,6 +54,75 @@ TEST(ConstantFolding, KeepsRandomOpsAndLevelZero) {
   auto plain = create_session(model, 0);
   ASSERT_TRUE(plain);
   EXPECT_EQ(count_op(*plain, "Neg"), 1);
+}
+
+w::Tensor bool_scalar(const std::string& name, bool value) {
+  w::Tensor tensor;
+  tensor.name = name;
+  tensor.data_type = 9;
+  tensor.raw_data = std::string(1, value ? '\1' : '\0');
+  return tensor;
+}
+
+// A branch graph with output `out` [2, 3] and no inputs.
+w::Graph branch(const std::string& name, std::vector<w::Node> nodes, std::vector<w::Tensor> initializers,
+                const std::string& out) {
+  w::Graph graph;
+  graph.name = name;
+  graph.nodes = std::move(nodes);
+  graph.initializers = std::move(initializers);
+  graph.outputs = {{out, 1, {int64_t{2}, int64_t{3}}}};
+  return graph;
+}
+
+const graph::Graph& branch_of(const graph::Node& node, const char* name) { return *node.find_attribute(name)->g; }
+
+// Weights sliced inside a branch from the main graph's initializer (as exporters write LSTM weights under If):
+// two levels down, the Slice folds at session creation and the If nodes stop reading the weight.
+TEST(ConstantFolding, FoldsOuterScopeConstantsInsideNestedSubgraphs) {
+  const std::vector<w::Tensor> slice_args = {w::int64_tensor("starts", {1}, {1}), w::int64_tensor("ends", {1}, {3}),
+                                             w::int64_tensor("axes", {1}, {0})};
+  const w::Graph inner_then = branch("inner_then",
+                                     {{"Slice", {"w", "starts", "ends", "axes"}, {"ws"}, {}, "slice_w"},
+                                      {"Add", {"x", "ws"}, {"inner_out"}, {}, "add_w"}},
+                                     slice_args, "inner_out");
+  const w::Graph inner_else = branch("inner_else", {{"Neg", {"x"}, {"inner_neg"}, {}, "neg"}}, {}, "inner_neg");
+  const w::Graph outer_then =
+      branch("outer_then",
+             {{"If", {"c"}, {"outer_out"}, {w::attr_graph("then_branch", inner_then),
+                                            w::attr_graph("else_branch", inner_else)}, "inner_if"}},
+             {}, "outer_out");
+  const w::Graph outer_else = branch("outer_else", {{"Identity", {"x"}, {"outer_id"}, {}, "id"}}, {}, "outer_id");
+  w::Model model;
+  model.graph.inputs = {{"x", 1, {int64_t{2}, int64_t{3}}}};
+  model.graph.outputs = {{"y", 1, {int64_t{2}, int64_t{3}}}};
+  model.graph.initializers = {w::float_tensor("w", {4, 3}, ramp(12)), bool_scalar("c", true)};
+  model.graph.nodes = {{"If", {"c"}, {"y"}, {w::attr_graph("then_branch", outer_then),
+                                              w::attr_graph("else_branch", outer_else)}, "outer_if"}};
+  auto optimized = optimize_and_compare(model, 0);
+  ASSERT_TRUE(optimized);
+  const graph::Graph& main = optimized->graph();
+  const auto names_of = [](const graph::Graph& graph, const std::vector<int>& ids) {
+    std::vector<std::string> names;
+    for (int id : ids) names.push_back(graph.values[id].name);
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  ASSERT_EQ(main.nodes.size(), 1u);
+  EXPECT_EQ(names_of(main, main.nodes[0].implicit_inputs), (std::vector<std::string>{"x"}));
+  const graph::Graph& outer = branch_of(main.nodes[0], "then_branch");
+  EXPECT_EQ(names_of(outer, outer.outer_scope_inputs), (std::vector<std::string>{"x"}));
+  ASSERT_EQ(outer.nodes.size(), 1u);
+  const graph::Graph& inner = branch_of(outer.nodes[0], "then_branch");
+  EXPECT_EQ(names_of(inner, inner.outer_scope_inputs), (std::vector<std::string>{"x"}));
+  ASSERT_EQ(inner.nodes.size(), 1u);
+  EXPECT_EQ(inner.nodes[0].op_type, "Add");  // the Slice of `w` is an initializer of the inner branch now
+
+  // Level 0 leaves the reads alone.
+  auto plain = create_session(model, 0);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(names_of(plain->graph(), plain->graph().nodes[0].implicit_inputs),
+            (std::vector<std::string>{"c", "w", "x"}));
 }
 
 TEST(RedundantNodes, RemovesNoOps) {

@@ -4,6 +4,7 @@
 // the f64 GEMM, which is exact for 8-bit products summed over any realistic reduction length.
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <string>
 
 #include "ep/cpu/conv/conv_direct.h"
@@ -62,7 +63,11 @@ class ConvKernel final : public Kernel {
  public:
   ConvKernel(std::string description, DataTypeMask types, WindowAttrs attrs, FusedActivation activation,
              const Tensor* constant_w)
-      : description_(std::move(description)), types_(types), attrs_(std::move(attrs)), activation_(activation) {
+      : description_(std::move(description)),
+        types_(types),
+        attrs_(std::move(attrs)),
+        activation_(activation),
+        constant_f32_w_(constant_w != nullptr && constant_w->dtype() == DataType::kFloat32) {
     if (constant_w != nullptr && constant_w->dtype() == DataType::kFloat32 && constant_w->rank() == 4 &&
         attrs_.group == 1) {
       const Shape& s = constant_w->shape();
@@ -114,6 +119,15 @@ class ConvKernel final : public Kernel {
       if constexpr (std::is_same_v<T, Acc>) {
         const conv::ConvEpilogue<Acc> epilogue{b ? b->data<T>() : nullptr, z ? z->data<T>() : nullptr, activation_};
         if constexpr (std::is_same_v<T, float>) {
+          if (constant_f32_w_ && conv::narrow_conv_applies(attrs_.group, p.geometry, z != nullptr)) {
+            const int64_t k_dim = w.numel() / p.out_channels;
+            std::call_once(narrow_packed_, [&] {
+              narrow_weights_ = conv::pack_narrow_conv_weights(w.data<float>(), p.out_channels, k_dim);
+            });
+            conv::conv_narrow_f32(x.data<float>(), narrow_weights_, y.data<float>(), p.batch, p.in_channels,
+                                  p.out_channels, p.geometry, pool, epilogue);
+            return;
+          }
           if (!winograd_weights_.empty() && winograd_weights_.out_channels() == p.out_channels &&
               winograd_weights_.in_channels() == p.in_channels &&
               conv::winograd_applies(attrs_.group, p.geometry, p.in_channels, p.out_channels)) {
@@ -167,7 +181,11 @@ class ConvKernel final : public Kernel {
   DataTypeMask types_;
   WindowAttrs attrs_;
   FusedActivation activation_;
+  bool constant_f32_w_ = false;
   conv::DirectConvWeights direct_weights_;  // empty unless W is a constant f32 4-D tensor and group is 1
+  // W^T for conv_narrow_f32, packed by the first run that takes that path (a constant W has one shape).
+  mutable std::once_flag narrow_packed_;
+  mutable PackedB<float> narrow_weights_;
   conv::WinogradWeights winograd_weights_;  // also 3x3 with at least 16 input and output channels
 };
 

@@ -43,7 +43,7 @@ void for_each_row(const Geometry& g, const int64_t* k, Fn&& fn) {
   const size_t last = rank - 1;
   int64_t rows = 1;
   for (size_t d = 0; d < last; ++d) rows *= g.out[d];
-  std::vector<int64_t> counter(rank, 0);
+  int64_t counter[kMaxConvRank] = {};
   for (int64_t row = 0; row < rows; ++row) {
     int64_t in_offset = 0;
     bool inside = true;
@@ -378,6 +378,48 @@ void conv_forward(const Acc* x, const Acc* w, Acc* y, int64_t batch, int64_t in_
     });
   } else {
     for (int64_t unit = 0; unit < units && !run_should_stop(limits); ++unit) run_unit(unit, pool);
+  }
+}
+
+bool narrow_conv_applies(int64_t group, const Geometry& g, bool has_z) {
+  return group == 1 && !has_z && g.out_size() > 0 && g.out_size() <= kNarrowConvOutputs;
+}
+
+PackedB<float> pack_narrow_conv_weights(const float* w, int64_t out_channels, int64_t k_dim) {
+  GemmArgs args;
+  args.trans_b = true;
+  args.k = k_dim;
+  args.n = out_channels;
+  args.ldb = k_dim;
+  return PackedB<float>::pack(args, w);
+}
+
+void conv_narrow_f32(const float* x, const PackedB<float>& w_t, float* y, int64_t batch, int64_t in_channels,
+                     int64_t out_channels, const Geometry& g, ThreadPool& pool, const ConvEpilogue<float>& epilogue) {
+  const int64_t positions = g.out_size();
+  const int64_t k_dim = in_channels * g.kernel_size();
+  // One buffer: the columns (k_dim x positions) then y^T (positions x out_channels).
+  const size_t column_elements = static_cast<size_t>(k_dim * positions);
+  float* const columns = static_cast<float*>(scratch_buffer(
+      ScratchUse::kConvColumns, (column_elements + static_cast<size_t>(positions * out_channels)) * sizeof(float)));
+  float* const y_t = columns + column_elements;
+  GemmArgs args;
+  args.trans_a = true;  // A(i, p) = columns[p * positions + i]
+  args.m = positions;
+  args.n = out_channels;
+  args.k = k_dim;
+  args.lda = positions;
+  args.ldc = out_channels;
+  const GemmEpilogue<float> gemm_epilogue{epilogue.bias, false, nullptr, 0, epilogue.activation};
+  const RunLimits* limits = current_run_limits();
+  for (int64_t n = 0; n < batch && !run_should_stop(limits); ++n) {
+    const float* image = x + n * in_channels * g.in_size();
+    for (int64_t r = 0; r < k_dim; ++r) im2col_range(image, g, r, 0, positions, columns + r * positions);
+    gemm_f32_packed(args, 1.0f, columns, w_t, 0.0f, y_t, pool, gemm_epilogue);
+    float* out = y + n * out_channels * positions;
+    for (int64_t c = 0; c < out_channels; ++c) {
+      for (int64_t i = 0; i < positions; ++i) out[c * positions + i] = y_t[i * out_channels + c];
+    }
   }
 }
 

@@ -84,6 +84,19 @@ template <class Acc>
 void conv_forward(const Acc* x, const Acc* w, Acc* y, int64_t batch, int64_t in_channels, int64_t out_channels,
                   int64_t group, const Geometry& g, ThreadPool& pool, const ConvEpilogue<Acc>& epilogue = {});
 
+// Convolutions with few output positions per image (streaming 1-D convs over a few frames): at most this many
+// positions, group 1 and no Z take conv_narrow_f32.
+inline constexpr int64_t kNarrowConvOutputs = 8;
+bool narrow_conv_applies(int64_t group, const Geometry& g, bool has_z);
+// W [out_channels, in_channels * kernel] as the GEMM's B operand, transposed: k = in_channels * kernel,
+// n = out_channels (packed once per kernel, at its first narrow run).
+PackedB<float> pack_narrow_conv_weights(const float* w, int64_t out_channels, int64_t k_dim);
+// Per image: y^T [positions, out_channels] = columns^T * W^T with the bias and activation in the GEMM's
+// epilogue, then transposed into y. Its GEMM has out_channels columns (whole vector tiles) where conv_forward's
+// would have `positions` columns per tile. epilogue.z must be null.
+void conv_narrow_f32(const float* x, const PackedB<float>& w_t, float* y, int64_t batch, int64_t in_channels,
+                     int64_t out_channels, const Geometry& g, ThreadPool& pool, const ConvEpilogue<float>& epilogue);
+
 // Transposed convolution: x is [batch, in_channels, g.out...] (the "output" side of the forward window),
 // w is [in_channels, out_channels / group, g.kernel...], y is [batch, out_channels, g.in...]. The geometry's
 // `in` holds the transposed output sizes and `out` the transposed input sizes.

@@ -109,8 +109,8 @@ KernelSet<float> f32_kernels(GemmIsa isa) {
             f32_gemm_14x32__avx512, true, f32_pack_a_14__avx512, true};
   }
   if ((isa == GemmIsa::kAvx2 || isa == GemmIsa::kAvx512) && cpu_isa_at_least(CpuIsa::kAvx2)) {
-    return {GemmIsa::kAvx2, kAvx2F32TileM, kAvx2F32TileN, kGemmBlockK, 16 * kAvx2F32TileM, 512, 0,
-            packed_tile<float, kAvx2F32TileM, kAvx2F32TileN, f32_gemm_6x16__avx2>, false};
+    return {GemmIsa::kAvx2, kAvx2F32TileM, kAvx2F32TileN, 512, 20 * kAvx2F32TileM, 0, 256 * 1024,
+            f32_gemm_6x16__avx2, true};
   }
 #endif
   return {GemmIsa::kGeneric, kGemmF32TileM, kGemmF32TileN, kGemmBlockK, 16 * kGemmF32TileM, 512, 0,
@@ -126,8 +126,8 @@ KernelSet<double> f64_kernels(GemmIsa isa) {
             f64_gemm_14x16__avx512, true, f64_pack_a_14__avx512};
   }
   if ((isa == GemmIsa::kAvx2 || isa == GemmIsa::kAvx512) && cpu_isa_at_least(CpuIsa::kAvx2)) {
-    return {GemmIsa::kAvx2, kAvx2F64TileM, kAvx2F64TileN, kGemmBlockK, 16 * kAvx2F64TileM, 256, 0,
-            packed_tile<double, kAvx2F64TileM, kAvx2F64TileN, f64_gemm_6x8__avx2>, false};
+    return {GemmIsa::kAvx2, kAvx2F64TileM, kAvx2F64TileN, 256, 20 * kAvx2F64TileM, 0, 256 * 1024,
+            f64_gemm_6x8__avx2, true};
   }
 #endif
   return {GemmIsa::kGeneric, kGemmF64TileM, kGemmF64TileN, kGemmBlockK, 16 * kGemmF64TileM, 256, 0,
@@ -566,7 +566,7 @@ void gemm_engine(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a,
   const EpiloguePlan<T> plan = plan_epilogue(epilogue, ks.tile_gelu);
   const bool serial = g.m * g.n * g.k < kInlineWork;
   const int threads = serial ? 1 : pool.num_threads();
-  if (ks.direct && g.m <= kGemmDirectMaxRows && (b.packed != nullptr || !b.trans)) {
+  if (ks.direct && g.m <= std::min(kGemmDirectMaxRows, ks.mr) && (b.packed != nullptr || !b.trans)) {
     gemm_direct(ks, g, alpha, a, b, beta, c, pool, plan, serial);
     return;
   }

@@ -67,7 +67,7 @@ class PackedB {
 
 // Register-blocked, cache-tiled GEMM (BLIS-style: op(B) packed per call in panels or in bounded chunks, at
 // most a few MiB of buffer per calling thread; op(A) packed per M block), parallel over M blocks x N chunks;
-// with AVX-512, m <= kGemmDirectMaxRows and a B that is prepacked or not transposed, neither operand is packed
+// with AVX2 or AVX-512, m <= kGemmDirectMaxRows (and at most one tile's rows) and a B that is prepacked or not transposed, neither operand is packed
 // (B read once, parallel over N). The epilogue is applied per tile while it is in cache.
 // `isa` picks the micro-kernels (tests run each); a family the CPU lacks falls back to the portable one.
 void gemm_f32(const GemmArgs& args, float alpha, const float* a, const float* b, float beta, float* c,

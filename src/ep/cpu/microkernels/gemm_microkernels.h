@@ -1,9 +1,9 @@
 // GEMM micro-kernels per ISA, chosen once at start by CPU features (see gemm.cpp).
 //
-// Packed-strip kernels (portable, AVX2): compute one MR x NR tile, acc[r * NR + c] = sum over p < kc of
+// Packed-strip kernels (portable): compute one MR x NR tile, acc[r * NR + c] = sum over p < kc of
 // a[p * MR + r] * b[p * NR + c], where `a` and `b` are zero-padded k-major strips; `acc` is overwritten.
 //
-// Tile kernels (AVX-512) take a GemmTile and update C in place, so no tile is staged through memory:
+// Tile kernels (AVX2, AVX-512) take a GemmTile and update C in place, so no tile is staged through memory:
 //   acc(r, c) = sum over p < kc of A(r, p) * B(p, c) for r < rows, c < cols, with
 //   A(r, p) = a[r * a_row_stride + p * a_k_stride] (either stride may be anything; a_row_stride == 1 or
 //   a_k_stride == 1 is required), B(p, c) = b[p * b_k_stride + c] (columns >= cols are never read);
@@ -53,9 +53,9 @@ struct GemmTile {
 };
 
 // Defined only on x86-64 (kernels/avx2/, compiled with -mavx2 -mfma); never called below the avx2 tier
-// (ep/cpu/microkernels/cpu_features.h).
-void f32_gemm_6x16__avx2(int64_t kc, const float* a, const float* b, float* acc);
-void f64_gemm_6x8__avx2(int64_t kc, const double* a, const double* b, double* acc);
+// (ep/cpu/microkernels/cpu_features.h). Tile kernels: any rows <= 6, any cols <= NR, no Gelu forms.
+void f32_gemm_6x16__avx2(const GemmTile<float>& tile);
+void f64_gemm_6x8__avx2(const GemmTile<double>& tile);
 
 // Defined only on x86-64 (kernels/avx512/); never called below the avx512 tier.
 void f32_gemm_14x32__avx512(const GemmTile<float>& tile);

@@ -129,31 +129,37 @@ class MelWeightMatrixKernel final : public Kernel {
     const auto to_mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
     const double low_mel = to_mel(p.lower_hz);
     const double step = (to_mel(p.upper_hz) - low_mel) / static_cast<double>(p.mel_bins + 2);
-    std::vector<int64_t> edges(static_cast<size_t>(p.mel_bins + 2));
+    // Bin edges stay doubles: extreme or non-finite inputs put them far outside int64, and only the rows inside
+    // [0, spectrogram_bins) are visited (the triangle weights still use the exact edges).
+    std::vector<double> edges(static_cast<size_t>(p.mel_bins + 2));
     for (size_t i = 0; i < edges.size(); ++i) {
       const double mel = static_cast<double>(i) * step + low_mel;
       const double hz = 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0);
-      edges[i] = static_cast<int64_t>(std::floor(static_cast<double>(p.dft_length + 1) * hz /
-                                                 static_cast<double>(p.sample_rate)));
+      edges[i] = std::floor(static_cast<double>(p.dft_length + 1) * hz / static_cast<double>(p.sample_rate));
     }
     std::vector<double> matrix(static_cast<size_t>(spectrogram_bins * p.mel_bins), 0.0);
-    const auto set = [&](int64_t row, int64_t column, double value) {
-      if (row >= 0 && row < spectrogram_bins) matrix[static_cast<size_t>(row * p.mel_bins + column)] = value;
+    const double last_row = static_cast<double>(spectrogram_bins - 1);
+    // Calls fn(row) for the integer rows in [from, to] that lie in the matrix.
+    const auto for_rows = [&](double from, double to, auto&& fn) {
+      const double first = std::max(from, 0.0);
+      const double last = std::min(to, last_row);
+      if (!(first <= last)) return;
+      for (auto row = static_cast<int64_t>(first); row <= static_cast<int64_t>(last); ++row) fn(row);
     };
     for (int64_t m = 0; m < p.mel_bins; ++m) {
-      const int64_t left = edges[static_cast<size_t>(m)];
-      const int64_t center = edges[static_cast<size_t>(m + 1)];
-      const int64_t right = edges[static_cast<size_t>(m + 2)];
+      const double left = edges[static_cast<size_t>(m)];
+      const double center = edges[static_cast<size_t>(m + 1)];
+      const double right = edges[static_cast<size_t>(m + 2)];
+      if (!std::isfinite(left) || !std::isfinite(center) || !std::isfinite(right)) continue;
+      const auto set = [&](int64_t row, double value) { matrix[static_cast<size_t>(row * p.mel_bins + m)] = value; };
       if (center == left) {
-        set(center, m, 1.0);
+        for_rows(center, center, [&](int64_t row) { set(row, 1.0); });
       } else {
-        for (int64_t j = left; j <= center; ++j) {
-          set(j, m, static_cast<double>(j - left) / static_cast<double>(center - left));
-        }
+        for_rows(left, center, [&](int64_t row) { set(row, (static_cast<double>(row) - left) / (center - left)); });
       }
-      for (int64_t j = center; j < right; ++j) {
-        set(j, m, static_cast<double>(right - j) / static_cast<double>(right - center));
-      }
+      for_rows(center, right - 1, [&](int64_t row) {
+        set(row, (right - static_cast<double>(row)) / (right - center));
+      });
     }
     visit_dtype<NumericTypes>(type_, [&]<class T>() {
       T* y = outputs[0].data<T>();

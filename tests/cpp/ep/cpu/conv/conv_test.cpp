@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <random>
 
+#include "ep/cpu/conv/conv_common.h"
 #include "ep/cpu/kernel_test_util.h"
 
 namespace nxrt::cpu::testing {
@@ -341,6 +342,48 @@ INSTANTIATE_TEST_SUITE_P(
             FusedCase{{{1, 8, 40, 41}, {16, 8, 3, 3}, 1, {{1, 1}, {1, 1, 1, 1}, {1, 1}}, true}, true, "Relu", {}},
             FusedCase{{{2, 3, 9}, {4, 3, 3}, 1, {{2}, {1, 2}, {1}}, true}, true, "Relu", {}}),
         ::testing::Values(1, 2)));
+
+// A constant W and at most kNarrowConvOutputs output positions per image take conv_narrow_f32 (W^T packed at the
+// first run): 1-D streaming shapes (one frame, a few frames, a strided STFT-like window) and a small 2-D image,
+// with bias and Relu in the epilogue.
+TEST(FusedConv, NarrowOutputsWithConstantWeightsMatchReference) {
+  struct NarrowCase {
+    Shape x, w;
+    Window window;
+  };
+  const NarrowCase cases[] = {
+      {{2, 129, 6}, {128, 129, 3}, {{1}, {1, 1}, {1}}},       // 6 positions
+      {{1, 64, 8}, {64, 64, 3}, {{2}, {1, 1}, {1}}},          // stride 2: 4 positions
+      {{1, 1, 640}, {258, 1, 256}, {{128}, {0, 0}, {1}}},     // STFT as a conv: 4 positions
+      {{2, 5, 3}, {7, 5, 3}, {{1}, {0, 0}, {1}}},             // 1 position
+      {{1, 6, 4, 4}, {9, 6, 3, 3}, {{2, 2}, {1, 1, 1, 1}, {1, 1}}},  // 2 x 2 image
+  };
+  for (const NarrowCase& c : cases) {
+    for (int threads : {1, 2}) {
+      const auto x = random_doubles(static_cast<size_t>(shape_numel(c.x)), 61);
+      const auto w = random_doubles(static_cast<size_t>(shape_numel(c.w)), 62);
+      const auto b = random_doubles(static_cast<size_t>(c.w[0]), 63);
+      Shape ys;
+      auto expected = reference_conv(x, c.x, w, c.w, b, 1, c.window, ys);
+      for (double& v : expected) v = std::max(v, 0.0);
+      ASSERT_LE(shape_numel(ys) / ys[0] / ys[1], conv::kNarrowConvOutputs);
+      NodeBuilder builder("FusedConv", 1);
+      builder.attr_ints("strides", c.window.strides).attr_ints("pads", c.window.pads);
+      builder.attr_ints("dilations", c.window.dilations).attr_string("activation", "Relu");
+      graph::Node node = builder.node();
+      node.domain = graph::kMsDomain;
+      const std::vector<Tensor> inputs = {make_tensor(c.x, to_floats(x)), make_tensor(c.w, to_floats(w)),
+                                          make_tensor<float>({c.w[0]}, to_floats(b))};
+      auto outputs = run_kernel(node, inputs, threads, {false, true, true});
+      ASSERT_TRUE(outputs) << outputs.status().to_string();
+      ASSERT_EQ((*outputs)[0].shape(), ys);
+      const auto got = to_vector<float>((*outputs)[0]);
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_NEAR(got[i], expected[i], 2e-4 * (1 + std::fabs(expected[i]))) << shape_to_string(c.x) << " at " << i;
+      }
+    }
+  }
+}
 
 TEST(FusedConv, RejectsUnknownActivationAndBadZ) {
   graph::Node node = NodeBuilder("FusedConv", 1).name("fc").attr_string("activation", "Swish").node();

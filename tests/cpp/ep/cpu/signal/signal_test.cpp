@@ -1,9 +1,11 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <limits>
 #include <numbers>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ep/cpu/kernel_test_util.h"
@@ -192,6 +194,23 @@ TEST(MelWeightMatrix, ShapeTrianglesAndValidation) {
                                    make_tensor<float>({}, {4000})});
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.status().message().find("input 2 (sample_rate)"), std::string::npos);
+}
+
+// Fuzz finding: an upper edge of 1e30 Hz put the bin edges beyond int64 (UBSan: float-to-integer overflow) and
+// would have looped over them. Edges stay doubles and only the matrix's rows are visited; infinite edges (from
+// the largest float) give empty triangles. Reproducer: fuzz/regressions/kernel/mel_weight_matrix_edges_beyond_int64.
+TEST(MelWeightMatrix, EdgesFarOutsideTheSpectrumAreClipped) {
+  NodeBuilder b("MelWeightMatrix", 17);
+  const float largest = std::numeric_limits<float>::max();
+  for (const auto& [lower, upper] : {std::pair{0.0f, 1e30f}, std::pair{1e20f, 1e30f}, std::pair{0.0f, largest}}) {
+    Tensor out = run_one(b.node(), {make_tensor<int64_t>({}, {4}), make_tensor<int64_t>({}, {16}),
+                                    make_tensor<int64_t>({}, {1}), make_tensor<float>({}, {lower}),
+                                    make_tensor<float>({}, {upper})});
+    ASSERT_EQ(out.shape(), (Shape{9, 4}));
+    for (float v : to_vector<float>(out)) {
+      EXPECT_TRUE(v >= 0.0f && v <= 1.0f) << lower << " .. " << upper << ": " << v;
+    }
+  }
 }
 
 }  // namespace
