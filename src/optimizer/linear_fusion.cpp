@@ -33,10 +33,10 @@ std::optional<Activation> match_activation(Rewriter& rw, int value) {
   if (n < 0) return std::nullopt;
   const graph::Node& node = rw.node(n);
   if (node.inputs.empty() || node.inputs[0] != value || node.outputs.size() != 1) return std::nullopt;
-  if (!rw.value(node.outputs[0]).type.is_tensor() ||
-      rw.value(node.outputs[0]).type.elem_type != rw.value(value).type.elem_type) {
-    return std::nullopt;
-  }
+  // The activations below keep their input's type; types that inference could not follow are no obstacle.
+  const graph::TypeInfo& in_type = rw.value(value).type;
+  const graph::TypeInfo& out_type = rw.value(node.outputs[0]).type;
+  if (in_type.is_tensor() && out_type.is_tensor() && in_type.elem_type != out_type.elem_type) return std::nullopt;
   Activation act{n, node.op_type, {}};
   if (!node.domain.empty()) return std::nullopt;
   if (node.op_type == "Relu" || node.op_type == "Sigmoid" || node.op_type == "Tanh") return act;
@@ -217,11 +217,21 @@ Status fuse_gemm(Rewriter& rw, int n) {
   return replace_chain(rw, std::move(fused), {n, act->node}, rw.node(act->node).outputs[0]);
 }
 
+// The element type of a Conv's output: its inferred type, else W's (X, W and Y share one type), which an
+// initializer W always has when inference could not follow X (symbolic or data-dependent shapes upstream).
+DataType conv_output_type(Rewriter& rw, const graph::Node& conv) {
+  const graph::TypeInfo& out_type = rw.value(conv.outputs[0]).type;
+  if (out_type.is_tensor()) return out_type.elem_type;
+  if (conv.inputs.size() < 2 || conv.inputs[1] == kNoValue) return DataType::kUndefined;
+  const graph::TypeInfo& w_type = rw.value(conv.inputs[1]).type;
+  return w_type.is_tensor() ? w_type.elem_type : DataType::kUndefined;
+}
+
 Status fuse_conv(Rewriter& rw, int n) {
   const graph::Node& conv = rw.node(n);
-  if (conv.outputs.size() != 1 || !rw.value(conv.outputs[0]).type.is_tensor()) return Status::ok();
+  if (conv.outputs.size() != 1) return Status::ok();
   const graph::TypeInfo& out_type = rw.value(conv.outputs[0]).type;
-  if (!has_kernel(graph::kMsDomain, "FusedConv", out_type.elem_type)) return Status::ok();
+  if (!has_kernel(graph::kMsDomain, "FusedConv", conv_output_type(rw, conv))) return Status::ok();
   int value = conv.outputs[0];
   int add = -1;
   int z = kNoValue;

@@ -47,6 +47,20 @@ bool contains(const Status& status, const std::string& text) {
   return status.message().find(text) != std::string::npos;
 }
 
+// Runs a session whose deadline is meant to pass inside its one long node. On a loaded machine the deadline can
+// pass before that node starts ("before ... node"), which proves nothing about the kernel: such a run is repeated,
+// up to three times. Returns the last run's status (OK when a run finished).
+Status run_expecting_a_stop(const Session& session, const std::vector<std::string>& names,
+                            const std::vector<Tensor>& feeds) {
+  Status status = Status::ok();
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto ran = session.run(names, feeds, {});
+    status = ran ? Status::ok() : ran.status();
+    if (!contains(status, "before ")) break;
+  }
+  return status;
+}
+
 // Loop(m) carrying acc += 1 and, when `scan` is set, stacking a [256] float slice per iteration.
 w::Model counting_loop(bool scan) {
   w::Graph body;
@@ -156,10 +170,9 @@ TEST(RunLimits, DeadlineStopsALongGemmBetweenTasks) {
   auto session = create(model, options);
   ASSERT_TRUE(session) << session.status().to_string();
   const Tensor a = filled({kSize, kSize}, 1.0f);
-  auto ran = (*session)->run({{"a", "b"}}, {{a, a}}, {});
-  ASSERT_FALSE(ran);
-  EXPECT_EQ(ran.status().code(), StatusCode::kFail);
-  EXPECT_TRUE(contains(ran.status(), "while running MatMul node 'mm'")) << ran.status().to_string();
+  const Status stopped = run_expecting_a_stop(**session, {"a", "b"}, {a, a});
+  EXPECT_EQ(stopped.code(), StatusCode::kFail);
+  EXPECT_TRUE(contains(stopped, "while running MatMul node 'mm'")) << stopped.to_string();
 }
 
 // A 3x3 Conv over 4 x 64 x 256 x 256 (about 19 GFLOP) stops between its tasks.
@@ -176,10 +189,9 @@ TEST(RunLimits, DeadlineStopsALongConvBetweenTasks) {
   options.run_timeout_ms = 20;
   auto session = create(model, options);
   ASSERT_TRUE(session) << session.status().to_string();
-  auto ran = (*session)->run({{"x", "w"}}, {{filled(x_shape, 1.0f), filled(w_shape, 0.5f)}}, {});
-  ASSERT_FALSE(ran);
-  EXPECT_EQ(ran.status().code(), StatusCode::kFail);
-  EXPECT_TRUE(contains(ran.status(), "while running Conv node 'conv'")) << ran.status().to_string();
+  const Status stopped = run_expecting_a_stop(**session, {"x", "w"}, {filled(x_shape, 1.0f), filled(w_shape, 0.5f)});
+  EXPECT_EQ(stopped.code(), StatusCode::kFail);
+  EXPECT_TRUE(contains(stopped, "while running Conv node 'conv'")) << stopped.to_string();
 }
 
 // A deadline that passes inside an LSTM over 200,000 time steps fails the run naming the node (the kernel stops
@@ -198,10 +210,9 @@ TEST(RunLimits, DeadlineStopsALongRecurrence) {
   options.run_timeout_ms = 20;
   auto session = create(model, options);
   ASSERT_TRUE(session) << session.status().to_string();
-  auto ran = (*session)->run({{"x"}}, {{filled({kSteps, 1, kInput}, 0.5f)}}, {});
-  ASSERT_FALSE(ran);
-  EXPECT_EQ(ran.status().code(), StatusCode::kFail);
-  EXPECT_TRUE(contains(ran.status(), "while running LSTM node 'lstm'")) << ran.status().to_string();
+  const Status stopped = run_expecting_a_stop(**session, {"x"}, {filled({kSteps, 1, kInput}, 0.5f)});
+  EXPECT_EQ(stopped.code(), StatusCode::kFail);
+  EXPECT_TRUE(contains(stopped, "while running LSTM node 'lstm'")) << stopped.to_string();
 }
 
 // A one-sided DFT of a 2-sample signal over dft_length "n" (a graph input), opset 21: the transform length, and so
@@ -228,10 +239,9 @@ TEST(RunLimits, DeadlineStopsALongFourierTransform) {
   options.run_timeout_ms = 20;
   auto session = create(dft_of_length_input(), options);
   ASSERT_TRUE(session) << session.status().to_string();
-  auto ran = (*session)->run({{"x", "n"}}, {{filled({1, 2, 1}, 1.0f), int64_scalar(13631347)}}, {});
-  ASSERT_FALSE(ran);
-  EXPECT_EQ(ran.status().code(), StatusCode::kFail);
-  EXPECT_TRUE(contains(ran.status(), "running DFT node")) << ran.status().to_string();
+  const Status stopped = run_expecting_a_stop(**session, {"x", "n"}, {filled({1, 2, 1}, 1.0f), int64_scalar(13631347)});
+  EXPECT_EQ(stopped.code(), StatusCode::kFail);
+  EXPECT_TRUE(contains(stopped, "while running DFT node")) << stopped.to_string();
 }
 
 // The per-task buffers of a long transform are checked against max_tensor_bytes even when its output fits.

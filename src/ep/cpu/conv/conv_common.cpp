@@ -394,31 +394,78 @@ PackedB<float> pack_narrow_conv_weights(const float* w, int64_t out_channels, in
   return PackedB<float>::pack(args, w);
 }
 
+namespace {
+
+// The GEMM's A for a 1-D narrow convolution, row-major: row (image, position) holds, for each input channel, the
+// kernel's taps at that position (0 in padding), so each row is written once, front to back.
+void narrow_rows_1d(const float* x, const Geometry& g, int64_t images, int64_t channels, float* rows) {
+  const int64_t kernel = g.kernel[0];
+  const int64_t width = g.in[0];
+  const int64_t dilation = g.dilation[0];
+  for (int64_t n = 0; n < images; ++n) {
+    const float* image = x + n * channels * width;
+    for (int64_t i = 0; i < g.out[0]; ++i) {
+      const int64_t start = i * g.stride[0] - g.pad_begin[0];
+      const bool inside = start >= 0 && start + (kernel - 1) * dilation < width;
+      for (int64_t c = 0; c < channels; ++c, rows += kernel) {
+        const float* src = image + c * width;
+        if (inside && dilation == 1) {
+          std::memcpy(rows, src + start, static_cast<size_t>(kernel) * sizeof(float));
+          continue;
+        }
+        for (int64_t k = 0; k < kernel; ++k) {
+          const int64_t pos = start + k * dilation;
+          rows[k] = pos >= 0 && pos < width ? src[pos] : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void conv_narrow_f32(const float* x, const PackedB<float>& w_t, float* y, int64_t batch, int64_t in_channels,
                      int64_t out_channels, const Geometry& g, ThreadPool& pool, const ConvEpilogue<float>& epilogue) {
+  constexpr int64_t kColumnBytes = int64_t{1} << 20;  // one chunk's columns
   const int64_t positions = g.out_size();
   const int64_t k_dim = in_channels * g.kernel_size();
-  // One buffer: the columns (k_dim x positions) then y^T (positions x out_channels).
-  const size_t column_elements = static_cast<size_t>(k_dim * positions);
+  const int64_t row_bytes = std::max<int64_t>(1, k_dim * positions) * static_cast<int64_t>(sizeof(float));
+  const int64_t images_per_chunk = std::clamp<int64_t>(kColumnBytes / row_bytes, 1, batch);
+  const int64_t max_rows = images_per_chunk * positions;
+  // One buffer: the chunk's columns (k_dim x rows, row r of the GEMM's A is column r) then y^T (rows x
+  // out_channels), rows = images x positions.
+  const size_t column_elements = static_cast<size_t>(k_dim * max_rows);
   float* const columns = static_cast<float*>(scratch_buffer(
-      ScratchUse::kConvColumns, (column_elements + static_cast<size_t>(positions * out_channels)) * sizeof(float)));
+      ScratchUse::kConvColumns, (column_elements + static_cast<size_t>(max_rows * out_channels)) * sizeof(float)));
   float* const y_t = columns + column_elements;
-  GemmArgs args;
-  args.trans_a = true;  // A(i, p) = columns[p * positions + i]
-  args.m = positions;
-  args.n = out_channels;
-  args.k = k_dim;
-  args.lda = positions;
-  args.ldc = out_channels;
   const GemmEpilogue<float> gemm_epilogue{epilogue.bias, false, nullptr, 0, epilogue.activation};
   const RunLimits* limits = current_run_limits();
-  for (int64_t n = 0; n < batch && !run_should_stop(limits); ++n) {
-    const float* image = x + n * in_channels * g.in_size();
-    for (int64_t r = 0; r < k_dim; ++r) im2col_range(image, g, r, 0, positions, columns + r * positions);
+  for (int64_t n0 = 0; n0 < batch && !run_should_stop(limits); n0 += images_per_chunk) {
+    const int64_t images = std::min(images_per_chunk, batch - n0);
+    const int64_t rows = images * positions;
+    GemmArgs args;
+    args.m = rows;
+    args.n = out_channels;
+    args.k = k_dim;
+    args.ldc = out_channels;
+    if (g.rank() == 1) {
+      narrow_rows_1d(x + n0 * in_channels * g.in_size(), g, images, in_channels, columns);
+      args.lda = k_dim;  // A(i, p) = columns[i * k_dim + p]
+    } else {
+      for (int64_t n = 0; n < images; ++n) {
+        const float* image = x + (n0 + n) * in_channels * g.in_size();
+        for (int64_t r = 0; r < k_dim; ++r) im2col_range(image, g, r, 0, positions, columns + r * rows + n * positions);
+      }
+      args.trans_a = true;  // A(i, p) = columns[p * rows + i]
+      args.lda = rows;
+    }
     gemm_f32_packed(args, 1.0f, columns, w_t, 0.0f, y_t, pool, gemm_epilogue);
-    float* out = y + n * out_channels * positions;
-    for (int64_t c = 0; c < out_channels; ++c) {
-      for (int64_t i = 0; i < positions; ++i) out[c * positions + i] = y_t[i * out_channels + c];
+    for (int64_t n = 0; n < images; ++n) {
+      float* out = y + (n0 + n) * out_channels * positions;
+      const float* in = y_t + n * positions * out_channels;
+      for (int64_t c = 0; c < out_channels; ++c) {
+        for (int64_t i = 0; i < positions; ++i) out[c * positions + i] = in[i * out_channels + c];
+      }
     }
   }
 }

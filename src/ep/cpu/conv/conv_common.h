@@ -91,9 +91,9 @@ bool narrow_conv_applies(int64_t group, const Geometry& g, bool has_z);
 // W [out_channels, in_channels * kernel] as the GEMM's B operand, transposed: k = in_channels * kernel,
 // n = out_channels (packed once per kernel, at its first narrow run).
 PackedB<float> pack_narrow_conv_weights(const float* w, int64_t out_channels, int64_t k_dim);
-// Per image: y^T [positions, out_channels] = columns^T * W^T with the bias and activation in the GEMM's
-// epilogue, then transposed into y. Its GEMM has out_channels columns (whole vector tiles) where conv_forward's
-// would have `positions` columns per tile. epilogue.z must be null.
+// Over chunks of images: y^T [images x positions, out_channels] = columns^T * W^T with the bias and activation in
+// the GEMM's epilogue, then transposed into each image of y. Its GEMM has out_channels columns (whole vector
+// tiles) where conv_forward's would have `positions` columns per tile. epilogue.z must be null.
 void conv_narrow_f32(const float* x, const PackedB<float>& w_t, float* y, int64_t batch, int64_t in_channels,
                      int64_t out_channels, const Geometry& g, ThreadPool& pool, const ConvEpilogue<float>& epilogue);
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ep/cpu/microkernels/gemm.h"
+#include "ep/cpu/microkernels/vector_math.h"
 #include "ep/cpu/kernel.h"
 #include "ep/cpu/run_limits.h"
 
@@ -50,6 +51,26 @@ struct Activation {
     return x;
   }
 };
+
+// One LSTM step of one batch row with the default activations (f = sigmoid, g = h = tanh) and no peepholes:
+// the gates' pre-activations [i, o, f, c] are summed (and clipped when clip > 0) into `gates` (4 H floats),
+// i, o and f go through one vector sigmoid and c through one vector tanh, then c = f c + i c~, h = o tanh(c).
+void lstm_row_f32(const float* pre, const float* rec, int64_t H, float clip, float* gates, float* c_state,
+                  float* h_state) {
+  for (int64_t g = 0; g < 4 * H; ++g) {
+    const float v = pre[g] + rec[g];
+    gates[g] = clip > 0 ? std::clamp(v, -clip, clip) : v;
+  }
+  vector_sigmoid(gates, gates, 3 * H);
+  float* const cell = gates + 3 * H;
+  vector_tanh(cell, cell, H);
+  for (int64_t e = 0; e < H; ++e) {
+    c_state[e] = gates[2 * H + e] * c_state[e] + gates[e] * cell[e];
+    cell[e] = c_state[e];
+  }
+  vector_tanh(cell, cell, H);
+  for (int64_t e = 0; e < H; ++e) h_state[e] = gates[H + e] * cell[e];
+}
 
 struct ActivationSpec {
   const char* name;
@@ -297,6 +318,7 @@ class RnnKernel final : public Kernel {
     std::vector<Acc> c_state(static_cast<size_t>(B * H));
     const Acc clip = static_cast<Acc>(attrs_.clip);
     const auto clipped = [&](Acc v) { return clip > 0 ? std::clamp(v, -clip, clip) : v; };
+    std::vector<Acc> lstm_gates(cell == Cell::kLstm ? static_cast<size_t>(GH) : 0);
 
     for (int64_t dir = 0; dir < nd; ++dir) {
       const bool reverse = attrs_.reverse_only || dir == 1;
@@ -309,6 +331,9 @@ class RnnKernel final : public Kernel {
       const Acc* rb = bias.empty() ? nullptr : wb + GH;
       const Acc* p_d = peep.empty() ? nullptr : peep.data() + dir * 3 * H;
       const Activation* act = attrs_.activations.data() + dir * attrs_.per_direction;
+      const bool vector_lstm = std::is_same_v<Acc, float> && cell == Cell::kLstm && p_d == nullptr &&
+                               !attrs_.input_forget && act[0].kind == ActKind::kSigmoid &&
+                               act[1].kind == ActKind::kTanh && act[2].kind == ActKind::kTanh;
 
       if (S * B > 0 && I > 0) {
         gemm_weights(GemmArgs{false, true, S * B, GH, I, I, I, GH}, x.data(), packed_w, w_d, xw.data(), pool);
@@ -361,7 +386,10 @@ class RnnKernel final : public Kernel {
           const Acc* rec = hr.data() + b * GH;
           Acc* hs = h_state.data() + b * H;
           Acc* cs = c_state.data() + b * H;
-          for (int64_t e = 0; e < H; ++e) {
+          if constexpr (std::is_same_v<Acc, float>) {
+            if (vector_lstm) lstm_row_f32(pre, rec, H, clip, lstm_gates.data(), cs, hs);
+          }
+          for (int64_t e = 0; e < H && !vector_lstm; ++e) {
             if (cell == Cell::kRnn) {
               hs[e] = act[0](clipped(pre[e] + rec[e]));
             } else if (cell == Cell::kGru) {
