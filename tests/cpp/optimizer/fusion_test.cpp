@@ -240,5 +240,31 @@ TEST(LinearFusion, ConvAddRelu) {
   }
 }
 
+// A Conv whose input type inference cannot follow (here an input declared without a type; in silero-vad's
+// sequence model a chain through its padding ops) has no inferred output type: the fusion takes it from W.
+TEST(LinearFusion, ConvReluFuseWithoutInferredTypes) {
+  w::Model model;
+  model.graph.inputs = {{"x", 1, {}, false, false}};
+  model.graph.outputs = {{"y", 1, {}, false, false}};
+  model.graph.initializers = {w::float_tensor("W", {4, 3, 3}, ramp(36)), w::float_tensor("B", {4}, ramp(4))};
+  model.graph.nodes = {{"Conv", {"x", "W", "B"}, {"c"}, {w::attr_ints("pads", {1, 1})}, "conv"},
+                       {"Relu", {"c"}, {"y"}, {}, "relu"}};
+  auto plain = create_session(model, 0);
+  auto optimized = create_session(model, 2);
+  ASSERT_TRUE(plain && optimized);
+  EXPECT_EQ(op_types(*optimized), (std::vector<std::string>{"com.microsoft:FusedConv"}));
+  auto x = Tensor::allocate(DataType::kFloat32, {2, 3, 5});
+  ASSERT_TRUE(x);
+  const std::vector<float> values = ramp(30, 0.3f);
+  std::copy(values.begin(), values.end(), x->data<float>());
+  const std::vector<std::string> names = {"x"};
+  const std::vector<Tensor> inputs = {*x};
+  auto expected = plain->run(names, inputs, {});
+  auto actual = optimized->run(names, inputs, {});
+  ASSERT_TRUE(expected && actual);
+  ASSERT_EQ((*actual)[0].shape(), (Shape{2, 4, 5}));
+  expect_identical_floats((*expected)[0], (*actual)[0]);
+}
+
 }  // namespace
 }  // namespace nxrt::optimizer_test
