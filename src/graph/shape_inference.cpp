@@ -1,5 +1,7 @@
 #include "graph/shape_inference.h"
 
+#include <algorithm>
+
 #include "graph/model_limits.h"
 #include "graph/shape_rules.h"
 
@@ -34,6 +36,21 @@ const Tensor* constant_value(const Graph& graph, int value) {
   if (producer.op_type != "Constant" || !producer.domain.empty()) return nullptr;
   const Attribute* attribute = producer.find_attribute("value");
   return attribute && attribute->type == Attribute::Type::kTensor ? &attribute->t : nullptr;
+}
+
+std::vector<std::string> subgraph_outer_reads(const Node& node) {
+  std::vector<std::string> names;
+  const auto add_reads_of = [&](const Graph& sub) {
+    for (int id : sub.outer_scope_inputs) {
+      const std::string& name = sub.values[id].name;
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  };
+  for (const Attribute& attribute : node.attributes) {
+    if (attribute.g) add_reads_of(*attribute.g);
+    for (const auto& sub : attribute.graphs) add_reads_of(*sub);
+  }
+  return names;
 }
 
 Status infer_node_types(Graph& graph, const Node& node, InferenceMode mode) {

@@ -4,6 +4,9 @@
 // Ops without a rule keep whatever value_info declared. Inconsistent known dims are INVALID_GRAPH.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "core/status.h"
 #include "graph/graph.h"
 
@@ -24,5 +27,9 @@ Status infer_node_types(Graph& graph, const Node& node, InferenceMode mode = Inf
 
 // Constant value of a value: its initializer, or the `value` tensor of the Constant node producing it.
 const Tensor* constant_value(const Graph& graph, int value);
+
+// Names of the values that `node`'s subgraphs read from the graph holding `node` (their outer_scope_inputs), in
+// attribute order, each once: what the node's implicit_inputs are.
+std::vector<std::string> subgraph_outer_reads(const Node& node);
 
 }  // namespace nxrt::graph

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "graph/model_limits.h"
+#include "graph/shape_inference.h"
 #include "import/tensor_from_proto.h"
 #include "onnx/function_expansion.h"
 
@@ -216,17 +217,11 @@ class GraphImporter {
 
   // The outer-scope reads of the node's subgraphs, as values of `graph`.
   static void add_implicit_inputs(graph::Node& node, graph::Graph& graph) {
-    const auto add_reads_of = [&](const graph::Graph& sub) {
-      for (int id : sub.outer_scope_inputs) {
-        const int outer = graph.add_value(sub.values[id].name);
-        if (std::find(node.implicit_inputs.begin(), node.implicit_inputs.end(), outer) == node.implicit_inputs.end()) {
-          node.implicit_inputs.push_back(outer);
-        }
+    for (const std::string& name : graph::subgraph_outer_reads(node)) {
+      const int outer = graph.add_value(name);
+      if (std::find(node.implicit_inputs.begin(), node.implicit_inputs.end(), outer) == node.implicit_inputs.end()) {
+        node.implicit_inputs.push_back(outer);
       }
-    };
-    for (const graph::Attribute& attribute : node.attributes) {
-      if (attribute.g) add_reads_of(*attribute.g);
-      for (const auto& sub : attribute.graphs) add_reads_of(*sub);
     }
   }
 

@@ -1,5 +1,4 @@
 // Constant folding: runs the CPU kernel of a node whose inputs are all constants, once, at session creation.
-#include <algorithm>
 #include <memory>
 #include <set>
 #include <string>
@@ -196,21 +195,11 @@ Expected<bool> import_outer_constants(graph::Graph& graph) {
       for (auto& sub : attribute.graphs) node_changed = take_outer_constants(graph, *sub) || node_changed;
     }
     if (!node_changed) continue;
-    // The node's implicit inputs are its subgraphs' remaining outer-scope reads (as the importer derives them).
-    std::vector<int> implicit;
-    const auto add_reads_of = [&](const graph::Graph& sub) {
-      for (int id : sub.outer_scope_inputs) {
-        const int outer = graph.find_value(sub.values[id].name);
-        if (outer != kNoValue && std::find(implicit.begin(), implicit.end(), outer) == implicit.end()) {
-          implicit.push_back(outer);
-        }
-      }
-    };
-    for (const graph::Attribute& attribute : node.attributes) {
-      if (attribute.g) add_reads_of(*attribute.g);
-      for (const auto& sub : attribute.graphs) add_reads_of(*sub);
+    node.implicit_inputs.clear();
+    for (const std::string& name : graph::subgraph_outer_reads(node)) {
+      const int outer = graph.find_value(name);
+      if (outer != kNoValue) node.implicit_inputs.push_back(outer);
     }
-    node.implicit_inputs = std::move(implicit);
     changed = true;
   }
   if (changed) graph::rebuild_links(graph);
