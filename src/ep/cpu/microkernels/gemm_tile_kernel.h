@@ -1,0 +1,181 @@
+// The GEMM tile kernel shared by the AVX2 and AVX-512 families (gemm_microkernels.h has the GemmTile contract),
+// written once over a vector traits type and included only by translation units compiled for that ISA
+// (avx2/gemm_avx2.cpp, avx512/gemm_avx512.cpp), which define the traits.
+//
+// The accumulators are 2 * rows vector registers; each k step loads two B vectors and broadcasts one A element per
+// row. Tiles with fewer rows run a kernel instantiated for that row count; with few rows (V::kDualSetRows or
+// fewer) the k loop keeps two accumulator sets to hide FMA latency (the GEMV case). Tiles narrower than two vectors
+// read B, C, the bias and the residual and write C through lane masks, so callers never pad C or B.
+//
+// Traits V: Reg, Mask, kLanes, kDualSetRows; zero(), set1(x), load(p), load(mask, p), store(p, v),
+// store(mask, p, v), fma(a, b, c) = a * b + c, add, mul, max, min (returning the second operand when either is
+// NaN), scale_negative(v, slope) (v < 0 ? v * slope : v) and lanes(n) (the first n lanes, n clamped to [0, kLanes]).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <utility>
+
+#include "ep/cpu/microkernels/gemm_microkernels.h"
+
+namespace nxrt::cpu::gemm_tile {
+
+// max(bound, v) / min(bound, v) return v when v is NaN, matching the portable tile's scalar forms.
+template <class V, class T>
+typename V::Reg activate(const GemmTile<T>& t, typename V::Reg v) {
+  switch (t.activation) {
+    case TileActivation::kNone: return v;
+    case TileActivation::kRelu: return V::max(V::zero(), v);
+    case TileActivation::kLeakyRelu: return V::scale_negative(v, V::set1(static_cast<T>(t.activation_alpha)));
+    case TileActivation::kClip:
+      return V::min(V::set1(static_cast<T>(t.activation_beta)),
+                    V::max(V::set1(static_cast<T>(t.activation_alpha)), v));
+    default: return v;  // the Gelu forms: applied by the family's entry point after the stores, where supported
+  }
+}
+
+// kMasked: fewer than two vectors of columns. kOneVector: at most one vector of columns, so the second
+// accumulator column is neither computed nor stored.
+template <class V, class T, int kRows, bool kUnitRowStride, bool kMasked, bool kOneVector>
+void tile_kernel(const GemmTile<T>& t) {
+  using Reg = typename V::Reg;
+  constexpr int L = V::kLanes;
+  constexpr int kSets = kRows <= V::kDualSetRows ? 2 : 1;
+  const typename V::Mask m0 = V::lanes(t.cols);
+  const typename V::Mask m1 = V::lanes(t.cols - L);
+  const auto load0 = [&](const T* p) { return kMasked ? V::load(m0, p) : V::load(p); };
+  const auto load1 = [&](const T* p) { return kOneVector ? V::zero() : kMasked ? V::load(m1, p) : V::load(p); };
+  Reg c0[kSets][kRows];
+  Reg c1[kSets][kRows];
+#pragma GCC unroll 16
+  for (int s = 0; s < kSets; ++s) {
+#pragma GCC unroll 16
+    for (int r = 0; r < kRows; ++r) c0[s][r] = c1[s][r] = V::zero();
+  }
+  // C is read (beta != 0) and written only after the k loop: start bringing its lines in now.
+  constexpr int kLineElements = static_cast<int>(64 / sizeof(T));
+#pragma GCC unroll 16
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 2
+    for (int offset = 0; offset < 2 * L; offset += kLineElements) {
+      _mm_prefetch(reinterpret_cast<const char*>(t.c + r * t.ldc + offset), _MM_HINT_T0);
+    }
+  }
+  const T* a = t.a;
+  const T* b = t.b;
+  const int64_t rs = kUnitRowStride ? 1 : t.a_row_stride;
+  const int64_t ks = t.a_k_stride;
+  const int64_t bs = t.b_k_stride;
+  int64_t p = 0;
+  for (; p + kSets <= t.kc; p += kSets) {
+#pragma GCC unroll 2
+    for (int s = 0; s < kSets; ++s) {
+      const T* bp = b + s * bs;
+      const T* ap = a + s * ks;
+      const Reg b0 = load0(bp);
+      const Reg b1 = load1(bp + L);
+#pragma GCC unroll 16
+      for (int r = 0; r < kRows; ++r) {
+        const Reg x = V::set1(ap[r * rs]);
+        c0[s][r] = V::fma(x, b0, c0[s][r]);
+        if constexpr (!kOneVector) c1[s][r] = V::fma(x, b1, c1[s][r]);
+      }
+    }
+    a += kSets * ks;
+    b += kSets * bs;
+  }
+  if constexpr (kSets > 1) {
+    if (p < t.kc) {
+      const Reg b0 = load0(b);
+      const Reg b1 = load1(b + L);
+#pragma GCC unroll 16
+      for (int r = 0; r < kRows; ++r) {
+        const Reg x = V::set1(a[r * rs]);
+        c0[0][r] = V::fma(x, b0, c0[0][r]);
+        if constexpr (!kOneVector) c1[0][r] = V::fma(x, b1, c1[0][r]);
+      }
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < kRows; ++r) {
+      c0[0][r] = V::add(c0[0][r], c0[1][r]);
+      c1[0][r] = V::add(c1[0][r], c1[1][r]);
+    }
+  }
+  const bool scale = t.alpha != T{1};
+  const Reg alpha = V::set1(t.alpha);
+  const Reg beta = V::set1(t.beta);
+  Reg bias0 = V::zero();
+  Reg bias1 = V::zero();
+  if (t.col_bias != nullptr) {
+    bias0 = load0(t.col_bias);
+    bias1 = load1(t.col_bias + L);
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < kRows; ++r) {
+    T* c = t.c + r * t.ldc;
+    Reg v0 = c0[0][r];
+    Reg v1 = c1[0][r];
+    if (scale) {
+      v0 = V::mul(v0, alpha);
+      v1 = V::mul(v1, alpha);
+    }
+    if (t.beta == T{1}) {
+      v0 = V::add(v0, load0(c));
+      v1 = V::add(v1, load1(c + L));
+    } else if (t.beta != T{0}) {
+      v0 = V::fma(load0(c), beta, v0);
+      v1 = V::fma(load1(c + L), beta, v1);
+    }
+    v0 = V::add(v0, bias0);
+    v1 = V::add(v1, bias1);
+    if (t.row_bias != nullptr) {
+      const Reg rb = V::set1(t.row_bias[r]);
+      v0 = V::add(v0, rb);
+      v1 = V::add(v1, rb);
+    }
+    if (t.residual != nullptr) {
+      const T* z = t.residual + r * t.ld_residual;
+      v0 = V::add(v0, load0(z));
+      v1 = V::add(v1, load1(z + L));
+    }
+    if (t.activation != TileActivation::kNone) {
+      v0 = activate<V>(t, v0);
+      v1 = activate<V>(t, v1);
+    }
+    if constexpr (kMasked) {
+      V::store(m0, c, v0);
+      if constexpr (!kOneVector) V::store(m1, c + L, v1);
+    } else {
+      V::store(c, v0);
+      V::store(c + L, v1);
+    }
+  }
+}
+
+template <class V, class T, int kRows>
+void dispatch_layout(const GemmTile<T>& t) {
+  constexpr int kTileN = 2 * V::kLanes;
+  const bool masked = t.cols < kTileN;
+  const bool one_vector = t.cols <= V::kLanes;
+  if (t.a_row_stride == 1) {
+    if (one_vector) return tile_kernel<V, T, kRows, true, true, true>(t);
+    masked ? tile_kernel<V, T, kRows, true, true, false>(t) : tile_kernel<V, T, kRows, true, false, false>(t);
+  } else {
+    if (one_vector) return tile_kernel<V, T, kRows, false, true, true>(t);
+    masked ? tile_kernel<V, T, kRows, false, true, false>(t) : tile_kernel<V, T, kRows, false, false, false>(t);
+  }
+}
+
+template <class V, class T, int... kRows>
+void dispatch_rows(const GemmTile<T>& t, std::integer_sequence<int, kRows...>) {
+  (void)((t.rows == kRows + 1 ? (dispatch_layout<V, T, kRows + 1>(t), true) : false) || ...);
+}
+
+// Runs `t` (1 <= t.rows <= kMaxRows) with the kernel for its row count.
+template <class V, int kMaxRows, class T>
+void run_tile(const GemmTile<T>& t) {
+  dispatch_rows<V>(t, std::make_integer_sequence<int, kMaxRows>{});
+}
+
+}  // namespace nxrt::cpu::gemm_tile
