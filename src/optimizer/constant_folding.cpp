@@ -186,7 +186,7 @@ bool take_outer_constants(const graph::Graph& graph, graph::Graph& sub) {
 
 }  // namespace
 
-Expected<bool> import_outer_constants(graph::Graph& graph) {
+bool import_outer_constants(graph::Graph& graph) {
   bool changed = false;
   for (graph::Node& node : graph.nodes) {
     bool node_changed = false;

@@ -96,7 +96,7 @@ bool arity_fits(const graph::Node& node) {
 
 // `graph_level` counts as graph::kMaxGraphNesting does; checked before recursing into a node's subgraphs.
 Status optimize_at(graph::Graph& graph, int level, int graph_level, const Stage& stage) {
-  if (!stage.cpu) TRY(import_outer_constants(graph).status());
+  if (!stage.cpu) import_outer_constants(graph);
   for (graph::Node& node : graph.nodes) {
     for (graph::Attribute& attribute : node.attributes) {
       if (!attribute.g && attribute.graphs.empty()) continue;

@@ -21,7 +21,7 @@ Expected<bool> fold_constants(graph::Graph& graph);
 // (initializer or Constant node) becomes an initializer of the subgraph (sharing the buffer), so folding and
 // fusions inside it see the constant; the holding nodes' implicit inputs drop it. Not a pass of its own: the
 // optimizer calls it on each graph before it descends into that graph's subgraphs.
-Expected<bool> import_outer_constants(graph::Graph& graph);
+bool import_outer_constants(graph::Graph& graph);
 // Bypasses Identity, inference Dropout, same-type Cast, Reshape of Reshape, Transpose of Transpose,
 // Squeeze/Unsqueeze pairs and same-shape Expand; removes nodes whose outputs nothing reads.
 // `owner`: see Rewriter (empty before partitioning; the CPU stage runs it again on its own nodes).
