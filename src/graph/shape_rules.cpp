@@ -3,6 +3,7 @@
 #include "graph/shape_rules.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <unordered_map>
@@ -308,21 +309,23 @@ Status infer_concat(ShapeRuleContext& ctx) {
   return Status::ok();
 }
 
-// [N, channels, spatial...] for a window op whose kernel dims are `kernel`; unknown when a spatial input dim is
-// unknown or the attributes do not resolve (the kernel reports those when it runs).
+// [N, channels, spatial...] for a window op whose kernel dims are `kernel`; a spatial output dim is unknown where its
+// input dim is (each axis resolves on its own), and the whole shape stays unknown when the attributes do not resolve
+// (the kernel reports those when it runs).
 void write_window_shape(ShapeRuleContext& ctx, const SymbolicShape& in, const Dim& channels,
                         std::span<const int64_t> kernel) {
   auto attrs = parse_window_attrs(ctx.node);
   if (!attrs || in.size() != kernel.size() + 2) return;
+  // An unknown input dim is resolved as this stand-in size, large enough for any window, and its output dropped.
+  constexpr int64_t kStandIn = int64_t{1} << 40;
   std::vector<int64_t> spatial;
-  for (size_t i = 2; i < in.size(); ++i) {
-    if (!in[i].is_known()) return;
-    spatial.push_back(in[i].value);
-  }
+  for (size_t i = 2; i < in.size(); ++i) spatial.push_back(in[i].is_known() ? in[i].value : kStandIn);
   auto geometry = resolve_geometry(*attrs, spatial, kernel, ctx.node.describe());
   if (!geometry) return;
   SymbolicShape out{in[0], channels};
-  for (int64_t size : geometry->out) out.push_back(Dim::known(size));
+  for (size_t i = 0; i < geometry->out.size(); ++i) {
+    out.push_back(in[i + 2].is_known() ? Dim::known(geometry->out[i]) : Dim::unknown());
+  }
   ctx.outputs[0].shape = std::move(out);
 }
 
@@ -361,6 +364,70 @@ Status infer_global_pool(ShapeRuleContext& ctx) {
   return Status::ok();
 }
 
+// Resize (opset 10: X, scales; 11+: X, roi, scales, sizes; 18+: axes): X's type and rank. A resized dim is
+// sizes[i] (keep_aspect_ratio_policy stretch), or floor(scale * in) in double as the kernel computes it, or the input
+// dim itself where the scale is exactly 1; anything else (a computed scales or sizes input, another policy) is an
+// unknown dim. Values the kernel rejects leave the shape unknown.
+Status infer_resize(ShapeRuleContext& ctx) {
+  if (!output_takes_input_type(ctx)) return Status::ok();
+  const SymbolicShape* in = ctx.input_shape(0);
+  if (!in) return Status::ok();
+  const auto rank = static_cast<int64_t>(in->size());
+  const auto axes_attr = ctx.node.attr_ints("axes", {});
+  if (!axes_attr) return Status::ok();
+  std::vector<int64_t> axes;
+  std::vector<bool> seen(in->size(), false);
+  for (int64_t axis : *axes_attr) {
+    if (axis < -rank || axis >= rank) return Status::ok();
+    const int64_t d = axis < 0 ? axis + rank : axis;
+    if (seen[static_cast<size_t>(d)]) return Status::ok();
+    seen[static_cast<size_t>(d)] = true;
+    axes.push_back(d);
+  }
+  if (axes.empty()) {
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  SymbolicShape out = *in;
+  for (int64_t d : axes) out[static_cast<size_t>(d)] = Dim::unknown();
+  const bool opset10 = ctx.node.opset > 0 && ctx.node.opset < 11;
+  const size_t scales_input = opset10 ? 1 : 2;
+  const auto given = [&](size_t i) { return ctx.input(i) != nullptr; };
+  const Tensor* scales = ctx.constant_input(scales_input);
+  const Tensor* sizes = opset10 ? nullptr : ctx.constant_input(3);
+  const auto policy = ctx.node.attr_string("keep_aspect_ratio_policy", "stretch");
+  if (sizes && sizes->numel() > 0 && (!scales || scales->numel() == 0) && policy && *policy == "stretch") {
+    if (sizes->dtype() != DataType::kInt64 || sizes->rank() != 1 ||
+        sizes->numel() != static_cast<int64_t>(axes.size())) {
+      return Status::ok();
+    }
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const int64_t size = sizes->data<int64_t>()[i];
+      if (size < 0 || size > (int64_t{1} << 40)) return Status::ok();
+      out[static_cast<size_t>(axes[i])] = Dim::known(size);
+    }
+  } else if (scales && scales->numel() > 0 && (!given(3) || (sizes && sizes->numel() == 0))) {
+    if (scales->dtype() != DataType::kFloat32 || scales->rank() != 1 ||
+        scales->numel() != static_cast<int64_t>(axes.size())) {
+      return Status::ok();
+    }
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const double scale = scales->data<float>()[i];
+      if (!(scale > 0) || !std::isfinite(scale)) return Status::ok();
+      const Dim& dim = (*in)[static_cast<size_t>(axes[i])];
+      Dim& result = out[static_cast<size_t>(axes[i])];
+      if (dim.is_known()) {
+        const double length = std::floor(scale * static_cast<double>(dim.value));
+        if (length > 1e12) return Status::ok();
+        result = Dim::known(static_cast<int64_t>(length));
+      } else if (scale == 1.0) {
+        result = dim;
+      }
+    }
+  }
+  ctx.outputs[0].shape = std::move(out);
+  return Status::ok();
+}
+
 const std::unordered_map<std::string_view, ShapeRule>& shape_rules() {
   static const std::unordered_map<std::string_view, ShapeRule> rules = [] {
     std::unordered_map<std::string_view, ShapeRule> table;
@@ -384,6 +451,7 @@ const std::unordered_map<std::string_view, ShapeRule>& shape_rules() {
     table["Slice"] = infer_slice;
     table["Concat"] = infer_concat;
     table["Conv"] = infer_conv;
+    table["Resize"] = infer_resize;
     table["MaxPool"] = infer_pool;
     table["AveragePool"] = infer_pool;
     table["GlobalAveragePool"] = infer_global_pool;

@@ -1,5 +1,5 @@
-// The rules of graph/shape_rules.cpp beyond the linear-algebra core (shape_inference_test.cpp): windows, Slice,
-// Concat, and the fill-only mode the optimizer uses.
+// The rules of graph/shape_rules.cpp beyond the linear-algebra core (shape_inference_test.cpp): windows, Resize,
+// Slice, Concat, and the fill-only mode the optimizer uses.
 #include "graph/shape_rules.h"
 
 #include <gtest/gtest.h>
@@ -69,7 +69,52 @@ TEST(ShapeRules, WindowOpsThatDoNotResolveStayUnknownForTheKernel) {
   auto imported = import_and_infer(model);
   ASSERT_TRUE(imported) << imported.status().to_string();
   EXPECT_EQ(shape_of(imported->graph, "too_small"), "tensor(float)[?rank]");
-  EXPECT_EQ(shape_of(imported->graph, "unknown_width"), "tensor(float)[?rank]");
+  // Each spatial axis resolves on its own: an unknown input width leaves only the output width unknown.
+  EXPECT_EQ(shape_of(imported->graph, "unknown_width"), "tensor(float)[1,3,2,?]");
+}
+
+// Exported detectors and OCR models take images of any size: their convs must keep rank and channels.
+TEST(ShapeRules, WindowOpsOverSymbolicImagesKeepRankAndChannels) {
+  w::Model model;
+  model.graph.inputs = {{"x", 1, {std::string("N"), int64_t{3}, std::string("H"), int64_t{31}}}};
+  model.graph.initializers = {w::float_tensor("W", {16, 3, 3, 3}, std::vector<float>(432, 0.1f))};
+  model.graph.nodes = {
+      {"Conv", {"x", "W"}, {"c"}, {w::attr_ints("strides", {2, 2}), w::attr_ints("pads", {1, 1, 1, 1})}, "conv"},
+      {"MaxPool", {"c"}, {"m"}, {w::attr_ints("kernel_shape", {3, 3}), w::attr_string("auto_pad", "SAME_UPPER")},
+       "pool"},
+  };
+  model.graph.outputs = {{"m", 1, {}, false}};
+  auto imported = import_and_infer(model);
+  ASSERT_TRUE(imported) << imported.status().to_string();
+  EXPECT_EQ(shape_of(imported->graph, "c"), "tensor(float)[N,16,?,16]");
+  EXPECT_EQ(shape_of(imported->graph, "m"), "tensor(float)[N,16,?,16]");
+}
+
+TEST(ShapeRules, ResizeFromConstantScalesOrSizes) {
+  w::Model model;
+  model.graph.inputs = {{"x", 1, {std::string("N"), int64_t{8}, std::string("H"), int64_t{5}}}};
+  model.graph.initializers = {
+      w::float_tensor("scales", {4}, {1.0f, 1.0f, 2.0f, 1.5f}), w::int64_tensor("sizes", {4}, {1, 8, 10, 12}),
+      w::float_tensor("spatial_scales", {2}, {0.5f, 0.5f}),     w::float_tensor("bad_scales", {4}, {1, 1, 0, 1}),
+      w::int64_tensor("spatial_sizes", {2}, {7, 9})};
+  model.graph.nodes = {
+      {"Resize", {"x", "", "scales"}, {"by_scales"}, {}, "by_scales"},  // 5 * 1.5 = 7.5 -> 7
+      {"Resize", {"x", "", "", "sizes"}, {"by_sizes"}, {}, "by_sizes"},
+      {"Resize", {"x", "", "spatial_scales"}, {"by_axes"}, {w::attr_ints("axes", {-2, 3})}, "by_axes"},
+      {"Resize", {"x", "", "", "spatial_sizes"}, {"not_larger"},
+       {w::attr_ints("axes", {2, 3}), w::attr_string("keep_aspect_ratio_policy", "not_larger")}, "not_larger"},
+      {"Resize", {"x", "", "bad_scales"}, {"bad"}, {}, "bad"},  // the kernel rejects a zero scale
+  };
+  model.graph.outputs = {{"by_scales", 1, {}, false}, {"by_sizes", 1, {}, false}, {"by_axes", 1, {}, false},
+                         {"not_larger", 1, {}, false}, {"bad", 1, {}, false}};
+  auto imported = import_and_infer(model);
+  ASSERT_TRUE(imported) << imported.status().to_string();
+  const Graph& g = imported->graph;
+  EXPECT_EQ(shape_of(g, "by_scales"), "tensor(float)[N,8,?,7]");
+  EXPECT_EQ(shape_of(g, "by_sizes"), "tensor(float)[1,8,10,12]");
+  EXPECT_EQ(shape_of(g, "by_axes"), "tensor(float)[N,8,?,2]");
+  EXPECT_EQ(shape_of(g, "not_larger"), "tensor(float)[N,8,?,?]");
+  EXPECT_EQ(shape_of(g, "bad"), "tensor(float)[?rank]");
 }
 
 TEST(ShapeRules, SliceWithConstantBounds) {
