@@ -1,20 +1,25 @@
-// Blocked-channel layout (ep/cpu/conv/nchwc.h) for float32 CNN chains, on CPUs with AVX-512F (level 3, "layout"):
-//   Conv / com.microsoft FusedConv (W const 4-D, B const, group 1, no dilation, explicit pads, activation none,
-//     Relu, LeakyRelu or Clip)                                   -> com.nxrt:NchwcConv
+// Blocked-channel layout (ep/cpu/conv/nchwc.h) for float32 CNN chains, on the avx2 CPU tier and above (level 3,
+// "layout"):
+//   Conv / com.microsoft FusedConv (W const 4-D, B const, group 1 or depthwise, no dilation, explicit pads,
+//     activation none, Relu, LeakyRelu, Clip or HardSigmoid)     -> com.nxrt:NchwcConv
 //   MaxPool (2-D, one output, explicit pads) of a blocked value   -> com.nxrt:NchwcMaxPool
 //   GlobalAveragePool of a blocked value                          -> com.nxrt:NchwcGlobalAveragePool
-//   Add of two blocked values of one shape, Relu of a blocked one -> the same op on the blocked values
+//   Relu, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish, Neg, Abs, Clip (scalar bounds) of a blocked value, and
+//   Add, Sub, Mul, Div whose tensor operands are blocked values of one channel count (any broadcast over N, H, W),
+//   float scalar constants, or per-channel constants (blocked here)   -> the same op on the blocked values
 // A conv whose input is not blocked reads it as it is when it has at most kPlainInputChannels channels (a network's
 // first conv), else through an NchwcReorderIn shared by all its readers. Every converted node's original output is
 // rebuilt by an NchwcReorderOut, dropped at the end when nothing reads the plain value. Padding lanes of blocked
-// values stay 0 through these ops (Add and Relu keep 0; the conv's padded weights and bias are 0; pools only combine
-// a lane with itself); NchwcConv multiplies them by zero weights, so they never reach real channels.
+// values hold one finite value each (BlockedTwin::padding): NchwcConv multiplies them by zero weights and the pools
+// only combine a lane with itself, so they never reach real channels.
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "ep/cpu/microkernels/cpu_features.h"
 #include "ep/cpu/elementwise/fused_activation.h"
 #include "ep/cpu/kernel.h"
 #include "ep/cpu/conv/nchwc.h"
@@ -29,10 +34,42 @@ using graph::kNoValue;
 
 constexpr int64_t kPlainInputChannels = 4;
 
+// A plain value's blocked twin. `padding` is what every padding lane of the twin holds: 0 where a reorder or a conv
+// made it, op(padding...) after a blocked elementwise op. Only its finiteness matters (NchwcConv multiplies padding
+// lanes by zero weights; the pools and the reorder out never mix them into real channels), so a conversion that
+// would make it infinite or NaN is not done.
 struct BlockedTwin {
   int value = kNoValue;
   int64_t channels = 0;
+  float padding = 0.0f;
 };
+
+// Padding values further than this from 0 are treated as overflowing, well before float's range ends.
+constexpr double kLargestPadding = 1e30;
+
+bool usable_padding(double value) { return std::isfinite(value) && std::abs(value) <= kLargestPadding; }
+
+// y = activation(x) for the activations NchwcConv applies (nchwc.h), on one padding value.
+double activate_padding(const cpu::FusedActivation& activation, double x) {
+  switch (activation.kind) {
+    case cpu::ActivationKind::kRelu: return std::max(0.0, x);
+    case cpu::ActivationKind::kLeakyRelu: return x < 0 ? x * activation.alpha : x;
+    case cpu::ActivationKind::kClip: return std::min<double>(activation.beta, std::max<double>(activation.alpha, x));
+    case cpu::ActivationKind::kHardSigmoid: return std::clamp(activation.alpha * x + activation.beta, 0.0, 1.0);
+    default: return x;
+  }
+}
+
+// Elementwise ops converted to work on blocked values as they are (their broadcasting is the same over the blocked
+// shape when every non-scalar operand has the same channels); unary ones first.
+constexpr const char* kUnaryElementwise[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid",
+                                             "HardSwish", "Neg", "Abs", "Clip"};
+constexpr const char* kBinaryElementwise[] = {"Add", "Sub", "Mul", "Div"};
+
+template <size_t N>
+bool one_of(const std::string& op, const char* const (&names)[N]) {
+  return std::any_of(std::begin(names), std::end(names), [&](const char* name) { return op == name; });
+}
 
 // Static channel count of a rank-4 f32 tensor value, or -1.
 int64_t plain_channels(const graph::TypeInfo& type) {
@@ -66,24 +103,15 @@ class LayoutRewrite {
     }
     if (!onnx) return Status::ok();
     if (node.op_type == "MaxPool") return convert_max_pool(n);
-    if (node.op_type == "GlobalAveragePool" || node.op_type == "Relu") {
+    if (node.op_type == "GlobalAveragePool") {
       const auto twin = twin_of(node.inputs[0]);
       if (!twin) return Status::ok();
-      graph::Node blocked = node_like(node, node.op_type == "Relu" ? "Relu" : "NchwcGlobalAveragePool");
+      graph::Node blocked = node_like(node, "NchwcGlobalAveragePool");
       blocked.inputs = {twin->value};
-      return replace(n, std::move(blocked), twin->channels);
+      return replace(n, std::move(blocked), twin->channels, twin->padding);
     }
-    if (node.op_type == "Add") {
-      const auto a = twin_of(node.inputs[0]);
-      const auto b = twin_of(node.inputs[1]);
-      if (!a || !b || a->channels != b->channels ||
-          !same_static_or_symbolic_shape(rw_.value(node.inputs[0]).type, rw_.value(node.inputs[1]).type) ||
-          !same_static_or_symbolic_shape(rw_.value(node.inputs[0]).type, rw_.value(node.outputs[0]).type)) {
-        return Status::ok();
-      }
-      graph::Node blocked = node_like(node, "Add");
-      blocked.inputs = {a->value, b->value};
-      return replace(n, std::move(blocked), a->channels);
+    if (one_of(node.op_type, kUnaryElementwise) || one_of(node.op_type, kBinaryElementwise)) {
+      return convert_elementwise(n);
     }
     return Status::ok();
   }
@@ -104,7 +132,8 @@ class LayoutRewrite {
     const int producer = rw_.producer(value);
     if (producer >= 0 && rw_.node(producer).op_type == "NchwcReorderOut" && rw_.node(producer).domain == kNxrtDomain) {
       const auto channels = rw_.node(producer).attr_int("channels", -1);
-      if (channels && *channels >= 0) return BlockedTwin{rw_.node(producer).inputs[0], *channels};
+      const auto padding = rw_.node(producer).attr_float("padding", 0.0f);
+      if (channels && *channels >= 0 && padding) return BlockedTwin{rw_.node(producer).inputs[0], *channels, *padding};
     }
     return std::nullopt;
   }
@@ -144,15 +173,18 @@ class LayoutRewrite {
     return node;
   }
 
-  // Replaces node n by `blocked` (inputs set, output added here) and an NchwcReorderOut rebuilding n's output.
-  Status replace(int n, graph::Node blocked, int64_t channels) {
+  // Replaces node n by `blocked` (inputs set, output added here) and an NchwcReorderOut rebuilding n's output, whose
+  // padding lanes hold `padding` (recorded on the reorder, for twin_of).
+  Status replace(int n, graph::Node blocked, int64_t channels, float padding) {
     const int plain = rw_.node(n).outputs[0];
     const graph::TypeInfo type = rw_.value(plain).type;
     if (plain_channels(type) != channels) return Status::ok();
-    const BlockedTwin twin{rw_.new_value(rw_.value(plain).name + "_nchwc", blocked_type(type, channels)), channels};
+    const BlockedTwin twin{rw_.new_value(rw_.value(plain).name + "_nchwc", blocked_type(type, channels)), channels,
+                           padding};
     blocked.outputs = {twin.value};
     graph::Node reorder = reorder_node("NchwcReorderOut", blocked.name + "_nchwc_out", twin.value, plain);
     reorder.attributes = {make_int_attribute("channels", channels)};
+    if (padding != 0.0f) reorder.attributes.push_back(make_float_attribute("padding", padding));
     rw_.remove(n);
     rw_.add(std::move(blocked));
     reorder_outs_.push_back(rw_.add(std::move(reorder)));
@@ -169,33 +201,39 @@ class LayoutRewrite {
     const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != kNoValue;
     const Tensor* b = has_bias ? rw_.constant(node.inputs[2]) : nullptr;
     const int64_t in_channels = plain_channels(rw_.value(node.inputs[0]).type);
-    if (w == nullptr || w->dtype() != DataType::kFloat32 || w->rank() != 4 || in_channels != w->shape()[1] ||
+    if (w == nullptr || w->dtype() != DataType::kFloat32 || w->rank() != 4 ||
         (has_bias && (b == nullptr || b->dtype() != DataType::kFloat32 || b->numel() != w->shape()[0]))) {
       return Status::ok();
     }
     const auto group = node.attr_int("group", 1);
+    if (!group) return Status::ok();
+    // Depthwise: one filter per input channel (the kernel needs a blocked input).
+    const bool depthwise = *group > 1 && *group == in_channels && w->shape()[0] == in_channels && w->shape()[1] == 1;
+    if (!depthwise && (*group != 1 || in_channels != w->shape()[1])) return Status::ok();
     const auto auto_pad = node.attr_string("auto_pad", "NOTSET");
     const auto dilations = node.attr_ints("dilations", {1, 1});
     const auto strides = node.attr_ints("strides", {1, 1});
     const auto pads = node.attr_ints("pads", {0, 0, 0, 0});
     const auto kernel_shape = node.attr_ints("kernel_shape", {w->shape()[2], w->shape()[3]});
-    if (!group || *group != 1 || !auto_pad || *auto_pad != "NOTSET" || !dilations || dilations->size() != 2 ||
+    if (!auto_pad || *auto_pad != "NOTSET" || !dilations || dilations->size() != 2 ||
         !all_ones(*dilations) || !strides || strides->size() != 2 || !pads || pads->size() != 4 || !kernel_shape ||
         *kernel_shape != std::vector<int64_t>{w->shape()[2], w->shape()[3]}) {
       return Status::ok();
     }
+    cpu::FusedActivation activation;
     if (fused) {
       const auto name = node.attr_string("activation", "");
       const auto params = node.attr_floats("activation_params", {});
       if (!name || !params) return Status::ok();
-      const auto activation = cpu::parse_fused_activation(*name, *params, node.describe());
-      if (!activation || !cpu::activation_in_avx512_registers(activation->kind)) return Status::ok();
+      const auto parsed = cpu::parse_fused_activation(*name, *params, node.describe());
+      if (!parsed || !cpu::nchwc::activation_in_block_registers(parsed->kind)) return Status::ok();
+      activation = *parsed;
     }
     graph::Node blocked = node_like(node, "NchwcConv");
     const int64_t out_channels = w->shape()[0];
     if (plain_channels(rw_.value(node.outputs[0]).type) != out_channels) return Status::ok();
     std::optional<BlockedTwin> input = twin_of(node.inputs[0]);
-    const bool plain_input = !input && in_channels <= kPlainInputChannels;
+    const bool plain_input = !input && !depthwise && in_channels <= kPlainInputChannels;
     if (!input && !plain_input) input = reordered(node.inputs[0]);
     if (!input && !plain_input) return Status::ok();
     std::optional<BlockedTwin> z;
@@ -212,7 +250,10 @@ class LayoutRewrite {
       blocked.attributes.push_back(make_floats_attribute("activation_params", {}));
     }
     blocked.attributes.push_back(make_int_attribute("input_blocked", plain_input ? 0 : 1));
-    return replace(n, std::move(blocked), out_channels);
+    // Padding output lanes: zero weights and bias, plus Z's padding, activated.
+    const double padding = activate_padding(activation, z ? z->padding : 0.0);
+    if (!usable_padding(padding)) return Status::ok();
+    return replace(n, std::move(blocked), out_channels, static_cast<float>(padding));
   }
 
   Status convert_max_pool(int n) {
@@ -235,7 +276,114 @@ class LayoutRewrite {
     graph::Node blocked = node_like(node, "NchwcMaxPool");
     blocked.inputs = {twin->value};
     std::erase_if(blocked.attributes, [](const graph::Attribute& a) { return a.name == "storage_order"; });
-    return replace(n, std::move(blocked), twin->channels);
+    return replace(n, std::move(blocked), twin->channels, twin->padding);
+  }
+
+  // One operand of a blocked elementwise op: a blocked twin, or a scalar constant used as it is.
+  struct Operand {
+    int value = kNoValue;
+    double padding = 0;  // the twin's padding, or the scalar
+    bool blocked = false;
+  };
+
+  // Operand `value` of an elementwise op over `channels` channels: its twin, a float scalar constant (rank <= 4, so
+  // it broadcasts alike over both layouts), or a per-channel constant ([C, 1, 1] or [1, C, 1, 1]) blocked here into
+  // a [1, C/16, 1, 1, 16] initializer with zero padding. nullopt: the op stays plain.
+  std::optional<Operand> operand(int value, int64_t channels) {
+    if (const auto twin = twin_of(value)) {
+      if (twin->channels != channels) return std::nullopt;
+      return Operand{twin->value, twin->padding, true};
+    }
+    const Tensor* constant = rw_.constant(value);
+    if (!constant || constant->dtype() != DataType::kFloat32 || constant->device().type != DeviceType::kCpu) {
+      return std::nullopt;
+    }
+    const Shape& shape = constant->shape();
+    if (constant->numel() == 1 && shape.size() <= 4) return Operand{value, *constant->data<float>(), false};
+    const bool per_channel = (shape == Shape{channels, 1, 1}) || (shape == Shape{1, channels, 1, 1});
+    if (!per_channel) return std::nullopt;
+    const Shape blocked_shape{1, cpu::nchwc::blocks_of(channels), 1, 1, cpu::nchwc::kBlock};
+    auto blocked = Tensor::allocate(DataType::kFloat32, blocked_shape);
+    if (!blocked) return std::nullopt;
+    float* lanes = blocked->data<float>();
+    std::fill(lanes, lanes + blocked->numel(), 0.0f);
+    std::copy(constant->data<float>(), constant->data<float>() + channels, lanes);
+    const BlockedTwin twin{rw_.new_initializer(rw_.value(value).name + "_nchwc", std::move(*blocked)), channels};
+    twins_[value] = twin;
+    return Operand{twin.value, 0.0, true};
+  }
+
+  // Relu, Sigmoid, ..., Add, Mul, ... whose tensor operands are all blocked with one channel count, applied to the
+  // blocked values as they are.
+  Status convert_elementwise(int n) {
+    const graph::Node node = rw_.node(n);  // a copy: operand() may add values
+    const bool unary = one_of(node.op_type, kUnaryElementwise);
+    const size_t operands = unary ? 1 : 2;
+    if (node.inputs.size() < operands) return Status::ok();
+    int64_t channels = -1;
+    for (size_t i = 0; i < operands; ++i) {
+      if (const auto twin = twin_of(node.inputs[i])) channels = twin->channels;
+    }
+    if (channels < 0) return Status::ok();
+    std::vector<Operand> values;
+    for (size_t i = 0; i < operands; ++i) {
+      const auto value = operand(node.inputs[i], channels);
+      if (!value) return Status::ok();
+      values.push_back(*value);
+    }
+    const auto padding = elementwise_padding(node, values);
+    if (!padding || !usable_padding(*padding)) return Status::ok();
+    graph::Node blocked = node_like(node, node.op_type.c_str());
+    blocked.inputs = node.inputs;
+    for (size_t i = 0; i < operands; ++i) blocked.inputs[i] = values[i].value;
+    return replace(n, std::move(blocked), channels, static_cast<float>(*padding));
+  }
+
+  // The op applied to its operands' padding values (the Clip bounds must be scalar constants or omitted), or nullopt.
+  std::optional<double> elementwise_padding(const graph::Node& node, const std::vector<Operand>& values) const {
+    const double x = values[0].padding;
+    const std::string& op = node.op_type;
+    if (op == "Add") return x + values[1].padding;
+    if (op == "Sub") return x - values[1].padding;
+    if (op == "Mul") return x * values[1].padding;
+    if (op == "Div") return x / values[1].padding;
+    if (op == "Relu") return std::max(0.0, x);
+    if (op == "Neg") return -x;
+    if (op == "Abs") return std::abs(x);
+    if (op == "Sigmoid") return 1.0 / (1.0 + std::exp(-x));
+    if (op == "Tanh") return std::tanh(x);
+    if (op == "HardSwish") return x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0);
+    if (op == "LeakyRelu") {
+      const auto alpha = node.attr_float("alpha", 0.01f);
+      if (!alpha) return std::nullopt;
+      return x < 0 ? x * *alpha : x;
+    }
+    if (op == "HardSigmoid") {
+      const auto alpha = node.attr_float("alpha", 0.2f);
+      const auto beta = node.attr_float("beta", 0.5f);
+      if (!alpha || !beta) return std::nullopt;
+      return std::clamp(*alpha * x + *beta, 0.0, 1.0);
+    }
+    if (op == "Clip") {
+      // Opset 11+: bounds are inputs 1 and 2; before, attributes min and max.
+      double low = -std::numeric_limits<double>::infinity(), high = std::numeric_limits<double>::infinity();
+      if (node.opset >= 11) {
+        for (size_t i = 1; i < node.inputs.size(); ++i) {
+          if (node.inputs[i] == kNoValue) continue;
+          const auto bound = rw_.scalar_constant(node.inputs[i]);
+          if (!bound) return std::nullopt;
+          (i == 1 ? low : high) = *bound;
+        }
+      } else {
+        const auto min = node.attr_float("min", -std::numeric_limits<float>::max());
+        const auto max = node.attr_float("max", std::numeric_limits<float>::max());
+        if (!min || !max) return std::nullopt;
+        low = *min;
+        high = *max;
+      }
+      return std::min(high, std::max(low, x));
+    }
+    return std::nullopt;
   }
 
   Rewriter& rw_;
@@ -246,7 +394,9 @@ class LayoutRewrite {
 }  // namespace
 
 Expected<bool> convert_to_nchwc(graph::Graph& graph, std::string_view owner) {
-  if (!cpu::cpu_isa_at_least(cpu::CpuIsa::kAvx512) || cpu::find_kernel(kNxrtDomain, "NchwcConv", 1) == nullptr) return false;
+  if (cpu::nchwc::active_tier_kernels() == nullptr || cpu::find_kernel(kNxrtDomain, "NchwcConv", 1) == nullptr) {
+    return false;
+  }
   Rewriter rw(graph, owner);
   LayoutRewrite layout(rw);
   const int original_count = rw.node_count();

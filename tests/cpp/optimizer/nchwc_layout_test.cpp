@@ -12,7 +12,7 @@ namespace {
 
 constexpr double kConvTolerance = 2e-5;
 
-bool layout_applies() { return cpu::cpu_isa_at_least(cpu::CpuIsa::kAvx512); }
+bool layout_applies() { return cpu::cpu_isa_at_least(cpu::CpuIsa::kAvx2); }
 
 std::vector<float> weights(size_t count, uint32_t seed, float scale = 0.5f) {
   std::mt19937 rng(seed);
@@ -229,8 +229,8 @@ TEST(NchwcLayout, PlainReadersKeepTheirReorder) {
   EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcReorderOut"), 2);
 }
 
-// What the kernels do not take stays as it was: grouped, dilated, SAME-padded convs, a non-constant W, a Sigmoid
-// activation, float64.
+// What the kernels do not take stays as it was: grouped (not depthwise), dilated, SAME-padded convs, a non-constant
+// W, a Sigmoid activation, float64.
 TEST(NchwcLayout, UnsupportedConvsStay) {
   const auto single = [](std::vector<w::Attribute> attributes, int64_t w_in = 8, int32_t type = 1) {
     w::Model model;
@@ -268,6 +268,101 @@ TEST(NchwcLayout, UnsupportedConvsStay) {
   optimized = optimize_and_compare(runtime_w, 1e-5);
   ASSERT_TRUE(optimized);
   EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcConv"), 0);
+}
+
+// Depthwise convs (group = channels, W [C, 1, k, k]) run on the blocked layout after a pointwise conv: partial
+// blocks, strides, asymmetric pads, windows wider than the image, and a Relu epilogue.
+TEST(NchwcLayout, DepthwiseConvsMatch) {
+  const struct {
+    int64_t channels, height, width, kernel, stride;
+    std::vector<int64_t> pads;
+  } cases[] = {
+      {16, 9, 30, 3, 1, {1, 1, 1, 1}},  {20, 13, 27, 3, 2, {1, 0, 2, 1}}, {48, 6, 5, 5, 1, {2, 2, 2, 2}},
+      {33, 11, 40, 5, 2, {2, 2, 2, 2}}, {8, 4, 4, 3, 1, {0, 0, 0, 0}},    {24, 3, 2, 7, 1, {3, 3, 3, 3}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(testing::Message() << c.channels << " channels " << c.height << "x" << c.width << " k" << c.kernel
+                                    << " s" << c.stride);
+    w::Model model;
+    model.graph.inputs = {{"x", 1, {2, 3, c.height, c.width}}};
+    model.graph.outputs = {{"y", 1, {}, false}};
+    add_conv(model, {"x", "p", 3, c.channels, 1, 1, {0, 0, 0, 0}}, 61);
+    const int64_t k = c.kernel;
+    model.graph.initializers.push_back(
+        w::float_tensor("W_dw", {c.channels, 1, k, k}, weights(static_cast<size_t>(c.channels * k * k), 63)));
+    model.graph.initializers.push_back(
+        w::float_tensor("B_dw", {c.channels}, weights(static_cast<size_t>(c.channels), 65)));
+    model.graph.nodes.push_back({"Conv",
+                                 {"p", "W_dw", "B_dw"},
+                                 {"d"},
+                                 {w::attr_ints("kernel_shape", {k, k}), w::attr_ints("strides", {c.stride, c.stride}),
+                                  w::attr_ints("pads", c.pads), w::attr_int("group", c.channels)},
+                                 "depthwise"});
+    model.graph.nodes.push_back({"Relu", {"d"}, {"y"}, {}, "relu"});
+    for (int threads : {1, 3}) {
+      auto optimized = optimize_and_compare(model, kConvTolerance, 99, threads);
+      ASSERT_TRUE(optimized);
+      if (!layout_applies()) continue;
+      EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcConv"), 2);
+      EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcReorderOut"), 1);
+    }
+  }
+}
+
+// The elementwise tails of mobile CNNs stay on the blocked layout between convs: hard-swish spelled out (Add, Clip,
+// Mul, Div) with a scalar affine after it, a squeeze-excitation branch (GlobalAveragePool, 1x1 convs, HardSigmoid,
+// Mul by the [N, C, 1, 1] gate) and a per-channel constant scale. Only the network's output is reordered back.
+TEST(NchwcLayout, ElementwiseChainsStayBlocked) {
+  w::Model model;
+  model.graph.inputs = {{"x", 1, {2, 3, 19, 22}}};
+  model.graph.outputs = {{"y", 1, {}, false}};
+  model.graph.initializers.push_back(scalar("three", 3.0f));
+  model.graph.initializers.push_back(scalar("zero", 0.0f));
+  model.graph.initializers.push_back(scalar("six", 6.0f));
+  model.graph.initializers.push_back(scalar("gain", 0.75f));
+  model.graph.initializers.push_back(scalar("shift", 0.125f));
+  model.graph.initializers.push_back(w::float_tensor("scale", {20, 1, 1}, weights(20, 71, 2.0f)));
+  add_conv(model, {"x", "c", 3, 20, 3, 1, {1, 1, 1, 1}}, 73);
+  model.graph.nodes.push_back({"Add", {"c", "three"}, {"c3"}, {}, "hs_add"});
+  model.graph.nodes.push_back({"Clip", {"c3", "zero", "six"}, {"clipped"}, {}, "hs_clip"});
+  model.graph.nodes.push_back({"Mul", {"c", "clipped"}, {"hs6"}, {}, "hs_mul"});
+  model.graph.nodes.push_back({"Div", {"hs6", "six"}, {"hs"}, {}, "hs_div"});
+  model.graph.nodes.push_back({"Mul", {"gain", "hs"}, {"scaled"}, {}, "affine_mul"});
+  model.graph.nodes.push_back({"Add", {"scaled", "shift"}, {"a"}, {}, "affine_add"});
+  model.graph.nodes.push_back({"GlobalAveragePool", {"a"}, {"pooled"}, {}, "se_pool"});
+  add_conv(model, {"pooled", "squeezed", 20, 8, 1, 1, {0, 0, 0, 0}}, 75);
+  model.graph.nodes.push_back({"Relu", {"squeezed"}, {"squeezed_r"}, {}, "se_relu"});
+  add_conv(model, {"squeezed_r", "excited", 8, 20, 1, 1, {0, 0, 0, 0}}, 77);
+  model.graph.nodes.push_back({"HardSigmoid", {"excited"}, {"gate"}, {}, "se_gate"});
+  model.graph.nodes.push_back({"Mul", {"a", "gate"}, {"gated"}, {}, "se_mul"});
+  model.graph.nodes.push_back({"Mul", {"gated", "scale"}, {"g"}, {}, "channel_scale"});
+  add_conv(model, {"g", "y", 20, 12, 3, 2, {1, 1, 1, 1}}, 79);
+  for (int threads : {1, 3}) {
+    auto optimized = optimize_and_compare(model, kConvTolerance, 99, threads);
+    ASSERT_TRUE(optimized);
+    if (!layout_applies()) continue;
+    EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcConv"), 4);
+    EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcReorderIn"), 0);
+    EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcReorderOut"), 1);
+  }
+}
+
+// Padding lanes of a blocked value must stay finite (conv weights of 0 would turn an infinite lane into NaN in real
+// channels): 1 / c would put 1 / 0 there, so that Div stays plain and the next conv reorders its result.
+TEST(NchwcLayout, ElementwiseOpsThatWouldMakePaddingInfiniteStayPlain) {
+  w::Model model;
+  model.graph.inputs = {{"x", 1, {1, 3, 10, 12}}};
+  model.graph.outputs = {{"y", 1, {}, false}};
+  model.graph.initializers.push_back(scalar("one", 1.0f));
+  add_conv(model, {"x", "c", 3, 20, 3, 1, {1, 1, 1, 1}}, 81);
+  model.graph.nodes.push_back({"Div", {"one", "c"}, {"inverse"}, {}, "inverse"});
+  add_conv(model, {"inverse", "y", 20, 16, 3, 1, {1, 1, 1, 1}}, 83);
+  auto optimized = optimize_and_compare(model, 1e-3);
+  ASSERT_TRUE(optimized);
+  if (!layout_applies()) return;
+  EXPECT_EQ(count_op(*optimized, "Div"), 1);
+  EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcReorderIn"), 1);
+  EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcConv"), 2);
 }
 
 TEST(NchwcLayout, LevelTwoLeavesTheLayout) {

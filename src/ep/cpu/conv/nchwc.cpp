@@ -1,12 +1,14 @@
 // The com.nxrt ops of the blocked-channel layout (nchwc.h), float32, made by the optimizer's nchwc_layout pass:
 //   NchwcReorderIn(X [N, C, H, W]) -> [N, ceil(C / 16), H, W, 16], padding lanes 0
-//   NchwcReorderOut(X blocked, channels) -> [N, channels, H, W]
-//   NchwcConv(X, W, B?, Z?) -> blocked: Conv's attributes (2-D, group 1, no dilation, auto_pad NOTSET) plus
-//     FusedConv's activation / activation_params and input_blocked (0: X is plain [N, C, H, W]); W and B are the
-//     original constants; Z, when present, has the output's blocked shape
+//   NchwcReorderOut(X blocked, channels, padding?) -> [N, channels, H, W]; padding (default 0) records what X's
+//     padding lanes hold, for the pass (the kernel never reads those lanes)
+//   NchwcConv(X, W, B?, Z?) -> blocked: Conv's attributes (2-D, group 1 or depthwise, no dilation, auto_pad
+//     NOTSET) plus FusedConv's activation / activation_params and input_blocked (0: X is plain [N, C, H, W]); W and
+//     B are the original constants; Z, when present, has the output's blocked shape
 //   NchwcMaxPool(X blocked) -> blocked: MaxPool's 2-D attributes (one output, storage_order 0)
 //   NchwcGlobalAveragePool(X blocked) -> [N, Cb, 1, 1, 16]
-// Every kernel needs AVX-512F (creation fails without it; the pass only runs where the CPU has it).
+// Every kernel needs the avx2 tier or above (creation fails below it; the pass only runs where the CPU has it) and
+// runs the kernels of the active tier (active_tier_kernels).
 #include "ep/cpu/conv/nchwc.h"
 
 #include <algorithm>
@@ -52,6 +54,25 @@ ConvWeights ConvWeights::pack(const float* w, const float* bias, int64_t out_cha
   return packed;
 }
 
+ConvWeights ConvWeights::pack_depthwise(const float* w, const float* bias, int64_t channels, int64_t kernel_h,
+                                        int64_t kernel_w) {
+  ConvWeights packed;
+  packed.out_channels_ = channels;
+  packed.in_channels_ = channels;
+  packed.kernel_h_ = kernel_h;
+  packed.kernel_w_ = kernel_w;
+  packed.depthwise_ = true;
+  const int64_t taps = kernel_h * kernel_w;
+  packed.packed_.assign(static_cast<size_t>(blocks_of(channels) * packed.out_block_stride()), 0.0f);
+  for (int64_t c = 0; c < channels; ++c) {
+    float* block = packed.packed_.data() + (c / kBlock) * packed.out_block_stride();
+    for (int64_t t = 0; t < taps; ++t) block[t * kBlock + c % kBlock] = w[c * taps + t];
+  }
+  packed.bias_.assign(static_cast<size_t>(blocks_of(channels) * kBlock), 0.0f);
+  if (bias != nullptr) std::copy(bias, bias + channels, packed.bias_.begin());
+  return packed;
+}
+
 void ConvWeights::pack_winograd(const float* w) {
   // U = G g G^T with G = [[1, 0, 0], [1/2, 1/2, 1/2], [1/2, -1/2, 1/2], [0, 0, 1]], computed in double.
   static constexpr double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
@@ -79,15 +100,66 @@ void ConvWeights::pack_winograd(const float* w) {
 }
 
 int64_t ConvWeights::out_block_stride() const {
+  if (depthwise_) return kernel_h_ * kernel_w_ * kBlock;
   const int64_t in = blocked_input_ ? blocks_of(in_channels_) * kBlock * kBlock : in_channels_ * kBlock;
   return in * kernel_h_ * kernel_w_;
 }
 
+bool activation_in_block_registers(ActivationKind kind) {
+  return activation_in_avx512_registers(kind) || kind == ActivationKind::kHardSigmoid;
+}
+
+WindowRange inner_window_range(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t pad,
+                               int64_t dilation) {
+  const int64_t begin = std::min(out, (pad + stride - 1) / stride);
+  const int64_t last = in - ((kernel - 1) * dilation + 1) + pad;  // largest start + pad with the window inside
+  return {begin, std::clamp<int64_t>(last < 0 ? 0 : last / stride + 1, begin, out)};
+}
+
+int64_t conv_edge_scratch_floats(const ConvWeights& w, int64_t stride_w) {
+  const int64_t cols = (kMaxConvTilePixels - 1) * stride_w + w.kernel_w();
+  const int64_t planes = w.blocked_input() ? blocks_of(w.in_channels()) * kBlock : w.in_channels();
+  return planes * w.kernel_h() * cols;
+}
+
+WinogradLayout winograd_layout(const ConvWeights& w) {
+  WinogradLayout l;
+  l.in_blocks = blocks_of(w.in_channels());
+  l.out_blocks = blocks_of(w.out_channels());
+  // One vector of padding per element: with 2 blocks of 32 tiles the strides would be exactly 4 KiB, and the 16
+  // elements of one tile, stored and loaded together, would all fall into one L1 set.
+  l.v_element_stride = l.in_blocks * kWinogradChunkTiles * kBlock + kBlock;
+  l.m_element_stride = l.out_blocks * kWinogradChunkTiles * kBlock + kBlock;
+  return l;
+}
+
+int64_t winograd_scratch_floats(const ConvWeights& w) {
+  const WinogradLayout l = winograd_layout(w);
+  return 16 * (l.v_element_stride + l.m_element_stride);
+}
+
+const TierKernels* active_tier_kernels() {
+#if defined(__x86_64__)
+  static constexpr TierKernels kAvx512{f32_conv_nchwc_rows__avx512,     f32_conv_nchwc_winograd_rows__avx512,
+                                       f32_depthwise_nchwc_rows__avx512, f32_reorder_to_nchwc__avx512,
+                                       f32_reorder_from_nchwc__avx512,   f32_max_pool_nchwc_rows__avx512,
+                                       f32_global_average_pool_nchwc__avx512, 2};
+  static constexpr TierKernels kAvx2{f32_conv_nchwc_rows__avx2,     f32_conv_nchwc_winograd_rows__avx2,
+                                     f32_depthwise_nchwc_rows__avx2, f32_reorder_to_nchwc__avx2,
+                                     f32_reorder_from_nchwc__avx2,   f32_max_pool_nchwc_rows__avx2,
+                                     f32_global_average_pool_nchwc__avx2, 1};
+  if (cpu_isa_at_least(CpuIsa::kAvx512)) return &kAvx512;
+  if (cpu_isa_at_least(CpuIsa::kAvx2)) return &kAvx2;
+#endif
+  return nullptr;
+}
+
 namespace {
 
-Status require_avx512(const graph::Node& node) {
-  if (cpu_isa_at_least(CpuIsa::kAvx512)) return Status::ok();
-  return make_error(StatusCode::kNotImplemented, node.describe(), ": the blocked-channel kernels need AVX-512F");
+Expected<const TierKernels*> require_tier_kernels(const graph::Node& node) {
+  if (const TierKernels* kernels = active_tier_kernels()) return kernels;
+  return make_error(StatusCode::kNotImplemented, node.describe(),
+                    ": the blocked-channel kernels need the avx2 CPU tier or above");
 }
 
 // X's shape as [N, blocks, H, W, 16] for a blocked tensor of `channels` channels, or an error naming it.
@@ -101,7 +173,8 @@ Status check_blocked(const Shape& x, int64_t channels, const std::string& descri
 
 class ReorderInKernel final : public Kernel {
  public:
-  explicit ReorderInKernel(std::string description) : description_(std::move(description)) {}
+  ReorderInKernel(std::string description, const TierKernels& kernels)
+      : description_(std::move(description)), kernels_(kernels) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     TRY(require_inputs(inputs, 1, description_));
@@ -121,8 +194,7 @@ class ReorderInKernel final : public Kernel {
     pool.parallel_for(batch * blocks, 1, [&](int64_t begin, int64_t end) {
       for (int64_t unit = begin; unit < end; ++unit) {
         const int64_t n = unit / blocks, block = unit % blocks;
-        f32_reorder_to_nchwc__avx512(src + n * channels * plane, channels, plane, block, dst + unit * plane * kBlock, 0,
-                                     plane);
+        kernels_.reorder_to(src + n * channels * plane, channels, plane, block, dst + unit * plane * kBlock, 0, plane);
       }
     });
     return Status::ok();
@@ -130,12 +202,13 @@ class ReorderInKernel final : public Kernel {
 
  private:
   std::string description_;
+  const TierKernels& kernels_;
 };
 
 class ReorderOutKernel final : public Kernel {
  public:
-  ReorderOutKernel(std::string description, int64_t channels)
-      : description_(std::move(description)), channels_(channels) {}
+  ReorderOutKernel(std::string description, const TierKernels& kernels, int64_t channels)
+      : description_(std::move(description)), kernels_(kernels), channels_(channels) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     TRY(require_inputs(inputs, 1, description_));
@@ -153,8 +226,8 @@ class ReorderOutKernel final : public Kernel {
     pool.parallel_for(batch * blocks, 1, [&](int64_t begin, int64_t end) {
       for (int64_t unit = begin; unit < end; ++unit) {
         const int64_t n = unit / blocks, block = unit % blocks;
-        f32_reorder_from_nchwc__avx512(src + unit * plane * kBlock, channels_, plane, block,
-                                       dst + n * channels_ * plane, 0, plane);
+        kernels_.reorder_from(src + unit * plane * kBlock, channels_, plane, block, dst + n * channels_ * plane, 0,
+                              plane);
       }
     });
     return Status::ok();
@@ -162,13 +235,16 @@ class ReorderOutKernel final : public Kernel {
 
  private:
   std::string description_;
+  const TierKernels& kernels_;
   int64_t channels_;
 };
 
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(std::string description, conv::WindowAttrs attrs, FusedActivation activation, ConvWeights weights)
+  ConvKernel(std::string description, const TierKernels& kernels, conv::WindowAttrs attrs, FusedActivation activation,
+             ConvWeights weights)
       : description_(std::move(description)),
+        kernels_(kernels),
         attrs_(std::move(attrs)),
         activation_(activation),
         weights_(std::move(weights)) {}
@@ -194,8 +270,12 @@ class ConvKernel final : public Kernel {
       run_winograd(x, y, z, g, pool);
       return Status::ok();
     }
+    if (weights_.depthwise()) {
+      run_depthwise(x, y, z, g, pool);
+      return Status::ok();
+    }
     const int64_t out_blocks = blocks_of(weights_.out_channels());
-    const int64_t group = conv_block_group(out_blocks);
+    const int64_t group = conv_block_group(out_blocks, kernels_.max_block_group);
     const int64_t groups = out_blocks / group;
     const int64_t rows = g.out[0];
     const int64_t scratch_floats = conv_edge_scratch_floats(weights_, g.stride[1]);
@@ -207,7 +287,7 @@ class ConvKernel final : public Kernel {
         const int64_t block = (unit / rows) % groups * group;
         const int64_t oh_begin = unit % rows;
         const int64_t oh_end = std::min(rows, oh_begin + (end - unit));
-        f32_conv_nchwc_rows__avx512(job_for(x, y, z, g, n), block, block + group, oh_begin, oh_end, edge);
+        kernels_.conv_rows(job_for(x, y, z, g, n), block, block + group, oh_begin, oh_end, edge);
         unit += oh_end - oh_begin;
       }
     });
@@ -236,6 +316,22 @@ class ConvKernel final : public Kernel {
     return job;
   }
 
+  // Units are (image, block, output row), rows innermost.
+  void run_depthwise(const Tensor& x, Tensor& y, const Tensor* z, const conv::Geometry& g, ThreadPool& pool) const {
+    const int64_t blocks = blocks_of(weights_.out_channels());
+    const int64_t rows = g.out[0];
+    pool.parallel_for(x.shape()[0] * blocks * rows, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t unit = begin; unit < end;) {
+        const int64_t n = unit / (blocks * rows);
+        const int64_t block = (unit / rows) % blocks;
+        const int64_t oh_begin = unit % rows;
+        const int64_t oh_end = std::min(rows, oh_begin + (end - unit));
+        kernels_.depthwise_rows(job_for(x, y, z, g, n), block, block + 1, oh_begin, oh_end);
+        unit += oh_end - oh_begin;
+      }
+    });
+  }
+
   // Units are (image, row of 2x2 output tiles); each unit transforms its tiles for all output blocks.
   void run_winograd(const Tensor& x, Tensor& y, const Tensor* z, const conv::Geometry& g, ThreadPool& pool) const {
     const int64_t tile_rows = (g.out[0] + 1) / 2;
@@ -245,7 +341,7 @@ class ConvKernel final : public Kernel {
       for (int64_t unit = begin; unit < end;) {
         const int64_t n = unit / tile_rows, th_begin = unit % tile_rows;
         const int64_t th_end = std::min(tile_rows, th_begin + (end - unit));
-        f32_conv_nchwc_winograd_rows__avx512(job_for(x, y, z, g, n), th_begin, th_end, buffer);
+        kernels_.winograd_rows(job_for(x, y, z, g, n), th_begin, th_end, buffer);
         unit += th_end - th_begin;
       }
     });
@@ -264,6 +360,7 @@ class ConvKernel final : public Kernel {
   }
 
   std::string description_;
+  const TierKernels& kernels_;
   conv::WindowAttrs attrs_;
   FusedActivation activation_;
   ConvWeights weights_;
@@ -271,8 +368,8 @@ class ConvKernel final : public Kernel {
 
 class MaxPoolKernel final : public Kernel {
  public:
-  MaxPoolKernel(std::string description, conv::WindowAttrs attrs)
-      : description_(std::move(description)), attrs_(std::move(attrs)) {}
+  MaxPoolKernel(std::string description, const TierKernels& kernels, conv::WindowAttrs attrs)
+      : description_(std::move(description)), kernels_(kernels), attrs_(std::move(attrs)) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     TRY(require_inputs(inputs, 1, description_));
@@ -306,7 +403,7 @@ class MaxPoolKernel final : public Kernel {
       for (int64_t unit = begin; unit < end;) {
         const int64_t plane = unit / job.out_h, oh_begin = unit % job.out_h;
         const int64_t oh_end = std::min(job.out_h, oh_begin + (end - unit));
-        f32_max_pool_nchwc_rows__avx512(job, src + plane * in_plane, dst + plane * out_plane, oh_begin, oh_end);
+        kernels_.max_pool_rows(job, src + plane * in_plane, dst + plane * out_plane, oh_begin, oh_end);
         unit += oh_end - oh_begin;
       }
     });
@@ -328,12 +425,14 @@ class MaxPoolKernel final : public Kernel {
   }
 
   std::string description_;
+  const TierKernels& kernels_;
   conv::WindowAttrs attrs_;
 };
 
 class GlobalAveragePoolKernel final : public Kernel {
  public:
-  explicit GlobalAveragePoolKernel(std::string description) : description_(std::move(description)) {}
+  GlobalAveragePoolKernel(std::string description, const TierKernels& kernels)
+      : description_(std::move(description)), kernels_(kernels) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     TRY(require_inputs(inputs, 1, description_));
@@ -354,7 +453,7 @@ class GlobalAveragePoolKernel final : public Kernel {
     }
     pool.parallel_for(x[0] * x[1], 1, [&](int64_t begin, int64_t end) {
       for (int64_t unit = begin; unit < end; ++unit) {
-        f32_global_average_pool_nchwc__avx512(src + unit * plane * kBlock, plane, dst + unit * kBlock);
+        kernels_.global_average_pool(src + unit * plane * kBlock, plane, dst + unit * kBlock);
       }
     });
     return Status::ok();
@@ -362,25 +461,26 @@ class GlobalAveragePoolKernel final : public Kernel {
 
  private:
   std::string description_;
+  const TierKernels& kernels_;
 };
 
 Expected<std::unique_ptr<Kernel>> create_reorder_in(const KernelInfo& info) {
-  TRY(require_avx512(info.node));
-  return std::unique_ptr<Kernel>(std::make_unique<ReorderInKernel>(info.node.describe()));
+  TRY_ASSIGN(const TierKernels* kernels, require_tier_kernels(info.node));
+  return std::unique_ptr<Kernel>(std::make_unique<ReorderInKernel>(info.node.describe(), *kernels));
 }
 
 Expected<std::unique_ptr<Kernel>> create_reorder_out(const KernelInfo& info) {
-  TRY(require_avx512(info.node));
+  TRY_ASSIGN(const TierKernels* kernels, require_tier_kernels(info.node));
   TRY_ASSIGN(const int64_t channels, info.node.attr_int("channels", -1));
   if (channels < 0) {
     return make_error(StatusCode::kInvalidGraph, info.node.describe(), ": attribute channels must be >= 0");
   }
-  return std::unique_ptr<Kernel>(std::make_unique<ReorderOutKernel>(info.node.describe(), channels));
+  return std::unique_ptr<Kernel>(std::make_unique<ReorderOutKernel>(info.node.describe(), *kernels, channels));
 }
 
 Expected<std::unique_ptr<Kernel>> create_conv(const KernelInfo& info) {
   const graph::Node& node = info.node;
-  TRY(require_avx512(node));
+  TRY_ASSIGN(const TierKernels* kernels, require_tier_kernels(node));
   TRY_ASSIGN(conv::WindowAttrs attrs, conv::parse_window_attrs(node));
   TRY_ASSIGN(const std::string activation_name, node.attr_string("activation", ""));
   TRY_ASSIGN(const std::vector<float> params, node.attr_floats("activation_params", {}));
@@ -389,35 +489,43 @@ Expected<std::unique_ptr<Kernel>> create_conv(const KernelInfo& info) {
   const Tensor* w = info.constant_inputs.size() > 1 ? info.constant_inputs[1] : nullptr;
   const Tensor* b = info.constant_inputs.size() > 2 ? info.constant_inputs[2] : nullptr;
   const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != graph::kNoValue;
-  const bool plain_2d = attrs.group == 1 && attrs.auto_pad == conv::AutoPad::kNotSet &&
+  const bool dense_2d = attrs.auto_pad == conv::AutoPad::kNotSet &&
                         std::all_of(attrs.dilations.begin(), attrs.dilations.end(), [](int64_t d) { return d == 1; });
-  if (w == nullptr || w->dtype() != DataType::kFloat32 || w->rank() != 4 || (has_bias && b == nullptr) ||
-      (b != nullptr && (b->dtype() != DataType::kFloat32 || b->numel() != w->shape()[0])) || !plain_2d ||
-      !activation_in_avx512_registers(activation.kind)) {
+  const bool weights_fit = w != nullptr && w->dtype() == DataType::kFloat32 && w->rank() == 4 &&
+                           (!has_bias || b != nullptr) &&
+                           (b == nullptr || (b->dtype() == DataType::kFloat32 && b->numel() == w->shape()[0]));
+  // Depthwise: one input channel per group and one filter per channel, over a blocked input.
+  const bool depthwise = weights_fit && attrs.group > 1 && attrs.group == w->shape()[0] && w->shape()[1] == 1 &&
+                         input_blocked != 0;
+  if (!weights_fit || !dense_2d || (attrs.group != 1 && !depthwise) ||
+      !activation_in_block_registers(activation.kind)) {
     return make_error(StatusCode::kInvalidGraph, node.describe(),
-                      ": NchwcConv needs constant f32 W [M, C, kH, kW] and B [M], group 1, no dilation, explicit pads "
-                      "and a Relu, LeakyRelu or Clip activation (or none)");
+                      ": NchwcConv needs constant f32 W [M, C, kH, kW] and B [M], group 1 (or depthwise: group M, "
+                      "W [M, 1, kH, kW], blocked input), no dilation, explicit pads and a Relu, LeakyRelu, Clip or "
+                      "HardSigmoid activation (or none)");
   }
   const Shape& s = w->shape();
-  ConvWeights weights = ConvWeights::pack(w->data<float>(), b != nullptr ? b->data<float>() : nullptr, s[0], s[1], s[2],
-                                          s[3], input_blocked != 0);
+  const float* bias = b != nullptr ? b->data<float>() : nullptr;
+  ConvWeights weights =
+      depthwise ? ConvWeights::pack_depthwise(w->data<float>(), bias, s[0], s[2], s[3])
+                : ConvWeights::pack(w->data<float>(), bias, s[0], s[1], s[2], s[3], input_blocked != 0);
   return std::unique_ptr<Kernel>(
-      std::make_unique<ConvKernel>(node.describe(), std::move(attrs), activation, std::move(weights)));
+      std::make_unique<ConvKernel>(node.describe(), *kernels, std::move(attrs), activation, std::move(weights)));
 }
 
 Expected<std::unique_ptr<Kernel>> create_max_pool(const KernelInfo& info) {
-  TRY(require_avx512(info.node));
+  TRY_ASSIGN(const TierKernels* kernels, require_tier_kernels(info.node));
   TRY_ASSIGN(conv::WindowAttrs attrs, conv::parse_window_attrs(info.node));
   if (attrs.kernel_shape.size() != 2 || attrs.auto_pad != conv::AutoPad::kNotSet) {
     return make_error(StatusCode::kInvalidGraph, info.node.describe(),
                       ": NchwcMaxPool needs a 2-D kernel_shape and explicit pads");
   }
-  return std::unique_ptr<Kernel>(std::make_unique<MaxPoolKernel>(info.node.describe(), std::move(attrs)));
+  return std::unique_ptr<Kernel>(std::make_unique<MaxPoolKernel>(info.node.describe(), *kernels, std::move(attrs)));
 }
 
 Expected<std::unique_ptr<Kernel>> create_global_average_pool(const KernelInfo& info) {
-  TRY(require_avx512(info.node));
-  return std::unique_ptr<Kernel>(std::make_unique<GlobalAveragePoolKernel>(info.node.describe()));
+  TRY_ASSIGN(const TierKernels* kernels, require_tier_kernels(info.node));
+  return std::unique_ptr<Kernel>(std::make_unique<GlobalAveragePoolKernel>(info.node.describe(), *kernels));
 }
 
 constexpr DataTypeMask kF32 = type_mask(TypeList<float>{});

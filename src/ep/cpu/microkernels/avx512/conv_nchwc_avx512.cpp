@@ -1,5 +1,6 @@
-// AVX-512 micro-kernel of the blocked-channel f32 convolution (contract in ep/cpu/conv/nchwc.h). Compiled with -mavx512f
-// and friends; callers check the CPU first.
+// AVX-512 instances of the blocked-channel direct and depthwise convolutions (nchwc_conv_kernel.h,
+// nchwc_depthwise_kernel.h; contracts in ep/cpu/conv/nchwc.h). Compiled with -mavx512f and friends; callers check
+// the CPU first.
 #include <immintrin.h>
 
 // GCC 12 reports the _mm512_undefined_ps() pass-through operand inside _mm512_max_ps/_mm512_min_ps as
@@ -8,181 +9,20 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
-#include <algorithm>
-#include <cstring>
-
-#include "ep/cpu/microkernels/avx512/nchwc_tile_avx512.h"
-#include "ep/cpu/conv/nchwc.h"
+#include "ep/cpu/microkernels/avx512/nchwc_block_avx512.h"
+#include "ep/cpu/microkernels/nchwc_conv_kernel.h"
+#include "ep/cpu/microkernels/nchwc_depthwise_kernel.h"
 
 namespace nxrt::cpu::nchwc {
 
-namespace {
-
-// The input one tile reads: `x` at kernel row kh_begin, column 0, of the tile's first pixel; kernel rows
-// [kh_begin, kh_end) are readable, `row_stride` floats apart; input blocks or channels `plane_stride` floats apart.
-struct TileInput {
-  const float* x;
-  int64_t row_stride, plane_stride;
-  int64_t kh_begin, kh_end;
-};
-
-struct Shapes {
-  int64_t in_blocks_or_channels;  // blocked: input blocks; plain: input channels
-  int64_t kernel_h, kernel_w;
-  int64_t weights_per_in;  // floats of one output block's weights per input block / channel
-  int64_t out_block_stride;
-};
-
-// P output pixels x OB output blocks of row oh from `in`, every kernel column readable for every pixel. Pixels are
-// S input columns apart (S = 0: the job's stride_w, read at run time); a compile-time step makes every broadcast
-// address base + constant.
-template <int OB, int P, bool Blocked, int S>
-void tile(const ConvJob& job, const Shapes& s, const TileInput& in, int64_t block, int64_t oh, int64_t ow0) {
-  __m512 acc[OB][P];
-#pragma GCC unroll 2
-  for (int o = 0; o < OB; ++o) {
-#pragma GCC unroll 12
-    for (int p = 0; p < P; ++p) acc[o][p] = _mm512_setzero_ps();
-  }
-  const float* w_block = job.weights->data() + block * s.out_block_stride;
-  const int64_t pixel_step = (S > 0 ? S : job.stride_w) * (Blocked ? kBlock : 1);
-  const int64_t ob_stride = s.out_block_stride;
-  for (int64_t i = 0; i < s.in_blocks_or_channels; ++i) {
-    const float* x_plane = in.x + i * in.plane_stride;
-    const float* w_in = w_block + i * s.weights_per_in;
-    for (int64_t kh = in.kh_begin; kh < in.kh_end; ++kh) {
-      const float* x_row = x_plane + (kh - in.kh_begin) * in.row_stride;
-      for (int64_t kw = 0; kw < s.kernel_w; ++kw) {
-        const int64_t tap = kh * s.kernel_w + kw;
-        if constexpr (Blocked) {
-          const float* x = x_row + kw * kBlock;
-          // Opaque to the optimiser: without this GCC strength-reduces all P x 16 broadcast addresses into separate
-          // induction variables and spills them, instead of addressing x + constant.
-          asm("" : "+r"(x));
-          accumulate_block<OB, P>(acc, x, pixel_step, w_in + tap * kBlock * kBlock, ob_stride);
-        } else {
-          const float* x = x_row + kw;
-          asm("" : "+r"(x));  // see the blocked branch
-          const float* w = w_in + tap * kBlock;
-          __m512 weight[OB];
-#pragma GCC unroll 2
-          for (int o = 0; o < OB; ++o) weight[o] = _mm512_loadu_ps(w + o * ob_stride);
-#pragma GCC unroll 12
-          for (int p = 0; p < P; ++p) {
-            const __m512 value = _mm512_set1_ps(x[p * pixel_step]);
-#pragma GCC unroll 2
-            for (int o = 0; o < OB; ++o) acc[o][p] = _mm512_fmadd_ps(weight[o], value, acc[o][p]);
-          }
-        }
-      }
-    }
-  }
-#pragma GCC unroll 2
-  for (int o = 0; o < OB; ++o) {
-#pragma GCC unroll 12
-    for (int p = 0; p < P; ++p) store_output(job, block + o, oh, ow0 + p, acc[o][p]);
-  }
-}
-
-template <int OB, bool Blocked, int S, int P = kMaxConvTilePixels>
-void tile_of(int pixels, const ConvJob& job, const Shapes& s, const TileInput& in, int64_t block, int64_t oh,
-             int64_t ow0) {
-  if constexpr (P > 0) {
-    if (pixels == P) return tile<OB, P, Blocked, S>(job, s, in, block, oh, ow0);
-    return tile_of<OB, Blocked, S, P - 1>(pixels, job, s, in, block, oh, ow0);
-  }
-}
-
-// Copies the input columns [iw0, iw0 + cols) of kernel rows [kh_begin, kh_end) of output row oh into `edge`
-// (zeros outside the input) and returns the view of it a tile reads.
-template <bool Blocked>
-TileInput copy_edge(const ConvJob& job, const Shapes& s, int64_t ih0, int64_t kh_begin, int64_t kh_end, int64_t iw0,
-                    int64_t cols, float* edge) {
-  const int64_t rows = kh_end - kh_begin;
-  const int64_t width = Blocked ? kBlock : 1;
-  const int64_t in_plane = job.in_h * job.in_w * width;
-  const int64_t first = std::clamp<int64_t>(-iw0, 0, cols);               // columns before the input
-  const int64_t last = std::clamp<int64_t>(job.in_w - iw0, first, cols);  // end of the columns inside
-  for (int64_t i = 0; i < s.in_blocks_or_channels; ++i) {
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* src = job.x + i * in_plane + ((ih0 + kh_begin + r) * job.in_w + iw0 + first) * width;
-      float* dst = edge + (i * rows + r) * cols * width;
-      // memset / memcpy rather than std::fill / std::copy: template code built here could merge with baseline copies.
-      std::memset(dst, 0, static_cast<size_t>(first * width) * sizeof(float));
-      std::memcpy(dst + first * width, src, static_cast<size_t>((last - first) * width) * sizeof(float));
-      std::memset(dst + last * width, 0, static_cast<size_t>((cols - last) * width) * sizeof(float));
-    }
-  }
-  return TileInput{edge, cols * width, rows * cols * width, kh_begin, kh_end};
-}
-
-template <int OB, bool Blocked, int S>
-void conv_rows(const ConvJob& job, const Shapes& s, int64_t block_begin, int64_t block_end, int64_t oh_begin,
-               int64_t oh_end, float* edge) {
-  const int64_t sw = job.stride_w;
-  const int64_t width = Blocked ? kBlock : 1;
-  // Pixels [ow_lo, ow_hi) read every kernel column inside the input; a tile holding any other pixel reads a copy of
-  // its columns with zeros for the padding.
-  int64_t ow_lo, ow_hi;
-  inner_range(job.in_w, job.out_w, s.kernel_w, sw, job.pad_left, 1, ow_lo, ow_hi);
-  const int64_t tiles = (job.out_w + kMaxConvTilePixels - 1) / kMaxConvTilePixels;
-  for (int64_t oh = oh_begin; oh < oh_end; ++oh) {
-    const int64_t ih0 = oh * job.stride_h - job.pad_top;
-    const int64_t kh_begin = std::max<int64_t>(0, -ih0);
-    const int64_t kh_end = std::min<int64_t>(s.kernel_h, job.in_h - ih0);
-    int64_t ow = 0;
-    for (int64_t t = 0; t < tiles; ++t) {
-      // Balanced tiles: the first (out_w % tiles) take one pixel more.
-      const int pixels = static_cast<int>(job.out_w / tiles + (t < job.out_w % tiles ? 1 : 0));
-      const int64_t iw0 = ow * sw - job.pad_left;
-      TileInput in;
-      if (ow >= ow_lo && ow + pixels <= ow_hi) {
-        in = TileInput{job.x + ((ih0 + kh_begin) * job.in_w + iw0) * width, job.in_w * width,
-                       job.in_h * job.in_w * width, kh_begin, kh_end};
-      } else {
-        in = copy_edge<Blocked>(job, s, ih0, kh_begin, kh_end, iw0, (pixels - 1) * sw + s.kernel_w, edge);
-      }
-      for (int64_t block = block_begin; block < block_end; block += OB) {
-        tile_of<OB, Blocked, S>(pixels, job, s, in, block, oh, ow);
-      }
-      ow += pixels;
-    }
-  }
-}
-
-}  // namespace
-
-int64_t conv_edge_scratch_floats(const ConvWeights& w, int64_t stride_w) {
-  const int64_t cols = (kMaxConvTilePixels - 1) * stride_w + w.kernel_w();
-  const int64_t planes = w.blocked_input() ? blocks_of(w.in_channels()) * kBlock : w.in_channels();
-  return planes * w.kernel_h() * cols;
-}
-
 void f32_conv_nchwc_rows__avx512(const ConvJob& job, int64_t block_begin, int64_t block_end, int64_t oh_begin,
                                  int64_t oh_end, float* edge_scratch) {
-  const ConvWeights& w = *job.weights;
-  const bool blocked = w.blocked_input();
-  Shapes s;
-  s.in_blocks_or_channels = blocked ? blocks_of(w.in_channels()) : w.in_channels();
-  s.kernel_h = w.kernel_h();
-  s.kernel_w = w.kernel_w();
-  s.weights_per_in = s.kernel_h * s.kernel_w * kBlock * (blocked ? kBlock : 1);
-  s.out_block_stride = w.out_block_stride();
-  const bool pairs = conv_block_group(blocks_of(w.out_channels())) == 2;
-  const auto with_stride = [&]<int OB, bool Blocked>() {
-    const auto rows = [&]<int S>() {
-      conv_rows<OB, Blocked, S>(job, s, block_begin, block_end, oh_begin, oh_end, edge_scratch);
-    };
-    if (job.stride_w == 1) return rows.template operator()<1>();
-    if (job.stride_w == 2) return rows.template operator()<2>();
-    rows.template operator()<0>();
-  };
-  if (blocked) {
-    if (pairs) return with_stride.template operator()<2, true>();
-    return with_stride.template operator()<1, true>();
-  }
-  if (pairs) return with_stride.template operator()<2, false>();
-  with_stride.template operator()<1, false>();
+  block_kernel::conv_nchwc_rows<BlockAvx512>(job, block_begin, block_end, oh_begin, oh_end, edge_scratch);
+}
+
+void f32_depthwise_nchwc_rows__avx512(const ConvJob& job, int64_t block_begin, int64_t block_end, int64_t oh_begin,
+                                      int64_t oh_end) {
+  block_kernel::depthwise_nchwc_rows<BlockAvx512>(job, block_begin, block_end, oh_begin, oh_end);
 }
 
 }  // namespace nxrt::cpu::nchwc

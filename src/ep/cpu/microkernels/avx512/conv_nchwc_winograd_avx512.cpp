@@ -1,7 +1,5 @@
-// AVX-512 Winograd F(2x2, 3x3) convolution on the blocked-channel layout (contract in ep/cpu/conv/nchwc.h). Channels sit
-// in the 16 lanes, so the input and output transforms are plain vector adds of whole blocks, and the 16 element
-// products are the direct kernel's register tile with the 16 transform elements in place of the taps. Compiled with
-// -mavx512f and friends; callers check the CPU first.
+// AVX-512 instance of the blocked-channel Winograd F(2x2, 3x3) convolution (nchwc_winograd_kernel.h; contract in
+// ep/cpu/conv/nchwc.h). Compiled with -mavx512f and friends; callers check the CPU first.
 #include <immintrin.h>
 
 // GCC 12 reports the _mm512_undefined_ps() pass-through operand inside _mm512_max_ps/_mm512_min_ps as
@@ -10,172 +8,13 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
-#include <algorithm>
-
-#include "ep/cpu/microkernels/avx512/nchwc_tile_avx512.h"
-#include "ep/cpu/conv/nchwc.h"
+#include "ep/cpu/microkernels/avx512/nchwc_block_avx512.h"
+#include "ep/cpu/microkernels/nchwc_winograd_kernel.h"
 
 namespace nxrt::cpu::nchwc {
 
-namespace {
-
-constexpr int64_t kTileFloats = kBlock * kBlock;  // one 16 x 16 weight block
-
-struct Layout {
-  int64_t in_blocks, out_blocks;
-  int64_t v_element_stride;  // floats between transform elements of the V scratch: [16][in_blocks][chunk][16]
-  int64_t m_element_stride;  // and of the M scratch: [16][out_blocks][chunk][16]
-};
-
-// d = the 4x4 input window at (ih0, iw0) of one block plane, zeros outside the input.
-inline void load_window(const ConvJob& job, const float* plane, int64_t ih0, int64_t iw0, __m512 d[4][4]) {
-  const bool inside = ih0 >= 0 && iw0 >= 0 && ih0 + 4 <= job.in_h && iw0 + 4 <= job.in_w;
-  for (int r = 0; r < 4; ++r) {
-    for (int c = 0; c < 4; ++c) {
-      const int64_t ih = ih0 + r, iw = iw0 + c;
-      d[r][c] = inside || (ih >= 0 && ih < job.in_h && iw >= 0 && iw < job.in_w)
-                    ? _mm512_loadu_ps(plane + (ih * job.in_w + iw) * kBlock)
-                    : _mm512_setzero_ps();
-    }
-  }
-}
-
-// v[4 * r + c] = (B^T d B)[r][c], stored `stride` floats apart.
-inline void input_transform(__m512 d[4][4], float* v, int64_t stride) {
-  __m512 t[4][4];
-  for (int c = 0; c < 4; ++c) {
-    t[0][c] = _mm512_sub_ps(d[0][c], d[2][c]);
-    t[1][c] = _mm512_add_ps(d[1][c], d[2][c]);
-    t[2][c] = _mm512_sub_ps(d[2][c], d[1][c]);
-    t[3][c] = _mm512_sub_ps(d[1][c], d[3][c]);
-  }
-  for (int r = 0; r < 4; ++r) {
-    _mm512_storeu_ps(v + (4 * r + 0) * stride, _mm512_sub_ps(t[r][0], t[r][2]));
-    _mm512_storeu_ps(v + (4 * r + 1) * stride, _mm512_add_ps(t[r][1], t[r][2]));
-    _mm512_storeu_ps(v + (4 * r + 2) * stride, _mm512_sub_ps(t[r][2], t[r][1]));
-    _mm512_storeu_ps(v + (4 * r + 3) * stride, _mm512_sub_ps(t[r][1], t[r][3]));
-  }
-}
-
-// M of P consecutive tiles x OB output blocks for one transform element: sum over input channels of U x V. `v` is
-// the element's [in_blocks][chunk][16] at the first tile, `u` its [out block][in block][16 in][16 out] at the first
-// block, `m` its [out_blocks][chunk][16] at the first block and tile.
-template <int OB, int P>
-void element_product(const Layout& l, const float* v, const float* u, float* m) {
-  __m512 acc[OB][P];
-#pragma GCC unroll 2
-  for (int o = 0; o < OB; ++o) {
-#pragma GCC unroll 12
-    for (int p = 0; p < P; ++p) acc[o][p] = _mm512_setzero_ps();
-  }
-  const int64_t u_block_stride = l.in_blocks * kTileFloats;
-  const int64_t chunk_floats = kWinogradChunkTiles * kBlock;
-  for (int64_t i = 0; i < l.in_blocks; ++i) {
-    const float* x = v + i * chunk_floats;
-    asm("" : "+r"(x));  // keeps the broadcasts at x + constant (see conv_nchwc_avx512.cpp)
-    accumulate_block<OB, P>(acc, x, kBlock, u + i * kTileFloats, u_block_stride);
-  }
-#pragma GCC unroll 2
-  for (int o = 0; o < OB; ++o) {
-#pragma GCC unroll 12
-    for (int p = 0; p < P; ++p) _mm512_storeu_ps(m + (o * kWinogradChunkTiles + p) * kBlock, acc[o][p]);
-  }
-}
-
-template <int OB, int P = kMaxConvTilePixels>
-void element_product_of(int tiles, const Layout& l, const float* v, const float* u, float* m) {
-  if constexpr (P > 0) {
-    if (tiles == P) return element_product<OB, P>(l, v, u, m);
-    return element_product_of<OB, P - 1>(tiles, l, v, u, m);
-  }
-}
-
-// The 2x2 outputs (A^T M A) of one tile and output block, with the epilogue, where they fall inside the output.
-inline void output_transform(const ConvJob& job, const float* m, int64_t stride, int64_t block, int64_t oh0,
-                             int64_t ow0) {
-  __m512 r[2][4];
-  for (int c = 0; c < 4; ++c) {
-    const __m512 m0 = _mm512_loadu_ps(m + c * stride), m1 = _mm512_loadu_ps(m + (4 + c) * stride);
-    const __m512 m2 = _mm512_loadu_ps(m + (8 + c) * stride), m3 = _mm512_loadu_ps(m + (12 + c) * stride);
-    r[0][c] = _mm512_add_ps(_mm512_add_ps(m0, m1), m2);
-    r[1][c] = _mm512_sub_ps(_mm512_sub_ps(m1, m2), m3);
-  }
-  for (int i = 0; i < 2; ++i) {
-    const int64_t oh = oh0 + i;
-    if (oh >= job.out_h) break;
-    const __m512 y[2] = {_mm512_add_ps(_mm512_add_ps(r[i][0], r[i][1]), r[i][2]),
-                         _mm512_sub_ps(_mm512_sub_ps(r[i][1], r[i][2]), r[i][3])};
-    for (int j = 0; j < 2 && ow0 + j < job.out_w; ++j) store_output(job, block, oh, ow0 + j, y[j]);
-  }
-}
-
-template <int OB>
-void winograd_rows(const ConvJob& job, const Layout& l, int64_t th_begin, int64_t th_end, float* scratch) {
-  const float* u = job.weights->winograd();
-  float* const v = scratch;
-  float* const m = scratch + 16 * l.v_element_stride;
-  const int64_t tiles_w = (job.out_w + 1) / 2;
-  const int64_t in_plane = job.in_h * job.in_w * kBlock;
-  // Balanced chunks of the tile row, and balanced groups of at most kMaxConvTilePixels tiles in each: 28 tiles are
-  // one chunk of groups 10, 9, 9 rather than groups 12, 12, 4 (a short group leaves FMA latency exposed).
-  const int64_t chunks = (tiles_w + kWinogradChunkTiles - 1) / kWinogradChunkTiles;
-  for (int64_t th = th_begin; th < th_end; ++th) {
-    const int64_t ih0 = 2 * th - job.pad_top;
-    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-      const int64_t t0 = chunk * tiles_w / chunks;
-      const int64_t count = (chunk + 1) * tiles_w / chunks - t0;
-      const int64_t groups = (count + kMaxConvTilePixels - 1) / kMaxConvTilePixels;
-      for (int64_t i = 0; i < l.in_blocks; ++i) {
-        for (int64_t t = 0; t < count; ++t) {
-          __m512 d[4][4];
-          load_window(job, job.x + i * in_plane, ih0, 2 * (t0 + t) - job.pad_left, d);
-          input_transform(d, v + (i * kWinogradChunkTiles + t) * kBlock, l.v_element_stride);
-        }
-      }
-      for (int e = 0; e < 16; ++e) {
-        const float* u_e = u + e * l.out_blocks * l.in_blocks * kTileFloats;
-        for (int64_t block = 0; block < l.out_blocks; block += OB) {
-          for (int64_t group = 0; group < groups; ++group) {
-            const int64_t g = group * count / groups;
-            const int tiles = static_cast<int>((group + 1) * count / groups - g);
-            element_product_of<OB>(tiles, l, v + e * l.v_element_stride + g * kBlock,
-                                   u_e + block * l.in_blocks * kTileFloats,
-                                   m + e * l.m_element_stride + (block * kWinogradChunkTiles + g) * kBlock);
-          }
-        }
-      }
-      for (int64_t block = 0; block < l.out_blocks; ++block) {
-        for (int64_t t = 0; t < count; ++t) {
-          output_transform(job, m + (block * kWinogradChunkTiles + t) * kBlock, l.m_element_stride, block, 2 * th,
-                           2 * (t0 + t));
-        }
-      }
-    }
-  }
-}
-
-Layout layout_of(const ConvWeights& w) {
-  Layout l;
-  l.in_blocks = blocks_of(w.in_channels());
-  l.out_blocks = blocks_of(w.out_channels());
-  // One vector of padding per element: with 2 blocks of 32 tiles the strides would be exactly 4 KiB, and the 16
-  // elements of one tile, stored and loaded together, would all fall into one L1 set.
-  l.v_element_stride = l.in_blocks * kWinogradChunkTiles * kBlock + kBlock;
-  l.m_element_stride = l.out_blocks * kWinogradChunkTiles * kBlock + kBlock;
-  return l;
-}
-
-}  // namespace
-
-int64_t winograd_scratch_floats(const ConvWeights& w) {
-  const Layout l = layout_of(w);
-  return 16 * (l.v_element_stride + l.m_element_stride);
-}
-
 void f32_conv_nchwc_winograd_rows__avx512(const ConvJob& job, int64_t th_begin, int64_t th_end, float* scratch) {
-  const Layout l = layout_of(*job.weights);
-  if (conv_block_group(l.out_blocks) == 2) return winograd_rows<2>(job, l, th_begin, th_end, scratch);
-  winograd_rows<1>(job, l, th_begin, th_end, scratch);
+  block_kernel::conv_nchwc_winograd_rows<BlockAvx512>(job, th_begin, th_end, scratch);
 }
 
 }  // namespace nxrt::cpu::nchwc
