@@ -3,11 +3,14 @@
 //                                                                         -> com.nxrt:FusedMatMul
 //   Gemm + act                                                           -> com.microsoft:FusedGemm
 //   Conv [+ Add(Z with Y's shape)] + act                                 -> com.microsoft:FusedConv
+//     (act also: y * Sigmoid(y) -> Swish, y * Clip(y + 3, 0, 6) / 6 -> HardSwish, where y has no other reader)
 //   Conv or FusedConv (no Z, W const) + MaxPool 3x3 stride 2              -> com.nxrt:FusedConvMaxPool
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "ep/cpu/conv/conv_winograd.h"
 #include "ep/cpu/kernel.h"
@@ -22,9 +25,10 @@ namespace {
 using graph::kNoValue;
 
 struct Activation {
-  int node = -1;
+  int node = -1;              // the last node, whose output the fused node takes over
   std::string name;           // fused_activation.h spelling
-  std::vector<float> params;  // LeakyRelu {alpha}, Clip {min, max}, HardSigmoid {alpha, beta}
+  std::vector<float> params;  // LeakyRelu {alpha}, Clip {min, max}, HardSigmoid {alpha, beta}, Swish {alpha}
+  std::vector<int> inner;     // the pattern's other nodes (gated forms), removed with it
 };
 
 // The activation reading `value` as its only consumer, when it has a fused-activation equivalent.
@@ -37,9 +41,10 @@ std::optional<Activation> match_activation(Rewriter& rw, int value) {
   const graph::TypeInfo& in_type = rw.value(value).type;
   const graph::TypeInfo& out_type = rw.value(node.outputs[0]).type;
   if (in_type.is_tensor() && out_type.is_tensor() && in_type.elem_type != out_type.elem_type) return std::nullopt;
-  Activation act{n, node.op_type, {}};
+  Activation act{n, node.op_type, {}, {}};
   if (!node.domain.empty()) return std::nullopt;
   if (node.op_type == "Relu" || node.op_type == "Sigmoid" || node.op_type == "Tanh") return act;
+  if (node.op_type == "HardSwish") return act;
   if (node.op_type == "LeakyRelu") {
     auto alpha = node.attr_float("alpha", 0.01f);
     if (!alpha) return std::nullopt;
@@ -80,6 +85,66 @@ std::optional<Activation> match_activation(Rewriter& rw, int value) {
     else if (*approximate == "tanh") act.name = "GeluTanh";
     else return std::nullopt;
     return act;
+  }
+  return std::nullopt;
+}
+
+// The ai.onnx node `n` when it is op_type with `inputs` inputs and one output; else nullptr.
+const graph::Node* onnx_node(Rewriter& rw, int n, const char* op_type, size_t inputs) {
+  if (n < 0) return nullptr;
+  const graph::Node& node = rw.node(n);
+  if (!node.domain.empty() || node.op_type != op_type || node.inputs.size() != inputs || node.outputs.size() != 1) {
+    return nullptr;
+  }
+  return &node;
+}
+
+// True when `node` (a binary op) reads `value` on one side and a scalar constant equal to `expected` on the other
+// (on the right only when `right_only`).
+bool reads_value_and_scalar(Rewriter& rw, const graph::Node& node, int value, double expected, bool right_only) {
+  const auto matches = [&](int a, int b) {
+    const auto scalar = rw.scalar_constant(b);
+    return a == value && scalar && *scalar == expected;
+  };
+  return matches(node.inputs[0], node.inputs[1]) || (!right_only && matches(node.inputs[1], node.inputs[0]));
+}
+
+// The gated activations y * gate(y) reading a private `value` that exactly these two nodes read: y * Sigmoid(y)
+// (Swish, alpha 1) and y * Clip(y + 3, 0, 6) / 6 (HardSwish, as Paddle and others export it). The conv fusion only:
+// the two readers make these patterns no sole-consumer chain.
+std::optional<Activation> match_gated_activation(Rewriter& rw, int value) {
+  const std::vector<int>& readers = rw.value(value).consumers;
+  if (!rw.is_private(value) || readers.size() != 2 || readers[0] == readers[1]) return std::nullopt;
+  for (int k = 0; k < 2; ++k) {
+    const int gate_start = readers[k], mul = readers[1 - k];
+    const graph::Node* product = onnx_node(rw, mul, "Mul", 2);
+    if (!product) continue;
+    const int gate_value = product->inputs[0] == value ? product->inputs[1] : product->inputs[0];
+    if (product->inputs[0] != value && product->inputs[1] != value) continue;
+    if (const graph::Node* sigmoid = onnx_node(rw, gate_start, "Sigmoid", 1)) {
+      if (sigmoid->inputs[0] != value || sigmoid->outputs[0] != gate_value || rw.sole_consumer(gate_value) != mul) {
+        continue;
+      }
+      return Activation{mul, "Swish", {1.0f}, {gate_start}};
+    }
+    // Add(y, 3) -> Clip(0, 6) -> Mul(y, clipped) -> Div(6)
+    const graph::Node* add = onnx_node(rw, gate_start, "Add", 2);
+    if (!add || !reads_value_and_scalar(rw, *add, value, 3.0, false)) continue;
+    const int clip_index = rw.sole_consumer(add->outputs[0]);
+    if (clip_index < 0) continue;
+    const graph::Node& clip = rw.node(clip_index);
+    if (!clip.domain.empty() || clip.op_type != "Clip" || clip.opset < 11 || clip.inputs.size() != 3 ||
+        clip.inputs[0] != add->outputs[0] || clip.outputs.size() != 1 || clip.outputs[0] != gate_value ||
+        rw.sole_consumer(gate_value) != mul) {
+      continue;
+    }
+    const auto low = rw.scalar_constant(clip.inputs[1]);
+    const auto high = rw.scalar_constant(clip.inputs[2]);
+    if (!low || !high || *low != 0.0 || *high != 6.0) continue;
+    const int div = rw.sole_consumer(product->outputs[0]);
+    const graph::Node* divide = onnx_node(rw, div, "Div", 2);
+    if (!divide || !reads_value_and_scalar(rw, *divide, product->outputs[0], 6.0, true)) continue;
+    return Activation{div, "HardSwish", {}, {gate_start, clip_index, mul}};
   }
   return std::nullopt;
 }
@@ -240,7 +305,8 @@ Status fuse_conv(Rewriter& rw, int n) {
     z = match->second;
     value = rw.node(add).outputs[0];
   }
-  const auto act = match_activation(rw, value);
+  auto act = match_activation(rw, value);
+  if (!act) act = match_gated_activation(rw, value);
   if (!act) return Status::ok();
   graph::Node fused = fused_node("FusedConv", graph::kMsDomain, joined_name(rw, {n, add, act->node}));
   fused.inputs = conv.inputs;
@@ -250,6 +316,7 @@ Status fuse_conv(Rewriter& rw, int n) {
   fused.attributes = conv.attributes;
   fused.attributes.push_back(make_string_attribute("activation", act->name));
   fused.attributes.push_back(make_floats_attribute("activation_params", act->params));
+  for (int inner : act->inner) rw.remove(inner);
   return replace_chain(rw, std::move(fused), {n, add, act->node}, rw.node(act->node).outputs[0]);
 }
 

@@ -1,7 +1,7 @@
 // Blocked-channel layout (ep/cpu/conv/nchwc.h) for float32 CNN chains, on the avx2 CPU tier and above (level 3,
 // "layout"):
-//   Conv / com.microsoft FusedConv (W const 4-D, B const, group 1 or depthwise, no dilation, explicit pads,
-//     activation none, Relu, LeakyRelu, Clip or HardSigmoid)     -> com.nxrt:NchwcConv
+//   Conv / com.microsoft FusedConv (W const 4-D, B const, group 1 or depthwise, no dilation, explicit pads, any
+//     fused activation)                                          -> com.nxrt:NchwcConv
 //   MaxPool (2-D, one output, explicit pads) of a blocked value   -> com.nxrt:NchwcMaxPool
 //   GlobalAveragePool of a blocked value                          -> com.nxrt:NchwcGlobalAveragePool
 //   Relu, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish, Neg, Abs, Clip (scalar bounds) of a blocked value, and
@@ -49,15 +49,11 @@ constexpr double kLargestPadding = 1e30;
 
 bool usable_padding(double value) { return std::isfinite(value) && std::abs(value) <= kLargestPadding; }
 
-// y = activation(x) for the activations NchwcConv applies (nchwc.h), on one padding value.
+// activation(x) on one padding value, as the kernels compute it.
 double activate_padding(const cpu::FusedActivation& activation, double x) {
-  switch (activation.kind) {
-    case cpu::ActivationKind::kRelu: return std::max(0.0, x);
-    case cpu::ActivationKind::kLeakyRelu: return x < 0 ? x * activation.alpha : x;
-    case cpu::ActivationKind::kClip: return std::min<double>(activation.beta, std::max<double>(activation.alpha, x));
-    case cpu::ActivationKind::kHardSigmoid: return std::clamp(activation.alpha * x + activation.beta, 0.0, 1.0);
-    default: return x;
-  }
+  float value = static_cast<float>(x);
+  cpu::apply_activation(activation, &value, 1);
+  return value;
 }
 
 // Elementwise ops converted to work on blocked values as they are (their broadcasting is the same over the blocked
@@ -226,7 +222,7 @@ class LayoutRewrite {
       const auto params = node.attr_floats("activation_params", {});
       if (!name || !params) return Status::ok();
       const auto parsed = cpu::parse_fused_activation(*name, *params, node.describe());
-      if (!parsed || !cpu::nchwc::activation_in_block_registers(parsed->kind)) return Status::ok();
+      if (!parsed) return Status::ok();
       activation = *parsed;
     }
     graph::Node blocked = node_like(node, "NchwcConv");

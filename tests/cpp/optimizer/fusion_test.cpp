@@ -1,6 +1,8 @@
 // Level-2 pattern and linear-op fusions: Gelu, LayerNormalization, FusedMatMul, FusedGemm, FusedConv.
 // The linear fusions expect the fused op only when its kernel is registered (other helpers add them); without
 // it the graph must stay as it was and still compute the same outputs.
+#include <utility>
+
 #include "ep/cpu/kernel.h"
 #include "optimizer_test_util.h"
 
@@ -237,6 +239,50 @@ TEST(LinearFusion, ConvAddRelu) {
   } else {
     EXPECT_EQ(count_op(*optimized, "Conv"), 1);
     EXPECT_EQ(count_op(*optimized, "com.microsoft:FusedConv"), 0);
+  }
+}
+
+// Gated activations that read the conv output twice fuse too: y * Sigmoid(y) (SiLU, as YOLO-style exports write it)
+// into Swish, y * Clip(y + 3, 0, 6) / 6 (Paddle's hard-swish) and the HardSwish op into HardSwish. When y has
+// another reader, or a constant differs, the ops stay.
+TEST(LinearFusion, ConvGatedActivations) {
+  const auto model_with = [](std::vector<w::Node> tail, bool y_is_output) {
+    w::Model model;
+    model.graph.inputs = {{"x", 1, {int64_t{1}, int64_t{2}, int64_t{7}, int64_t{5}}}};
+    model.graph.outputs = {{"y", 1, {}, false}};
+    if (y_is_output) model.graph.outputs.push_back({"c", 1, {}, false});
+    model.graph.initializers = {w::float_tensor("W", {3, 2, 3, 3}, ramp(54, 0.2f)),
+                                w::float_tensor("B", {3}, {0.4f, -0.9f, 0.3f}), scalar("three", 3.0f),
+                                scalar("zero", 0.0f), scalar("six", 6.0f), scalar("five", 5.0f)};
+    model.graph.nodes = {{"Conv", {"x", "W", "B"}, {"c"}, {w::attr_ints("pads", {1, 1, 1, 1})}, "conv"}};
+    for (w::Node& node : tail) model.graph.nodes.push_back(std::move(node));
+    return model;
+  };
+  const std::vector<w::Node> silu = {{"Sigmoid", {"c"}, {"gate"}, {}, "sigmoid"},
+                                     {"Mul", {"gate", "c"}, {"y"}, {}, "mul"}};
+  const std::vector<w::Node> hard_swish = {{"Add", {"c", "three"}, {"shifted"}, {}, "add"},
+                                           {"Clip", {"shifted", "zero", "six"}, {"clipped"}, {}, "clip"},
+                                           {"Mul", {"c", "clipped"}, {"scaled"}, {}, "mul"},
+                                           {"Div", {"scaled", "six"}, {"y"}, {}, "div"}};
+  const std::vector<w::Node> hard_swish_op = {{"HardSwish", {"c"}, {"y"}, {}, "hard_swish"}};
+  std::vector<w::Node> other_divisor = hard_swish;
+  other_divisor.back().inputs[1] = "five";
+  const bool fused_conv = registered("com.microsoft", "FusedConv");
+  for (int level : {2, 99}) {
+    SCOPED_TRACE(level);
+    for (const auto& tail : {silu, hard_swish, hard_swish_op}) {
+      auto optimized = optimize_and_compare(model_with(tail, false), 1e-5, level);
+      ASSERT_TRUE(optimized);
+      if (fused_conv && level == 2) {
+        EXPECT_EQ(op_types(*optimized), (std::vector<std::string>{"com.microsoft:FusedConv"}));
+      }
+      EXPECT_EQ(count_op(*optimized, "Mul") + count_op(*optimized, "HardSwish"), 0);
+    }
+    for (const auto& [tail, y_is_output] : {std::pair{silu, true}, std::pair{other_divisor, false}}) {
+      auto optimized = optimize_and_compare(model_with(tail, y_is_output), 1e-5, level);
+      ASSERT_TRUE(optimized);
+      EXPECT_EQ(count_op(*optimized, "com.microsoft:FusedConv"), 0);
+    }
   }
 }
 

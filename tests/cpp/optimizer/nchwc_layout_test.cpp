@@ -136,30 +136,38 @@ TEST(NchwcLayout, SingleConvGeometriesMatch) {
   }
 }
 
-// Conv + Add(Z) + activation fuse first, then convert with Z blocked; each supported activation.
+// Conv + Add(Z) + activation fuse first, then convert with Z blocked; each activation, in registers (Relu, LeakyRelu,
+// Clip, HardSigmoid) or over each stored tile (Sigmoid, Tanh, HardSwish, and Swish from y * Sigmoid(y)).
 TEST(NchwcLayout, FusedActivationsAndResidualMatch) {
-  for (const char* activation : {"Relu", "LeakyRelu", "Clip"}) {
+  for (const char* activation :
+       {"Relu", "LeakyRelu", "Clip", "HardSigmoid", "Sigmoid", "Tanh", "HardSwish", "Swish"}) {
     SCOPED_TRACE(activation);
-    w::Model model;
-    model.graph.inputs = {{"x", 1, {1, 20, 15, 18}}, {"z", 1, {1, 24, 15, 18}}};
-    model.graph.outputs = {{"y", 1, {}, false}};
-    add_conv(model, {"x", "c", 20, 24, 3, 1, {1, 1, 1, 1}}, 31);
-    model.graph.nodes.push_back({"Add", {"c", "z"}, {"s"}, {}, "add"});
-    std::vector<w::Attribute> attributes;
-    std::vector<std::string> inputs{"s"};
-    if (std::string(activation) == "Clip") {
-      model.graph.initializers.push_back(scalar("lo", -0.25f));
-      model.graph.initializers.push_back(scalar("hi", 0.5f));
-      inputs = {"s", "lo", "hi"};
+    for (int64_t kernel : {3, 1}) {  // 3x3 stride 1 runs Winograd, 1x1 the direct kernel
+      w::Model model;
+      model.graph.inputs = {{"x", 1, {1, 20, 15, 18}}, {"z", 1, {1, 24, 15, 18}}};
+      model.graph.outputs = {{"y", 1, {}, false}};
+      const int64_t pad = kernel / 2;
+      add_conv(model, {"x", "c", 20, 24, kernel, 1, {pad, pad, pad, pad}}, 31);
+      model.graph.nodes.push_back({"Add", {"c", "z"}, {"s"}, {}, "add"});
+      std::vector<std::string> inputs{"s"};
+      if (std::string(activation) == "Clip") {
+        model.graph.initializers.push_back(scalar("lo", -0.25f));
+        model.graph.initializers.push_back(scalar("hi", 0.5f));
+        inputs = {"s", "lo", "hi"};
+      }
+      if (std::string(activation) == "Swish") {
+        model.graph.nodes.push_back({"Sigmoid", {"s"}, {"gate"}, {}, "gate"});
+        model.graph.nodes.push_back({"Mul", {"s", "gate"}, {"y"}, {}, "act"});
+      } else {
+        model.graph.nodes.push_back({activation, inputs, {"y"}, {}, "act"});
+      }
+      auto optimized = optimize_and_compare(model, kConvTolerance, 99, 2);
+      ASSERT_TRUE(optimized);
+      if (!layout_applies()) continue;
+      EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcReorderIn"), 2);  // x (20 channels) and Z
+      EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcConv"), 1);
+      EXPECT_EQ(optimized->graph().nodes.size(), 4u);
     }
-    model.graph.nodes.push_back({activation, inputs, {"y"}, attributes, "act"});
-    auto optimized = optimize_and_compare(model, kConvTolerance, 99, 2);
-    ASSERT_TRUE(optimized);
-    if (!layout_applies()) continue;
-    EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcReorderIn"),
-              2);  // x (20 channels) and Z
-    EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcConv"), 1);
-    EXPECT_EQ(optimized->graph().nodes.size(), 4u);
   }
 }
 
@@ -230,7 +238,7 @@ TEST(NchwcLayout, PlainReadersKeepTheirReorder) {
 }
 
 // What the kernels do not take stays as it was: grouped (not depthwise), dilated, SAME-padded convs, a non-constant
-// W, a Sigmoid activation, float64.
+// W, float64.
 TEST(NchwcLayout, UnsupportedConvsStay) {
   const auto single = [](std::vector<w::Attribute> attributes, int64_t w_in = 8, int32_t type = 1) {
     w::Model model;
@@ -255,23 +263,16 @@ TEST(NchwcLayout, UnsupportedConvsStay) {
     ASSERT_TRUE(optimized);
     EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcConv"), 0);
   }
-  w::Model sigmoid = single({w::attr_ints("pads", {1, 1, 1, 1})});
-  sigmoid.graph.nodes.back().outputs = {"c"};
-  sigmoid.graph.nodes.push_back({"Sigmoid", {"c"}, {"y"}, {}, "sigmoid"});
-  auto optimized = optimize_and_compare(sigmoid, 1e-5);
-  ASSERT_TRUE(optimized);
-  EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcConv"), 0);
-
   w::Model runtime_w = single({});
   runtime_w.graph.initializers.clear();
   runtime_w.graph.inputs.push_back({"W", 1, {16, 8, 3, 3}});
-  optimized = optimize_and_compare(runtime_w, 1e-5);
+  auto optimized = optimize_and_compare(runtime_w, 1e-5);
   ASSERT_TRUE(optimized);
   EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcConv"), 0);
 }
 
 // Depthwise convs (group = channels, W [C, 1, k, k]) run on the blocked layout after a pointwise conv: partial
-// blocks, strides, asymmetric pads, windows wider than the image, and a Relu epilogue.
+// blocks, strides, asymmetric pads, windows wider than the image, and fused activations.
 TEST(NchwcLayout, DepthwiseConvsMatch) {
   const struct {
     int64_t channels, height, width, kernel, stride;
@@ -279,6 +280,7 @@ TEST(NchwcLayout, DepthwiseConvsMatch) {
   } cases[] = {
       {16, 9, 30, 3, 1, {1, 1, 1, 1}},  {20, 13, 27, 3, 2, {1, 0, 2, 1}}, {48, 6, 5, 5, 1, {2, 2, 2, 2}},
       {33, 11, 40, 5, 2, {2, 2, 2, 2}}, {8, 4, 4, 3, 1, {0, 0, 0, 0}},    {24, 3, 2, 7, 1, {3, 3, 3, 3}},
+      {19, 8, 21, 3, 1, {1, 1, 1, 1}},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(testing::Message() << c.channels << " channels " << c.height << "x" << c.width << " k" << c.kernel
@@ -298,7 +300,8 @@ TEST(NchwcLayout, DepthwiseConvsMatch) {
                                  {w::attr_ints("kernel_shape", {k, k}), w::attr_ints("strides", {c.stride, c.stride}),
                                   w::attr_ints("pads", c.pads), w::attr_int("group", c.channels)},
                                  "depthwise"});
-    model.graph.nodes.push_back({"Relu", {"d"}, {"y"}, {}, "relu"});
+    // Relu in registers, HardSwish over each stored tile.
+    model.graph.nodes.push_back({c.channels % 2 == 0 ? "Relu" : "HardSwish", {"d"}, {"y"}, {}, "activation"});
     for (int threads : {1, 3}) {
       auto optimized = optimize_and_compare(model, kConvTolerance, 99, threads);
       ASSERT_TRUE(optimized);

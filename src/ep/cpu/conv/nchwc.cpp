@@ -313,6 +313,7 @@ class ConvKernel final : public Kernel {
     job.y = y.data<float>() + n * out_image;
     job.z = z != nullptr ? z->data<float>() + n * out_image : nullptr;
     job.activation = activation_;
+    job.activation_after_store = !activation_in_block_registers(activation_.kind);
     return job;
   }
 
@@ -497,12 +498,10 @@ Expected<std::unique_ptr<Kernel>> create_conv(const KernelInfo& info) {
   // Depthwise: one input channel per group and one filter per channel, over a blocked input.
   const bool depthwise = weights_fit && attrs.group > 1 && attrs.group == w->shape()[0] && w->shape()[1] == 1 &&
                          input_blocked != 0;
-  if (!weights_fit || !dense_2d || (attrs.group != 1 && !depthwise) ||
-      !activation_in_block_registers(activation.kind)) {
+  if (!weights_fit || !dense_2d || (attrs.group != 1 && !depthwise)) {
     return make_error(StatusCode::kInvalidGraph, node.describe(),
                       ": NchwcConv needs constant f32 W [M, C, kH, kW] and B [M], group 1 (or depthwise: group M, "
-                      "W [M, 1, kH, kW], blocked input), no dilation, explicit pads and a Relu, LeakyRelu, Clip or "
-                      "HardSigmoid activation (or none)");
+                      "W [M, 1, kH, kW], blocked input), no dilation and explicit pads");
   }
   const Shape& s = w->shape();
   const float* bias = b != nullptr ? b->data<float>() : nullptr;

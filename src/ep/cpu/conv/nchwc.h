@@ -73,7 +73,10 @@ struct ConvJob {
   int64_t out_h = 0, out_w = 0;
   float* y = nullptr;          // blocked [out_blocks][out_h][out_w][16]
   const float* z = nullptr;    // null or y's layout; may be y itself (each element is read before it is written)
-  FusedActivation activation;  // one that activation_in_block_registers accepts
+  FusedActivation activation;
+  // The epilogue applies `activation` in registers when activation_in_block_registers accepts it; else each tile's
+  // stored outputs go through apply_activation while they are in cache.
+  bool activation_after_store = false;
 };
 
 // The activations the blocked-channel conv epilogues apply in registers: none, Relu, LeakyRelu, Clip, HardSigmoid.

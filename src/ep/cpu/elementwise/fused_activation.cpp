@@ -22,7 +22,20 @@ constexpr NamedActivation kActivations[] = {
     {"Tanh", ActivationKind::kTanh},           {"LeakyRelu", ActivationKind::kLeakyRelu},
     {"Clip", ActivationKind::kClip},           {"HardSigmoid", ActivationKind::kHardSigmoid},
     {"Gelu", ActivationKind::kGelu},           {"GeluTanh", ActivationKind::kGeluTanh},
+    {"Swish", ActivationKind::kSwish},         {"HardSwish", ActivationKind::kHardSwish},
 };
+
+// data[i] *= sigmoid(alpha * data[i]) through the vectorised sigmoid, a stack chunk at a time.
+void swish_f32(float alpha, float* data, int64_t count) {
+  constexpr int64_t kChunk = 256;
+  float gate[kChunk];
+  for (int64_t begin = 0; begin < count; begin += kChunk) {
+    const int64_t n = std::min(kChunk, count - begin);
+    for (int64_t i = 0; i < n; ++i) gate[i] = alpha * data[begin + i];
+    vector_sigmoid(gate, gate, n);
+    for (int64_t i = 0; i < n; ++i) data[begin + i] *= gate[i];
+  }
+}
 
 template <class T>
 void apply_typed(const FusedActivation& act, T* data, int64_t count) {
@@ -34,6 +47,7 @@ void apply_typed(const FusedActivation& act, T* data, int64_t count) {
       case ActivationKind::kTanh: vector_tanh(data, data, count); return;
       case ActivationKind::kGelu: vector_gelu_erf(data, data, count); return;
       case ActivationKind::kGeluTanh: vector_gelu_tanh(data, data, count); return;
+      case ActivationKind::kSwish: swish_f32(act.alpha, data, count); return;
       default: break;
     }
   }
@@ -69,6 +83,15 @@ void apply_typed(const FusedActivation& act, T* data, int64_t count) {
         data[i] = T{0.5} * x * (T{1} + std::tanh(inner));
       }
       return;
+    case ActivationKind::kSwish:
+      for (int64_t i = 0; i < count; ++i) data[i] = data[i] / (T{1} + std::exp(-alpha * data[i]));
+      return;
+    case ActivationKind::kHardSwish:
+      for (int64_t i = 0; i < count; ++i) {
+        const T x = data[i];
+        data[i] = x * std::max(T{0}, std::min(T{1}, x / T{6} + T{0.5}));
+      }
+      return;
   }
 }
 
@@ -96,6 +119,7 @@ Expected<FusedActivation> parse_fused_activation(std::string_view name, std::spa
       act.alpha = param(0, 0.2f);
       act.beta = param(1, 0.5f);
       break;
+    case ActivationKind::kSwish: act.alpha = param(0, 1.0f); break;
     default: break;
   }
   return act;

@@ -1,7 +1,8 @@
 // Activations that fused kernels (FusedGemm, FusedConv, FusedMatMul, GEMM epilogues) apply to their output in
 // place. Names and parameters follow ONNX Runtime's fused contrib ops: "Relu", "Sigmoid", "Tanh",
-// "LeakyRelu" (alpha), "Clip" (min, max), "HardSigmoid" (alpha, beta); nxrt adds "Gelu" (erf form) and
-// "GeluTanh" (tanh approximation). Kind kNone leaves values unchanged.
+// "LeakyRelu" (alpha), "Clip" (min, max), "HardSigmoid" (alpha, beta); nxrt adds "Gelu" (erf form), "GeluTanh"
+// (tanh approximation), "Swish" (alpha: x * sigmoid(alpha * x), SiLU at alpha 1) and "HardSwish"
+// (x * max(0, min(1, x / 6 + 1 / 2))). Kind kNone leaves values unchanged.
 #pragma once
 
 #include <cstdint>
@@ -12,11 +13,23 @@
 
 namespace nxrt::cpu {
 
-enum class ActivationKind { kNone, kRelu, kSigmoid, kTanh, kLeakyRelu, kClip, kHardSigmoid, kGelu, kGeluTanh };
+enum class ActivationKind {
+  kNone,
+  kRelu,
+  kSigmoid,
+  kTanh,
+  kLeakyRelu,
+  kClip,
+  kHardSigmoid,
+  kGelu,
+  kGeluTanh,
+  kSwish,
+  kHardSwish
+};
 
 struct FusedActivation {
   ActivationKind kind = ActivationKind::kNone;
-  float alpha = 0.0f;  // LeakyRelu slope, Clip min, HardSigmoid alpha
+  float alpha = 0.0f;  // LeakyRelu slope, Clip min, HardSigmoid alpha, Swish alpha
   float beta = 0.0f;   // Clip max, HardSigmoid beta
 
   bool is_none() const { return kind == ActivationKind::kNone; }

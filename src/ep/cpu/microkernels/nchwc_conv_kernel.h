@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "ep/cpu/conv/nchwc.h"
+#include "ep/cpu/elementwise/fused_activation.h"
 
 namespace nxrt::cpu::nchwc::block_kernel {
 
@@ -40,13 +41,23 @@ template <class B, int OB, int P>
   }
 }
 
-// Output pixel (oh, ow) of output block `block`: acc + bias, + Z when the job has one, activated, stored.
+// Output pixel (oh, ow) of output block `block`: acc + bias, + Z when the job has one, activated (in registers when
+// the traits can), stored.
 template <class B>
 inline void store_output(const ConvJob& job, int64_t block, int64_t oh, int64_t ow, typename B::Reg acc) {
   const int64_t at = ((block * job.out_h + oh) * job.out_w + ow) * kBlock;
   typename B::Reg v = B::add(acc, B::load(job.weights->bias() + block * kBlock));
   if (job.z != nullptr) v = B::add(v, B::load(job.z + at));
   B::store(job.y + at, B::activate(job.activation, v));
+}
+
+// The activation of the `pixels` stored outputs of row oh of block `block` from ow0, when the job applies it after
+// the stores (ConvJob::activation_after_store). A template, like everything here, so that copies built for different
+// ISAs never merge at link time.
+template <class B>
+void activate_stored(const ConvJob& job, int64_t block, int64_t oh, int64_t ow0, int64_t pixels) {
+  if (!job.activation_after_store || pixels <= 0) return;
+  apply_activation(job.activation, job.y + ((block * job.out_h + oh) * job.out_w + ow0) * kBlock, pixels * kBlock);
 }
 
 // The input one tile reads: `x` at kernel row kh_begin, column 0, of the tile's first pixel; kernel rows
@@ -113,6 +124,7 @@ void tile(const ConvJob& job, const Shapes& s, const TileInput& in, int64_t bloc
 #pragma GCC unroll 12
     for (int p = 0; p < P; ++p) store_output<B>(job, block + o, oh, ow0 + p, acc[o][p]);
   }
+  for (int o = 0; o < OB; ++o) activate_stored<B>(job, block + o, oh, ow0, P);
 }
 
 template <class B, int OB, bool Blocked, int S, int P = B::kTilePixels>

@@ -36,6 +36,7 @@ void depthwise_tile(const ConvJob& job, const float* x, const float* w, int64_t 
   }
 #pragma GCC unroll 8
   for (int p = 0; p < P; ++p) store_output<B>(job, block, oh, ow0 + p, acc[p]);
+  activate_stored<B>(job, block, oh, ow0, P);
 }
 
 // One output pixel whose window may cross the left or right border: taps outside the input are skipped.
@@ -55,6 +56,7 @@ void depthwise_pixel(const ConvJob& job, const float* x, const float* w, int64_t
     }
   }
   store_output<B>(job, block, oh, ow, acc);
+  activate_stored<B>(job, block, oh, ow, 1);
 }
 
 // The entry point behind f32_depthwise_nchwc_rows__<isa> (nchwc.h).

@@ -139,6 +139,10 @@ void winograd_rows(const ConvJob& job, const WinogradLayout& l, int64_t th_begin
           output_transform<B>(job, m + (block * kWinogradChunkTiles + t) * kBlock, l.m_element_stride, block, 2 * th,
                               2 * (t0 + t));
         }
+        const int64_t ow0 = 2 * t0, pixels = std::min(2 * count, job.out_w - ow0);
+        for (int64_t oh = 2 * th; oh < std::min(2 * th + 2, job.out_h); ++oh) {
+          activate_stored<B>(job, block, oh, ow0, pixels);
+        }
       }
     }
   }

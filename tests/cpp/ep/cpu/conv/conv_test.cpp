@@ -386,7 +386,7 @@ TEST(FusedConv, NarrowOutputsWithConstantWeightsMatchReference) {
 }
 
 TEST(FusedConv, RejectsUnknownActivationAndBadZ) {
-  graph::Node node = NodeBuilder("FusedConv", 1).name("fc").attr_string("activation", "Swish").node();
+  graph::Node node = NodeBuilder("FusedConv", 1).name("fc").attr_string("activation", "Softmax").node();
   node.domain = graph::kMsDomain;
   const Tensor x = make_tensor<float>({1, 2, 3, 3}, std::vector<float>(18, 1));
   const Tensor w = make_tensor<float>({1, 2, 1, 1}, std::vector<float>(2, 1));

@@ -457,7 +457,7 @@ TEST(FusedGemmTest, MatchesGemmThenActivation) {
 }
 
 TEST(FusedGemmTest, BadActivationIsInvalidArgumentNamingNode) {
-  graph::Node node = NodeBuilder("FusedGemm", 1).name("fg").attr_string("activation", "Swish").node();
+  graph::Node node = NodeBuilder("FusedGemm", 1).name("fg").attr_string("activation", "Softmax").node();
   node.domain = graph::kMsDomain;
   auto result = run_kernel(node, {make_tensor<float>({1, 1}, {1}), make_tensor<float>({1, 1}, {1})});
   ASSERT_FALSE(result.has_value());
