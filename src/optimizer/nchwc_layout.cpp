@@ -7,6 +7,8 @@
 //   Relu, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish, Neg, Abs, Clip (scalar bounds) of a blocked value, and
 //   Add, Sub, Mul, Div whose tensor operands are blocked values of one channel count (any broadcast over N, H, W),
 //   float scalar constants, or per-channel constants (blocked here)   -> the same op on the blocked values
+//   Concat on channels of blocked values (whole blocks but the last), nearest Resize keeping N and C
+//                                                                 -> the same op on the blocked values
 // A conv whose input is not blocked reads it as it is when it has at most kPlainInputChannels channels (a network's
 // first conv), else through an NchwcReorderIn shared by all its readers. Every converted node's original output is
 // rebuilt by an NchwcReorderOut, dropped at the end when nothing reads the plain value. Padding lanes of blocked
@@ -109,6 +111,8 @@ class LayoutRewrite {
     if (one_of(node.op_type, kUnaryElementwise) || one_of(node.op_type, kBinaryElementwise)) {
       return convert_elementwise(n);
     }
+    if (node.op_type == "Concat") return convert_concat(n);
+    if (node.op_type == "Resize") return convert_resize(n);
     return Status::ok();
   }
 
@@ -272,6 +276,75 @@ class LayoutRewrite {
     graph::Node blocked = node_like(node, "NchwcMaxPool");
     blocked.inputs = {twin->value};
     std::erase_if(blocked.attributes, [](const graph::Attribute& a) { return a.name == "storage_order"; });
+    return replace(n, std::move(blocked), twin->channels, twin->padding);
+  }
+
+  // Concat along the channels of blocked values whose channel counts, all but the last one's, are whole blocks: the
+  // blocked tensors concatenate along their block axis, and the last input's padding lanes are the output's.
+  Status convert_concat(int n) {
+    const graph::Node& node = rw_.node(n);
+    const auto axis = node.attr_int("axis", 0);
+    if (!axis || (*axis != 1 && *axis != -3) || node.inputs.empty()) return Status::ok();
+    std::vector<int> inputs;
+    int64_t channels = 0;
+    float padding = 0.0f;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const auto twin = twin_of(node.inputs[i]);
+      if (!twin || (i + 1 < node.inputs.size() && twin->channels % cpu::nchwc::kBlock != 0)) return Status::ok();
+      inputs.push_back(twin->value);
+      channels += twin->channels;
+      padding = twin->padding;
+    }
+    graph::Node blocked = node_like(node, "Concat");
+    std::erase_if(blocked.attributes, [](const graph::Attribute& a) { return a.name == "axis"; });
+    blocked.attributes.push_back(make_int_attribute("axis", 1));
+    blocked.inputs = std::move(inputs);
+    return replace(n, std::move(blocked), channels, padding);
+  }
+
+  // Nearest-neighbour Resize of a blocked value that keeps N and C (constant scales [1, 1, sh, sw] or sizes
+  // [n, C, h, w]; no crop, no antialias, no axes): the same Resize over the blocked shape, with the lane axis kept.
+  Status convert_resize(int n) {
+    const graph::Node node = rw_.node(n);  // a copy: new_initializer adds values
+    const auto twin = twin_of(node.inputs[0]);
+    if (!twin) return Status::ok();
+    const auto mode = node.attr_string("mode", "nearest");
+    const auto coordinates = node.attr_string("coordinate_transformation_mode", "half_pixel");
+    const auto antialias = node.attr_int("antialias", 0);
+    const auto axes = node.attr_ints("axes", {});
+    const auto policy = node.attr_string("keep_aspect_ratio_policy", "stretch");
+    if (!mode || *mode != "nearest" || !coordinates || *coordinates == "tf_crop_and_resize" || !antialias ||
+        *antialias != 0 || !axes || !axes->empty() || !policy || *policy != "stretch") {
+      return Status::ok();
+    }
+    const size_t scales_input = node.opset < 11 ? 1 : 2;
+    const Tensor* scales = scales_input < node.inputs.size() ? rw_.constant(node.inputs[scales_input]) : nullptr;
+    const Tensor* sizes = node.opset >= 11 && node.inputs.size() > 3 ? rw_.constant(node.inputs[3]) : nullptr;
+    graph::Node blocked = node_like(node, "Resize");
+    blocked.inputs = node.inputs;
+    blocked.inputs[0] = twin->value;
+    if (scales && scales->numel() == 4 && scales->dtype() == DataType::kFloat32 &&
+        (node.inputs.size() <= 3 || node.inputs[3] == kNoValue)) {
+      const float* s = scales->data<float>();
+      if (s[0] != 1.0f || s[1] != 1.0f) return Status::ok();
+      auto blocked_scales = Tensor::allocate(DataType::kFloat32, Shape{5});
+      if (!blocked_scales) return Status::ok();
+      const float values[5] = {1.0f, 1.0f, s[2], s[3], 1.0f};
+      std::copy(values, values + 5, blocked_scales->data<float>());
+      blocked.inputs[scales_input] =
+          rw_.new_initializer(rw_.value(node.inputs[scales_input]).name + "_nchwc", std::move(*blocked_scales));
+    } else if (sizes && sizes->numel() == 4 && sizes->dtype() == DataType::kInt64 &&
+               (!scales || scales->numel() == 0)) {
+      const int64_t* z = sizes->data<int64_t>();
+      if (z[1] != twin->channels) return Status::ok();
+      auto blocked_sizes = Tensor::allocate(DataType::kInt64, Shape{5});
+      if (!blocked_sizes) return Status::ok();
+      const int64_t values[5] = {z[0], cpu::nchwc::blocks_of(twin->channels), z[2], z[3], cpu::nchwc::kBlock};
+      std::copy(values, values + 5, blocked_sizes->data<int64_t>());
+      blocked.inputs[3] = rw_.new_initializer(rw_.value(node.inputs[3]).name + "_nchwc", std::move(*blocked_sizes));
+    } else {
+      return Status::ok();
+    }
     return replace(n, std::move(blocked), twin->channels, twin->padding);
   }
 

@@ -350,6 +350,36 @@ TEST(NchwcLayout, ElementwiseChainsStayBlocked) {
   }
 }
 
+// A feature-pyramid step stays blocked: nearest Resize x2 of one branch (scales, and sizes in the second model),
+// Concat on channels with another branch (the first input whole blocks, the second partial), and a conv after it.
+TEST(NchwcLayout, ResizeAndConcatStayBlocked) {
+  for (bool by_sizes : {false, true}) {
+    SCOPED_TRACE(by_sizes ? "sizes" : "scales");
+    w::Model model;
+    model.graph.inputs = {{"x", 1, {1, 3, 12, 14}}};
+    model.graph.outputs = {{"y", 1, {}, false}};
+    model.graph.initializers.push_back(w::float_tensor("scales", {4}, {1.0f, 1.0f, 2.0f, 2.0f}));
+    model.graph.initializers.push_back(w::int64_tensor("sizes", {4}, {1, 32, 12, 14}));
+    add_conv(model, {"x", "wide", 3, 24, 3, 1, {1, 1, 1, 1}}, 91);
+    add_conv(model, {"wide", "coarse", 24, 32, 3, 2, {1, 1, 1, 1}}, 93);
+    if (by_sizes) {
+      model.graph.nodes.push_back({"Resize", {"coarse", "", "", "sizes"}, {"up"}, {}, "upsample"});
+    } else {
+      model.graph.nodes.push_back({"Resize", {"coarse", "", "scales"}, {"up"}, {}, "upsample"});
+    }
+    model.graph.nodes.push_back({"Concat", {"up", "wide"}, {"joined"}, {w::attr_int("axis", 1)}, "concat"});
+    add_conv(model, {"joined", "y", 56, 20, 3, 1, {1, 1, 1, 1}}, 95);
+    for (int threads : {1, 3}) {
+      auto optimized = optimize_and_compare(model, kConvTolerance, 99, threads);
+      ASSERT_TRUE(optimized);
+      if (!layout_applies()) continue;
+      EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcConv"), 3);
+      EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcReorderIn"), 0);
+      EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcReorderOut"), 1);
+    }
+  }
+}
+
 // Padding lanes of a blocked value must stay finite (conv weights of 0 would turn an infinite lane into NaN in real
 // channels): 1 / c would put 1 / 0 there, so that Div stays plain and the next conv reorders its result.
 TEST(NchwcLayout, ElementwiseOpsThatWouldMakePaddingInfiniteStayPlain) {

@@ -23,12 +23,13 @@ struct GatherPlan {
   std::vector<int64_t> in_strides;  // per output axis; empty: the input's row-major strides (same rank)
 };
 
-// Innermost-axis run: `step` 1 copies in[in_begin ..], step 0 repeats in[in_begin] (broadcast), kFill pads.
+// Innermost-axis run: out[out_begin + i] = in[in_begin + i * step] for i < length (step 1: a contiguous copy; 0:
+// in[in_begin] repeated, a broadcast; others: a strided gather such as Slice's steps), or kFill pads.
 struct InnerRun {
   int64_t out_begin;
   int64_t length;
   int64_t in_begin;
-  int step;
+  int64_t step;
 };
 
 std::vector<InnerRun> inner_runs(const std::vector<int64_t>& map) {
@@ -42,8 +43,8 @@ std::vector<InnerRun> inner_runs(const std::vector<int64_t>& map) {
           ++last.length;
           continue;
         }
-      } else if (last.length == 1 && source == last.in_begin) {
-        last.step = 0;
+      } else if (last.length == 1) {
+        last.step = source - last.in_begin;
         ++last.length;
         continue;
       } else if (source == last.in_begin + last.step * last.length) {
@@ -91,8 +92,12 @@ void gather_axes(const Tensor& input, Tensor& output, const GatherPlan& plan, co
       for (const InnerRun& run : runs) {
         T* run_dst = dst + run.out_begin;
         if (run.in_begin == kFill) std::fill(run_dst, run_dst + run.length, fill);
+        else if (run.step == 1) copy_elements(src + run.in_begin, run_dst, run.length);
         else if (run.step == 0) std::fill(run_dst, run_dst + run.length, src[run.in_begin]);
-        else copy_elements(src + run.in_begin, run_dst, run.length);
+        else {
+          const T* run_src = src + run.in_begin;
+          for (int64_t i = 0; i < run.length; ++i) run_dst[i] = run_src[i * run.step];
+        }
       }
     }
   });
