@@ -156,6 +156,14 @@ const TierKernels* active_tier_kernels() {
 
 namespace {
 
+// Reorders split each block plane into pieces of this many positions (a multiple of 16), so that one large image
+// of one block also spreads over the threads.
+constexpr int64_t kReorderPositions = 4096;
+
+int64_t reorder_pieces(int64_t plane) {
+  return std::max<int64_t>(1, (plane + kReorderPositions - 1) / kReorderPositions);
+}
+
 Expected<const TierKernels*> require_tier_kernels(const graph::Node& node) {
   if (const TierKernels* kernels = active_tier_kernels()) return kernels;
   return make_error(StatusCode::kNotImplemented, node.describe(),
@@ -191,10 +199,13 @@ class ReorderInKernel final : public Kernel {
     const int64_t batch = x[0], channels = x[1], plane = x[2] * x[3], blocks = blocks_of(channels);
     const float* src = inputs[0]->data<float>();
     float* dst = outputs[0].data<float>();
-    pool.parallel_for(batch * blocks, 1, [&](int64_t begin, int64_t end) {
+    const int64_t pieces = reorder_pieces(plane);
+    pool.parallel_for(batch * blocks * pieces, 1, [&](int64_t begin, int64_t end) {
       for (int64_t unit = begin; unit < end; ++unit) {
-        const int64_t n = unit / blocks, block = unit % blocks;
-        kernels_.reorder_to(src + n * channels * plane, channels, plane, block, dst + unit * plane * kBlock, 0, plane);
+        const int64_t image_block = unit / pieces, piece = unit % pieces;
+        const int64_t n = image_block / blocks, block = image_block % blocks;
+        kernels_.reorder_to(src + n * channels * plane, channels, plane, block, dst + image_block * plane * kBlock,
+                            piece * kReorderPositions, std::min(plane, (piece + 1) * kReorderPositions));
       }
     });
     return Status::ok();
@@ -223,11 +234,13 @@ class ReorderOutKernel final : public Kernel {
     const int64_t batch = x[0], blocks = x[1], plane = x[2] * x[3];
     const float* src = inputs[0]->data<float>();
     float* dst = outputs[0].data<float>();
-    pool.parallel_for(batch * blocks, 1, [&](int64_t begin, int64_t end) {
+    const int64_t pieces = reorder_pieces(plane);
+    pool.parallel_for(batch * blocks * pieces, 1, [&](int64_t begin, int64_t end) {
       for (int64_t unit = begin; unit < end; ++unit) {
-        const int64_t n = unit / blocks, block = unit % blocks;
-        kernels_.reorder_from(src + unit * plane * kBlock, channels_, plane, block, dst + n * channels_ * plane, 0,
-                              plane);
+        const int64_t image_block = unit / pieces, piece = unit % pieces;
+        const int64_t n = image_block / blocks, block = image_block % blocks;
+        kernels_.reorder_from(src + image_block * plane * kBlock, channels_, plane, block, dst + n * channels_ * plane,
+                              piece * kReorderPositions, std::min(plane, (piece + 1) * kReorderPositions));
       }
     });
     return Status::ok();
