@@ -69,26 +69,24 @@ class ConcatKernel final : public Kernel {
     const int64_t axis = axis_ < 0 ? axis_ + static_cast<int64_t>(y.rank()) : axis_;
     const int64_t inner = inner_size(y.shape(), axis);
     const int64_t out_row = y.shape()[static_cast<size_t>(axis)] * inner;
-    // Output row o is input 0's row o, then input 1's, ...: segment i of a row starts at starts[i]. The flat output
-    // is split into chunks of kMoveGrain elements, so a concat of few long rows (channels of one image) also
-    // spreads over the threads.
-    std::vector<int64_t> starts(inputs.size()), rows(inputs.size());
-    int64_t offset = 0;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      starts[i] = offset;
-      rows[i] = inputs[i]->shape()[static_cast<size_t>(axis)] * inner;
-      offset += rows[i];
-    }
+    // Output row o is input 0's row o, then input 1's, ...; the flat output is split into chunks of kMoveGrain
+    // elements, so a concat of few long rows (channels of one image) also spreads over the threads. No allocation:
+    // a chunk finds its input segment by walking the (few) inputs.
+    const auto row_of = [&](size_t i) { return inputs[i]->shape()[static_cast<size_t>(axis)] * inner; };
     visit_element_size(y.dtype(), [&]<class T>() {
       T* out = y.data<T>();
       pool.parallel_for(y.numel(), kMoveGrain, [&](int64_t begin, int64_t end) {
         for (int64_t p = begin; p < end;) {
           const int64_t o = p / out_row, r = p % out_row;
-          // The last segment starting at or before r: empty inputs share their start with the next segment.
-          const auto i = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), r) - starts.begin() - 1);
-          const int64_t within = r - starts[i];
-          const int64_t count = std::min(rows[i] - within, end - p);
-          copy_elements(inputs[i]->data<T>() + o * rows[i] + within, out + p, count);
+          size_t i = 0;
+          int64_t start = 0;
+          while (r >= start + row_of(i)) {  // r < out_row: stops at the input holding r, past empty ones
+            start += row_of(i);
+            ++i;
+          }
+          const int64_t row = row_of(i), within = r - start;
+          const int64_t count = std::min(row - within, end - p);
+          copy_elements(inputs[i]->data<T>() + o * row + within, out + p, count);
           p += count;
         }
       });
