@@ -55,6 +55,7 @@ void tile_kernel(const GemmTile<T>& t) {
   }
   // C is read (beta != 0) and written only after the k loop: start bringing its lines in now.
   constexpr int kLineElements = static_cast<int>(64 / sizeof(T));
+  constexpr int64_t kBPrefetchSteps = 24;
 #pragma GCC unroll 16
   for (int r = 0; r < kRows; ++r) {
 #pragma GCC unroll 2
@@ -73,6 +74,11 @@ void tile_kernel(const GemmTile<T>& t) {
     for (int s = 0; s < kSets; ++s) {
       const T* bp = b + s * bs;
       const T* ap = a + s * ks;
+      // B rows kBPrefetchSteps ahead: a B panel read for the first time comes from memory.
+#pragma GCC unroll 2
+      for (int offset = 0; offset < 2 * L; offset += kLineElements) {
+        _mm_prefetch(reinterpret_cast<const char*>(bp + kBPrefetchSteps * bs + offset), _MM_HINT_T0);
+      }
       const Reg b0 = load0(bp);
       const Reg b1 = load1(bp + L);
 #pragma GCC unroll 16
