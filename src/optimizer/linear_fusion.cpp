@@ -6,7 +6,6 @@
 //     (act also: y * Sigmoid(y) -> Swish, y * Clip(y + 3, 0, 6) / 6 -> HardSwish, where y has no other reader)
 //   Conv or FusedConv (no Z, W const) + MaxPool 3x3 stride 2              -> com.nxrt:FusedConvMaxPool
 #include <algorithm>
-#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -59,23 +58,9 @@ std::optional<Activation> match_activation(Rewriter& rw, int value) {
     return act;
   }
   if (node.op_type == "Clip") {
-    float low = -std::numeric_limits<float>::infinity();
-    float high = std::numeric_limits<float>::infinity();
-    if (node.opset < 11) {
-      auto min = node.attr_float("min", low);
-      auto max = node.attr_float("max", high);
-      if (!min || !max) return std::nullopt;
-      low = *min;
-      high = *max;
-    } else {
-      for (size_t i = 1; i < node.inputs.size() && i < 3; ++i) {
-        if (node.inputs[i] == kNoValue) continue;
-        const auto bound = rw.scalar_constant(node.inputs[i]);
-        if (!bound) return std::nullopt;
-        (i == 1 ? low : high) = static_cast<float>(*bound);
-      }
-    }
-    act.params = {low, high};
+    const auto bounds = rw.clip_bounds(node);
+    if (!bounds) return std::nullopt;
+    act.params = {bounds->first, bounds->second};
     return act;
   }
   if (node.op_type == "Gelu") {

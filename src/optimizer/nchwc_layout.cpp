@@ -16,7 +16,6 @@
 // only combine a lane with itself, so they never reach real channels.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -434,23 +433,9 @@ class LayoutRewrite {
       return std::clamp(*alpha * x + *beta, 0.0, 1.0);
     }
     if (op == "Clip") {
-      // Opset 11+: bounds are inputs 1 and 2; before, attributes min and max.
-      double low = -std::numeric_limits<double>::infinity(), high = std::numeric_limits<double>::infinity();
-      if (node.opset >= 11) {
-        for (size_t i = 1; i < node.inputs.size(); ++i) {
-          if (node.inputs[i] == kNoValue) continue;
-          const auto bound = rw_.scalar_constant(node.inputs[i]);
-          if (!bound) return std::nullopt;
-          (i == 1 ? low : high) = *bound;
-        }
-      } else {
-        const auto min = node.attr_float("min", -std::numeric_limits<float>::max());
-        const auto max = node.attr_float("max", std::numeric_limits<float>::max());
-        if (!min || !max) return std::nullopt;
-        low = *min;
-        high = *max;
-      }
-      return std::min(high, std::max(low, x));
+      const auto bounds = rw_.clip_bounds(node);
+      if (!bounds) return std::nullopt;
+      return std::min<double>(bounds->second, std::max<double>(bounds->first, x));
     }
     return std::nullopt;
   }

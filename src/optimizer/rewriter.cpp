@@ -1,6 +1,7 @@
 #include "optimizer/rewriter.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "graph/shape_inference.h"
 
@@ -65,6 +66,24 @@ std::optional<double> Rewriter::scalar_constant(int value) const {
     case DataType::kInt64: return static_cast<double>(*tensor->data<int64_t>());
     default: return std::nullopt;
   }
+}
+
+std::optional<std::pair<float, float>> Rewriter::clip_bounds(const graph::Node& clip) const {
+  float low = -std::numeric_limits<float>::infinity();
+  float high = std::numeric_limits<float>::infinity();
+  if (clip.opset < 11) {
+    const auto min = clip.attr_float("min", low);
+    const auto max = clip.attr_float("max", high);
+    if (!min || !max) return std::nullopt;
+    return std::pair{*min, *max};
+  }
+  for (size_t i = 1; i < clip.inputs.size() && i < 3; ++i) {
+    if (clip.inputs[i] == graph::kNoValue) continue;
+    const auto bound = scalar_constant(clip.inputs[i]);
+    if (!bound) return std::nullopt;
+    (i == 1 ? low : high) = static_cast<float>(*bound);
+  }
+  return std::pair{low, high};
 }
 
 void Rewriter::unlink_input(int value, int node) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -45,6 +46,9 @@ class Rewriter {
   const Tensor* constant(int value) const;
   // The constant as one double when it holds exactly one float/double/int element.
   std::optional<double> scalar_constant(int value) const;
+  // {min, max} of a Clip node: inputs 1 and 2 (opset 11+, scalar constants; omitted: -inf / +inf) or attributes min
+  // and max (before); nullopt when a bound is not constant or an attribute is malformed.
+  std::optional<std::pair<float, float>> clip_bounds(const graph::Node& clip) const;
 
   // Marks a node removed and unlinks its inputs; its outputs lose their producer.
   void remove(int node);
