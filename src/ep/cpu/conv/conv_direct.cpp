@@ -121,10 +121,28 @@ DirectConvWeights DirectConvWeights::pack(const float* w, int64_t out_channels, 
   return packed;
 }
 
+// True when the padded, phase-split plane of padded_layout is of image size: at most 2^24 padded columns and 2^32
+// floats over all stride phases, computed as padded_layout does but in 128 bits (strides and kernel sizes come from
+// the model and may be anything), so that its sizes, and their products with a channel count (at most 2^33 for a
+// tensor that exists), fit in int64.
+bool padded_layout_fits(const Geometry& g) {
+  using Wide = __int128;
+  constexpr Wide kMaxColumns = Wide{1} << 24;
+  constexpr Wide kMaxPlane = Wide{1} << 32;
+  const Wide sh = g.stride[0], sw = g.stride[1];
+  if (sh <= 0 || sw <= 0 || sh > kMaxColumns || sw > kMaxColumns) return false;
+  const Wide rows = static_cast<Wide>(g.out[0] - 1) * sh + g.kernel[0];
+  const Wide cols = static_cast<Wide>(g.out[1] - 1) * sw + g.kernel[1];
+  if (rows > kMaxPlane || cols > kMaxColumns) return false;
+  const Wide plane = sh * sw * ((rows + sh - 1) / sh) * ((cols + sw - 1) / sw);
+  return plane <= kMaxPlane;
+}
+
 bool direct_conv_applies(int64_t group, const Geometry& g) {
   if (!cpu_isa_at_least(CpuIsa::kAvx512) || group != 1 || g.rank() != 2) return false;
   if (g.dilation[0] != 1 || g.dilation[1] != 1) return false;
   if (g.kernel[0] * g.kernel[1] == 1) return false;  // 1x1: the GEMM path reads x (or a strided copy) directly
+  if (!padded_layout_fits(g)) return false;
   const int64_t grid_w = padded_layout(g).grid_w;
   return grid_w >= 16 && 2 * g.out[1] >= grid_w;
 }
