@@ -30,6 +30,9 @@ MAX_OUTPUTS = 4
 FLOATS = ["tensor(float)", "tensor(double)"]
 F32 = ["tensor(float)"]
 I64 = ["tensor(int64)"]
+I32 = ["tensor(int32)"]
+F16_F32 = ["tensor(float)", "tensor(float16)"]
+ALL_FLOATS = ["tensor(float)", "tensor(double)", "tensor(float16)", "tensor(bfloat16)"]
 
 CONV_ATTRIBUTES = [("auto_pad", "STRING"), ("dilations", "INTS"), ("group", "INT"), ("kernel_shape", "INTS"),
                    ("pads", "INTS"), ("strides", "INTS")]
@@ -58,6 +61,27 @@ EXTRA_SCHEMAS = [
      CONV_ATTRIBUTES + ACTIVATION_ATTRIBUTES + [("input_blocked", "INT")]),
     ("com.nxrt", "NchwcMaxPool", 1, [(F32, 0, 0)], (1, 1), POOL_ATTRIBUTES),
     ("com.nxrt", "NchwcGlobalAveragePool", 1, [(F32, 0, 0)], (1, 1), []),
+    ("com.microsoft", "Gelu", 1, [(ALL_FLOATS, 0, 0)], (1, 1), []),
+    ("com.microsoft", "FastGelu", 1, [(ALL_FLOATS, 0, 0), (ALL_FLOATS, 1, 0)], (1, 1), []),
+    ("com.microsoft", "BiasGelu", 1, [(ALL_FLOATS, 0, 0), (ALL_FLOATS, 0, 0)], (1, 1), []),
+    ("com.microsoft", "QuickGelu", 1, [(ALL_FLOATS, 0, 0)], (1, 1), [("alpha", "FLOAT")]),
+    ("com.microsoft", "BiasAdd", 1, [(ALL_FLOATS, 0, 0)] * 3, (1, 1), []),
+    ("com.microsoft", "BiasSoftmax", 1, [(ALL_FLOATS, 0, 0)] * 2, (1, 1),
+     [("axis", "INT"), ("is_inner_broadcast", "INT")]),
+    ("com.microsoft", "SkipLayerNormalization", 1, [(ALL_FLOATS, 0, 0)] * 3 + [(ALL_FLOATS, 1, 0)] * 2, (1, 4),
+     [("epsilon", "FLOAT")]),
+    ("com.microsoft", "SkipSimplifiedLayerNormalization", 1, [(ALL_FLOATS, 0, 0)] * 3 + [(ALL_FLOATS, 1, 0)],
+     (1, 4), [("epsilon", "FLOAT")]),
+    ("com.microsoft", "EmbedLayerNormalization", 1,
+     [(I32, 0, 0), (I32, 1, 0), (ALL_FLOATS, 0, 0), (ALL_FLOATS, 0, 0), (ALL_FLOATS, 1, 0), (ALL_FLOATS, 0, 0),
+      (ALL_FLOATS, 1, 0), (I32, 1, 0), (I32, 1, 0)], (2, 3), [("epsilon", "FLOAT"), ("mask_index_type", "INT")]),
+    ("com.microsoft", "Attention", 1,
+     [(F16_F32, 0, 0), (F16_F32, 0, 0), (F16_F32, 1, 0), (I32, 1, 0), (F16_F32, 1, 0), (F16_F32, 1, 0),
+      (I32, 1, 0)], (1, 2),
+     [("num_heads", "INT"), ("qkv_hidden_sizes", "INTS"), ("unidirectional", "INT"), ("scale", "FLOAT"),
+      ("mask_filter_value", "FLOAT"), ("past_present_share_buffer", "INT"), ("do_rotary", "INT")]),
+    ("", "SimplifiedLayerNormalization", 1, [(ALL_FLOATS, 0, 0)] * 2, (1, 2),
+     [("axis", "INT"), ("epsilon", "FLOAT"), ("stash_type", "INT")]),
 ]
 
 

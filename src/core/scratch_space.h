@@ -34,6 +34,9 @@ enum class ScratchUse : uint8_t {
   kFusedInputTable,     // FusedElementwise: the caller's input pointers, shared by the tasks
   kFusedOutputTable,    // FusedElementwise: the caller's output pointers, shared by the tasks
   kFusedRegisters,      // FusedElementwise: a task's intermediate chunks
+  kContribNormRow,      // com.microsoft layer norms: a task's row in float (half types)
+  kContribAttention,    // com.microsoft attention: a task's scores and head rows
+  kContribProjection,   // com.microsoft Attention: the caller's Q, K, V projections, shared by the tasks
   kCount,
 };
 

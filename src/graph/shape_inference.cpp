@@ -54,8 +54,8 @@ std::vector<std::string> subgraph_outer_reads(const Node& node) {
 }
 
 Status infer_node_types(Graph& graph, const Node& node, InferenceMode mode) {
-  if (!node.domain.empty() || node.outputs.empty()) return Status::ok();
-  const ShapeRule rule = find_shape_rule(node.op_type);
+  if (node.outputs.empty()) return Status::ok();
+  const ShapeRule rule = find_shape_rule(node.domain, node.op_type);
   if (!rule) return Status::ok();
   ShapeRuleContext ctx{graph, node, {}, std::vector<TypeInfo>(node.outputs.size())};
   for (int input : node.inputs) ctx.inputs.push_back(input == kNoValue ? nullptr : &graph.values[input].type);

@@ -468,4 +468,10 @@ ShapeRule find_shape_rule(std::string_view op_type) {
   return rule == shape_rules().end() ? nullptr : rule->second;
 }
 
+ShapeRule find_shape_rule(std::string_view domain, std::string_view op_type) {
+  if (domain.empty() || domain == "ai.onnx") return find_shape_rule(op_type);
+  if (domain == kMsDomain) return find_contrib_shape_rule(op_type);
+  return nullptr;
+}
+
 }  // namespace nxrt::graph

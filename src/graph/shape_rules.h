@@ -30,5 +30,9 @@ using ShapeRule = Status (*)(ShapeRuleContext&);
 
 // The rule for a default-domain op type; nullptr when the op has none.
 ShapeRule find_shape_rule(std::string_view op_type);
+// The rule for an op of `domain` (the default domain, or com.microsoft: shape_rules_contrib.cpp); nullptr when none.
+ShapeRule find_shape_rule(std::string_view domain, std::string_view op_type);
+// The com.microsoft rules; nullptr when the op has none.
+ShapeRule find_contrib_shape_rule(std::string_view op_type);
 
 }  // namespace nxrt::graph

@@ -86,3 +86,33 @@ def assert_requantized_equal(got, real, tie_window=1e-3, err_msg=""):
     ok = (values == expected) | (near_tie & (values == other))
     assert ok.all(), (f"{err_msg}: {int((~ok).sum())} of {ok.size} values differ from the exact rounding; first at "
                       f"{np.argwhere(~ok)[0].tolist()}: got {values[~ok][0]}, exact {real[~ok][0]!r}")
+
+
+def one_node_model(op, feeds, outputs, attrs=None, domain="", constants=(), opsets=(("", 17), ("com.microsoft", 1))):
+    """One-node model. `feeds` is an ordered list of (name, array or None): None is an omitted input, names in
+    `constants` become initializers, the rest graph inputs. `outputs` holds one flag per node output (False: an
+    omitted output)."""
+    inputs, initializers, names = [], [], []
+    for name, value in feeds:
+        names.append(name if value is not None else "")
+        if value is None:
+            continue
+        if name in constants:
+            initializers.append(onnx.numpy_helper.from_array(value, name))
+        else:
+            inputs.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(value.dtype), value.shape))
+    while names and names[-1] == "":
+        names.pop()
+    out_names = [f"out{i}" if keep else "" for i, keep in enumerate(outputs)]
+    node = helper.make_node(op, names, out_names, domain=domain, **(attrs or {}))
+    graph = helper.make_graph([node], "g", inputs, [onnx.ValueInfoProto(name=n) for n in out_names if n],
+                              initializer=initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+def run_feeds(runtime, model, feeds, constants=()):
+    """Runs `model` on the CPU provider of `runtime` (nxrt or onnxruntime) with the non-constant `feeds`."""
+    session = runtime.InferenceSession(model, providers=["CPUExecutionProvider"])
+    return session.run(None, {k: v for k, v in feeds if v is not None and k not in constants})

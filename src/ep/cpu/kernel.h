@@ -50,7 +50,8 @@ using ep::with_input_type_check;
   /* quantize/ */ X(quantize)                                                                           \
   /* text/ */ X(string)                                                                                 \
   /* ml/ */ X(ml)                                                                                       \
-  /* control/ */ X(control_flow) X(sequence)
+  /* control/ */ X(control_flow) X(sequence)                                                          \
+  /* contrib/ (com.microsoft) */ X(contrib_activation) X(contrib_norm) X(contrib_attention)
 
 #define NXRT_DECLARE_KERNEL_TABLE(name) std::span<const KernelDef> name##_kernels();
 NXRT_CPU_KERNEL_TABLES(NXRT_DECLARE_KERNEL_TABLE)

@@ -202,5 +202,45 @@ TEST(ShapeRules, EveryRuleIsInOneTable) {
   EXPECT_EQ(find_shape_rule("NoSuchOp"), nullptr);
 }
 
+TEST(ShapeRules, ContribRulesFollowTheSchemas) {
+  w::Model model;
+  model.opset_imports = {{"", 17}, {"com.microsoft", 1}};
+  model.graph.inputs = {{"x", 1, {std::string("B"), std::string("S"), int64_t{16}}},
+                        {"past", 1, {int64_t{2}, std::string("B"), int64_t{2}, int64_t{3}, int64_t{8}}},
+                        {"ids", 6, {std::string("B"), std::string("S")}}};
+  model.graph.initializers = {w::float_tensor("w", {16, 48}, std::vector<float>(768, 0.0f)),
+                              w::float_tensor("g", {16}, std::vector<float>(16, 1.0f)),
+                              w::float_tensor("word", {10, 16}, std::vector<float>(160, 0.0f)),
+                              w::float_tensor("pos", {4, 16}, std::vector<float>(64, 0.0f))};
+  model.graph.nodes = {
+      {"FastGelu", {"x"}, {"f"}, {}, "fast_gelu", "com.microsoft"},
+      {"SkipLayerNormalization", {"f", "x", "g"}, {"n", "mean", "inv", "sum"}, {}, "skip", "com.microsoft"},
+      {"Attention", {"n", "w", "", "", ""}, {"a", "present"}, {w::attr_int("num_heads", 2)}, "attn", "com.microsoft"},
+      {"EmbedLayerNormalization", {"ids", "", "word", "pos", "", "g", "g"}, {"e", "mask_index"}, {}, "embed",
+       "com.microsoft"},
+      {"Attention", {"x", "w", "", "", "past"}, {"a2", "present2"},
+       {w::attr_int("num_heads", 2), w::attr_ints("qkv_hidden_sizes", {16, 16, 16})}, "attn_past",
+       "com.microsoft"},
+  };
+  model.graph.outputs = {{"a", 1, {}, false}, {"present", 1, {}, false}, {"mean", 1, {}, false},
+                         {"sum", 1, {}, false}, {"e", 1, {}, false}, {"mask_index", 6, {}, false},
+                         {"a2", 1, {}, false}, {"present2", 1, {}, false}};
+  auto imported = import_and_infer(model);
+  ASSERT_TRUE(imported) << imported.status().to_string();
+  const Graph& g = imported->graph;
+  EXPECT_EQ(shape_of(g, "f"), "tensor(float)[B,S,16]");
+  EXPECT_EQ(shape_of(g, "mean"), "tensor(float)[B,S,1]");
+  EXPECT_EQ(shape_of(g, "sum"), "tensor(float)[B,S,16]");
+  EXPECT_EQ(shape_of(g, "a"), "tensor(float)[B,S,16]");
+  EXPECT_EQ(shape_of(g, "present"), "tensor(float)[2,B,2,S,8]");
+  EXPECT_EQ(shape_of(g, "e"), "tensor(float)[B,S,16]");
+  EXPECT_EQ(shape_of(g, "mask_index"), "tensor(int32)[B]");
+  // The total length P + S is known only when both are.
+  EXPECT_EQ(shape_of(g, "present2"), "tensor(float)[2,B,2,?,8]");
+  EXPECT_NE(find_shape_rule("com.microsoft", "Attention"), nullptr);
+  EXPECT_EQ(find_shape_rule("com.microsoft", "Relu"), nullptr);
+  EXPECT_EQ(find_shape_rule("com.example", "Attention"), nullptr);
+}
+
 }  // namespace
 }  // namespace nxrt::graph

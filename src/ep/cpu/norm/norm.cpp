@@ -380,6 +380,8 @@ const KernelDef kNormKernels[] = {
     {"GroupNormalization", graph::kOnnxDomain, 18, kLatestOpset, kFloatMask, 0, norm::create_group_norm},
     {"LayerNormalization", graph::kOnnxDomain, 17, kLatestOpset, kFloatMask, 0, norm::create_layer_norm},
     {"RMSNormalization", graph::kOnnxDomain, 23, kLatestOpset, kFloatMask, 0, norm::create_rms_norm},
+    {"SimplifiedLayerNormalization", graph::kOnnxDomain, 1, kLatestOpset, kFloatMask, 0,
+     norm::create_simplified_layer_norm},
     {"LpNormalization", graph::kOnnxDomain, 1, 21, kNoBf16, 0, norm::create_lp_norm},
     {"LpNormalization", graph::kOnnxDomain, 22, kLatestOpset, kFloatMask, 0, norm::create_lp_norm},
     {"LRN", graph::kOnnxDomain, 1, 12, kNoBf16, 0, norm::create_lrn},

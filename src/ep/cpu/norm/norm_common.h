@@ -141,6 +141,7 @@ Expected<std::unique_ptr<Kernel>> create_instance_norm(const KernelInfo& info);
 Expected<std::unique_ptr<Kernel>> create_group_norm(const KernelInfo& info);
 Expected<std::unique_ptr<Kernel>> create_layer_norm(const KernelInfo& info);
 Expected<std::unique_ptr<Kernel>> create_rms_norm(const KernelInfo& info);
+Expected<std::unique_ptr<Kernel>> create_simplified_layer_norm(const KernelInfo& info);
 Expected<std::unique_ptr<Kernel>> create_lp_norm(const KernelInfo& info);
 Expected<std::unique_ptr<Kernel>> create_lrn(const KernelInfo& info);
 Expected<std::unique_ptr<Kernel>> create_mvn(const KernelInfo& info);

@@ -1,8 +1,11 @@
-// LayerNormalization (opset 17) and RMSNormalization (opset 23). X splits at `axis` into outer rows and
+// LayerNormalization (opset 17), RMSNormalization (opset 23) and ONNX Runtime's SimplifiedLayerNormalization
+// (registered by it in the default domain, version 1: RMSNormalization with an optional InvStdDev output 1, the
+// form onnxruntime_genai's model builder writes). X splits at `axis` into outer rows and
 // normalized columns; Scale (and B) broadcast unidirectionally to X. Row statistics accumulate in double; the
 // elementwise pass runs in float (double for f64 inputs). f32 LayerNormalization with Scale and B contiguous along
 // the row runs on the vector-math row functions (vector_row_moments, vector_normalize_row). LayerNormalization's
 // optional Mean and InvStdDev outputs have X's outer dims followed by ones and the stash_type element type.
+// Y takes X's element type (ONNX Runtime gives Y Scale's type where the two differ, which its exporters never write).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -30,10 +33,18 @@ bool spans_row_exactly(const Shape& param, const Shape& x, size_t axis) {
                     x.end() - static_cast<std::ptrdiff_t>(count));
 }
 
+// The output slots of the row statistics; -1 where the op has none.
+struct StatisticSlots {
+  int mean = -1;
+  int inv_std = -1;
+};
+
 class RowNormKernel final : public Kernel {
  public:
-  RowNormKernel(const KernelInfo& info, bool rms, int64_t axis, double epsilon, DataType stash_type)
-      : description_(info.node.describe()), rms_(rms), axis_(axis), epsilon_(epsilon), stash_type_(stash_type) {
+  RowNormKernel(const KernelInfo& info, bool rms, int64_t axis, double epsilon, DataType stash_type,
+                StatisticSlots slots)
+      : description_(info.node.describe()), rms_(rms), axis_(axis), epsilon_(epsilon), stash_type_(stash_type),
+        slots_(slots) {
     for (int output : info.node.outputs) present_.push_back(output != graph::kNoValue);
     if (present_.empty()) present_.push_back(true);
   }
@@ -70,8 +81,8 @@ class RowNormKernel final : public Kernel {
     const int64_t outer = shape_numel(std::span<const int64_t>(x.shape().data(), axis));
     const int64_t inner = x.numel() / outer;
     const bool has_bias = !rms_ && inputs.size() > 2 && inputs[2] != nullptr;
-    const bool want_mean = present_.size() > 1 && present_[1];
-    const bool want_inv_std = present_.size() > 2 && present_[2];
+    const bool want_mean = wants(slots_.mean);
+    const bool want_inv_std = wants(slots_.inv_std);
     std::vector<double> means(want_mean ? static_cast<size_t>(outer) : 0);
     std::vector<double> inv_stds(want_inv_std ? static_cast<size_t>(outer) : 0);
     const auto plain_f32_param = [&](const Tensor& param) {
@@ -148,21 +159,24 @@ class RowNormKernel final : public Kernel {
         });
       });
     }
-    if (want_mean) write_float_values(outputs[1], means);
-    if (want_inv_std) write_float_values(outputs[2], inv_stds);
+    if (want_mean) write_float_values(outputs[static_cast<size_t>(slots_.mean)], means);
+    if (want_inv_std) write_float_values(outputs[static_cast<size_t>(slots_.inv_std)], inv_stds);
     return Status::ok();
   }
 
  private:
+  bool wants(int slot) const { return slot > 0 && static_cast<size_t>(slot) < present_.size() && present_[slot]; }
+
   std::string description_;
   bool rms_;
   int64_t axis_;
   double epsilon_;
   DataType stash_type_;
+  StatisticSlots slots_;
   std::vector<bool> present_;
 };
 
-Expected<std::unique_ptr<Kernel>> create_row_norm(const KernelInfo& info, bool rms) {
+Expected<std::unique_ptr<Kernel>> create_row_norm(const KernelInfo& info, bool rms, StatisticSlots slots) {
   const graph::Node& node = info.node;
   TRY_ASSIGN(const int64_t axis, node.attr_int("axis", -1));
   TRY_ASSIGN(const float epsilon, node.attr_float("epsilon", 1e-5f));
@@ -175,13 +189,19 @@ Expected<std::unique_ptr<Kernel>> create_row_norm(const KernelInfo& info, bool r
   if (!(epsilon >= 0)) {
     return make_error(StatusCode::kInvalidGraph, node.describe(), ": attribute epsilon must be >= 0, got ", epsilon);
   }
-  return std::unique_ptr<Kernel>(std::make_unique<RowNormKernel>(info, rms, axis, epsilon, *stash_type));
+  return std::unique_ptr<Kernel>(std::make_unique<RowNormKernel>(info, rms, axis, epsilon, *stash_type, slots));
 }
 
 }  // namespace
 
-Expected<std::unique_ptr<Kernel>> create_layer_norm(const KernelInfo& info) { return create_row_norm(info, false); }
+Expected<std::unique_ptr<Kernel>> create_layer_norm(const KernelInfo& info) {
+  return create_row_norm(info, false, {.mean = 1, .inv_std = 2});
+}
 
-Expected<std::unique_ptr<Kernel>> create_rms_norm(const KernelInfo& info) { return create_row_norm(info, true); }
+Expected<std::unique_ptr<Kernel>> create_rms_norm(const KernelInfo& info) { return create_row_norm(info, true, {}); }
+
+Expected<std::unique_ptr<Kernel>> create_simplified_layer_norm(const KernelInfo& info) {
+  return create_row_norm(info, true, {.inv_std = 1});
+}
 
 }  // namespace nxrt::cpu::norm

@@ -1,0 +1,109 @@
+// Shape rules of the com.microsoft ops nxrt runs (src/ep/cpu/contrib/), from ONNX Runtime's contrib schemas:
+//   Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd, BiasSoftmax: input 0's type and shape;
+//   SkipLayerNormalization, SkipSimplifiedLayerNormalization: output and input_skip_bias_sum as input 0, mean and
+//     inv_std_var float with the last dim 1;
+//   EmbedLayerNormalization: output and embedding_sum [B, S, H] of word_embedding's type, mask_index int32 [B];
+//   Attention: output [B, S, Dv] (Dv from qkv_hidden_sizes, else a third of weights' columns), present
+//     [2, B, N, P + S, Dk / N].
+// As for the default-domain rules, what a rule cannot tell stays unknown; the kernels check the inputs.
+#include <string_view>
+#include <unordered_map>
+
+#include "graph/shape_rules.h"
+
+namespace nxrt::graph {
+
+namespace {
+
+Status infer_input_type_and_shape(ShapeRuleContext& ctx) {
+  if (ctx.input(0)) ctx.outputs[0] = *ctx.input(0);
+  return Status::ok();
+}
+
+Status infer_skip_norm(ShapeRuleContext& ctx) {
+  if (!ctx.input_is_tensor(0)) return Status::ok();
+  ctx.outputs[0] = *ctx.input(0);
+  if (ctx.outputs.size() > 3) ctx.outputs[3] = *ctx.input(0);
+  std::optional<SymbolicShape> statistics;
+  if (const SymbolicShape* x = ctx.input_shape(0); x != nullptr && !x->empty()) {
+    statistics = *x;
+    statistics->back() = Dim::known(1);
+  }
+  for (size_t o = 1; o < 3 && o < ctx.outputs.size(); ++o) {
+    ctx.outputs[o] = TypeInfo::tensor(DataType::kFloat32, statistics);
+  }
+  return Status::ok();
+}
+
+Status infer_embed_layer_norm(ShapeRuleContext& ctx) {
+  if (!ctx.input_is_tensor(2)) return Status::ok();
+  std::optional<SymbolicShape> out;
+  std::optional<SymbolicShape> mask;
+  const SymbolicShape* ids = ctx.input_shape(0);
+  const SymbolicShape* word = ctx.input_shape(2);
+  if (ids != nullptr && ids->size() == 2 && word != nullptr && word->size() == 2) {
+    out = SymbolicShape{(*ids)[0], (*ids)[1], (*word)[1]};
+  }
+  if (ids != nullptr && ids->size() == 2) mask = SymbolicShape{(*ids)[0]};
+  ctx.outputs[0] = TypeInfo::tensor(ctx.input(2)->elem_type, out);
+  if (ctx.outputs.size() > 1) ctx.outputs[1] = TypeInfo::tensor(DataType::kInt32, mask);
+  if (ctx.outputs.size() > 2) ctx.outputs[2] = ctx.outputs[0];
+  return Status::ok();
+}
+
+Status infer_attention(ShapeRuleContext& ctx) {
+  if (!ctx.input_is_tensor(0)) return Status::ok();
+  const DataType type = ctx.input(0)->elem_type;
+  ctx.outputs[0] = TypeInfo::tensor(type);
+  if (ctx.outputs.size() > 1) ctx.outputs[1] = TypeInfo::tensor(type);
+  const SymbolicShape* x = ctx.input_shape(0);
+  const SymbolicShape* w = ctx.input_shape(1);
+  const auto heads = ctx.node.attr_int("num_heads", 0);
+  const auto sizes = ctx.node.attr_ints("qkv_hidden_sizes", {});
+  if (x == nullptr || x->size() != 3 || !heads || *heads <= 0 || !sizes) return Status::ok();
+  int64_t dk = -1;
+  int64_t dv = -1;
+  if (sizes->size() == 3) {
+    dk = (*sizes)[1];
+    dv = (*sizes)[2];
+  } else if (w != nullptr && w->size() == 2 && (*w)[1].is_known() && (*w)[1].value % 3 == 0) {
+    dk = dv = (*w)[1].value / 3;
+  }
+  if (dv < 0 || dk < 0) return Status::ok();
+  ctx.outputs[0].shape = SymbolicShape{(*x)[0], (*x)[1], Dim::known(dv)};
+  if (ctx.outputs.size() > 1 && dk % *heads == 0) {
+    Dim total = Dim::unknown();
+    const SymbolicShape* past = ctx.input_shape(4);
+    if (ctx.input(4) == nullptr) {
+      total = (*x)[1];
+    } else if (past != nullptr && past->size() == 5 && (*past)[3].is_known() && (*x)[1].is_known()) {
+      total = Dim::known((*past)[3].value + (*x)[1].value);
+    }
+    ctx.outputs[1].shape = SymbolicShape{Dim::known(2), (*x)[0], Dim::known(*heads), total, Dim::known(dk / *heads)};
+  }
+  return Status::ok();
+}
+
+const std::unordered_map<std::string_view, ShapeRule>& contrib_shape_rules() {
+  static const std::unordered_map<std::string_view, ShapeRule> rules = [] {
+    std::unordered_map<std::string_view, ShapeRule> table;
+    for (std::string_view op : {"Gelu", "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd", "BiasSoftmax"}) {
+      table[op] = infer_input_type_and_shape;
+    }
+    table["SkipLayerNormalization"] = infer_skip_norm;
+    table["SkipSimplifiedLayerNormalization"] = infer_skip_norm;
+    table["EmbedLayerNormalization"] = infer_embed_layer_norm;
+    table["Attention"] = infer_attention;
+    return table;
+  }();
+  return rules;
+}
+
+}  // namespace
+
+ShapeRule find_contrib_shape_rule(std::string_view op_type) {
+  const auto rule = contrib_shape_rules().find(op_type);
+  return rule == contrib_shape_rules().end() ? nullptr : rule->second;
+}
+
+}  // namespace nxrt::graph

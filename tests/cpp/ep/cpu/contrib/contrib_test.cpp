@@ -1,0 +1,205 @@
+// The com.microsoft kernels of ep/cpu/contrib/ against double references computed here (the Python suite
+// compares them with onnxruntime); these also run under the sanitizers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "ep/cpu/kernel_test_util.h"
+
+namespace nxrt::cpu::testing {
+namespace {
+
+graph::Node ms_node(const NodeBuilder& builder, int outputs) {
+  graph::Node node = builder.node();
+  node.domain = graph::kMsDomain;
+  node.opset = 1;
+  node.outputs.clear();
+  for (int i = 0; i < outputs; ++i) node.outputs.push_back(100 + i);
+  return node;
+}
+
+std::vector<float> random_values(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 engine(seed);
+  std::normal_distribution<float> normal(0.0f, scale);
+  std::vector<float> values(n);
+  for (float& v : values) v = normal(engine);
+  return values;
+}
+
+// Attention with past [2, B, N, P, h], a [B, T] raw mask and the causal rule, in double.
+std::vector<double> attention_reference(const std::vector<float>& x, const std::vector<float>& w,
+                                        const std::vector<float>& bias, const std::vector<float>& past,
+                                        const std::vector<int32_t>& mask, int64_t b, int64_t s, int64_t hidden,
+                                        int64_t heads, int64_t p) {
+  const int64_t width = w.size() / hidden;
+  const int64_t d = width / 3;
+  const int64_t h = d / heads;
+  const int64_t t = p + s;
+  std::vector<double> qkv(b * s * width);
+  for (int64_t r = 0; r < b * s; ++r) {
+    for (int64_t c = 0; c < width; ++c) {
+      double sum = bias[c];
+      for (int64_t k = 0; k < hidden; ++k) sum += double(x[r * hidden + k]) * w[k * width + c];
+      qkv[r * width + c] = sum;
+    }
+  }
+  std::vector<double> out(b * s * d);
+  for (int64_t bi = 0; bi < b; ++bi) {
+    for (int64_t n = 0; n < heads; ++n) {
+      const auto key = [&](int64_t j, int64_t e, int which) {  // which 0: K, 1: V
+        if (j < p) return double(past[(((which * b + bi) * heads + n) * p + j) * h + e]);
+        return qkv[(bi * s + j - p) * width + (which + 1) * d + n * h + e];
+      };
+      for (int64_t si = 0; si < s; ++si) {
+        std::vector<double> scores(t);
+        double max = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < t; ++j) {
+          double dot = 0;
+          for (int64_t e = 0; e < h; ++e) dot += qkv[(bi * s + si) * width + n * h + e] * key(j, e, 0);
+          scores[j] = dot / std::sqrt(double(h)) + (mask[bi * t + j] != 0 ? 0.0 : -10000.0);
+          if (j > p + si) scores[j] = -std::numeric_limits<float>::max();
+          max = std::max(max, scores[j]);
+        }
+        double total = 0;
+        for (double& v : scores) total += (v = std::exp(v - max));
+        for (int64_t e = 0; e < h; ++e) {
+          double sum = 0;
+          for (int64_t j = 0; j < t; ++j) sum += scores[j] / total * key(j, e, 1);
+          out[(bi * s + si) * d + n * h + e] = sum;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+TEST(ContribAttention, PastMaskAndCausalRuleMatchTheReference) {
+  const int64_t b = 2, s = 3, hidden = 5, heads = 2, h = 4, p = 2, t = p + s, width = 3 * heads * h;
+  const auto x = random_values(b * s * hidden, 1);
+  const auto w = random_values(hidden * width, 2, 0.5f);
+  const auto bias = random_values(width, 3);
+  const auto past = random_values(2 * b * heads * p * h, 4);
+  const std::vector<int32_t> mask = {1, 1, 1, 1, 1, 0, 1, 1, 1, 1};
+  const auto want = attention_reference(x, w, bias, past, mask, b, s, hidden, heads, p);
+  const graph::Node node = ms_node(NodeBuilder("Attention").attr_int("num_heads", heads).attr_int("unidirectional", 1), 2);
+  for (int threads : {1, 2}) {
+    for (bool constant_weights : {false, true}) {
+      auto outputs = run_kernel(node,
+                                {make_tensor<float>({b, s, hidden}, x), make_tensor<float>({hidden, width}, w),
+                                 make_tensor<float>({width}, bias), make_tensor<int32_t>({b, t}, mask),
+                                 make_tensor<float>({2, b, heads, p, h}, past)},
+                                threads, {false, constant_weights, constant_weights});
+      ASSERT_TRUE(outputs) << outputs.status().to_string();
+      ASSERT_EQ((*outputs)[1].shape(), (Shape{2, b, heads, t, h}));
+      const auto got = to_vector<float>((*outputs)[0]);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4) << i;
+      // present: the past entries, then this call's keys.
+      const auto present = to_vector<float>((*outputs)[1]);
+      EXPECT_EQ(present[0], past[0]);
+      EXPECT_EQ(present[(b * heads * t) * h], past[b * heads * p * h]);
+    }
+  }
+}
+
+TEST(ContribAttention, Float16RunsInFloatAndBadAttributesAreErrors) {
+  const graph::Node node = ms_node(NodeBuilder("Attention").attr_int("num_heads", 2), 1);
+  const auto x = random_values(2 * 8, 5);
+  const auto w = random_values(8 * 24, 6, 0.3f);
+  auto outputs = run_kernel(node, {make_half_tensor<Float16>({1, 2, 8}, x), make_half_tensor<Float16>({8, 24}, w)});
+  ASSERT_TRUE(outputs) << outputs.status().to_string();
+  EXPECT_EQ((*outputs)[0].shape(), (Shape{1, 2, 8}));
+  for (float v : to_float_vector((*outputs)[0])) EXPECT_TRUE(std::isfinite(v));
+
+  const graph::Node no_heads = ms_node(NodeBuilder("Attention"), 1);
+  auto missing = run_kernel(no_heads, {make_tensor<float>({1, 2, 8}, x), make_tensor<float>({8, 24}, w)});
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.status().message().find("num_heads"), std::string::npos);
+  const graph::Node rotary = ms_node(NodeBuilder("Attention").attr_int("num_heads", 2).attr_int("do_rotary", 1), 1);
+  auto refused = run_kernel(rotary, {make_tensor<float>({1, 2, 8}, x), make_tensor<float>({8, 24}, w)});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.status().code(), StatusCode::kNotImplemented);
+  // A key end beyond T shows every key; a mask of the wrong length is an error.
+  auto ends = run_kernel(node, {make_tensor<float>({1, 2, 8}, x), make_tensor<float>({8, 24}, w), Tensor(),
+                                make_tensor<int32_t>({1}, {99})});
+  EXPECT_TRUE(ends) << ends.status().to_string();
+  auto wrong = run_kernel(node, {make_tensor<float>({1, 2, 8}, x), make_tensor<float>({8, 24}, w), Tensor(),
+                                 make_tensor<int32_t>({4}, {1, 1, 1, 1})});
+  EXPECT_FALSE(wrong);
+}
+
+TEST(ContribNorm, SkipLayerNormBFloat16WithBiasAndSum) {
+  const int64_t rows = 3, h = 8;
+  const auto x = random_values(rows * h, 7);
+  const auto skip_rows = random_values(rows * h, 9);
+  const auto gamma = random_values(h, 10);
+  const auto beta = random_values(h, 11);
+  const auto bias = random_values(h, 12);
+  const graph::Node node = ms_node(NodeBuilder("SkipLayerNormalization").attr_float("epsilon", 1e-5f), 4);
+  auto outputs = run_kernel(node, {make_half_tensor<BFloat16>({1, rows, h}, x),
+                                   make_half_tensor<BFloat16>({1, rows, h}, skip_rows),
+                                   make_half_tensor<BFloat16>({h}, gamma), make_half_tensor<BFloat16>({h}, beta),
+                                   make_half_tensor<BFloat16>({h}, bias)});
+  ASSERT_TRUE(outputs) << outputs.status().to_string();
+  const auto y = to_float_vector((*outputs)[0]);
+  const auto mean = to_vector<float>((*outputs)[1]);
+  const auto sum = to_float_vector((*outputs)[3]);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<double> v(h);
+    double m = 0, var = 0;
+    for (int64_t i = 0; i < h; ++i) {
+      v[i] = double(float(BFloat16(x[r * h + i]))) + float(BFloat16(skip_rows[r * h + i])) + float(BFloat16(bias[i]));
+      m += v[i] / h;
+    }
+    for (int64_t i = 0; i < h; ++i) var += (v[i] - m) * (v[i] - m) / h;
+    EXPECT_NEAR(mean[r], m, 1e-5);
+    for (int64_t i = 0; i < h; ++i) {
+      const double want = (v[i] - m) / std::sqrt(var + 1e-5) * float(BFloat16(gamma[i])) + float(BFloat16(beta[i]));
+      EXPECT_NEAR(y[r * h + i], want, 0.02 * (1 + std::abs(want)));
+      EXPECT_NEAR(sum[r * h + i], v[i], 0.01 * (1 + std::abs(v[i])));
+    }
+  }
+}
+
+TEST(ContribNorm, EmbedLayerNormCountsTheMaskAndRejectsBadIds) {
+  const int64_t b = 2, s = 3, h = 4;
+  const graph::Node node = ms_node(NodeBuilder("EmbedLayerNormalization"), 2);
+  const auto word = random_values(5 * h, 13);
+  const auto position = random_values(s * h, 14);
+  const std::vector<float> gamma(h, 1.0f), beta(h, 0.0f);
+  const auto run = [&](std::vector<int32_t> ids) {
+    return run_kernel(node, {make_tensor<int32_t>({b, s}, ids), Tensor(), make_tensor<float>({5, h}, word),
+                             make_tensor<float>({s, h}, position), Tensor(), make_tensor<float>({h}, gamma),
+                             make_tensor<float>({h}, beta), make_tensor<int32_t>({b, s}, {1, 1, 0, 1, 0, 0})});
+  };
+  auto outputs = run({0, 1, 2, 3, 4, 0});
+  ASSERT_TRUE(outputs) << outputs.status().to_string();
+  EXPECT_EQ(to_vector<int32_t>((*outputs)[1]), (std::vector<int32_t>{2, 1}));
+  const auto y = to_vector<float>((*outputs)[0]);
+  double row_sum = 0;
+  for (int64_t i = 0; i < h; ++i) row_sum += y[i];
+  EXPECT_NEAR(row_sum, 0.0, 1e-5);  // gamma 1, beta 0: each row has mean 0
+  auto bad = run({0, 1, 2, 3, 5, 0});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.status().message().find("5"), std::string::npos);
+}
+
+TEST(ContribActivation, BiasSoftmaxBroadcastsTheBias) {
+  const graph::Node node =
+      ms_node(NodeBuilder("BiasSoftmax").attr_int("axis", 1).attr_int("is_inner_broadcast", 0), 1);
+  const std::vector<float> x = {0, 1, 2, 3, 4, 5};
+  const std::vector<float> bias = {1, 0, -1};
+  auto outputs = run_kernel(node, {make_tensor<float>({2, 3}, x), make_tensor<float>({1, 3}, bias)});
+  ASSERT_TRUE(outputs) << outputs.status().to_string();
+  const auto y = to_vector<float>((*outputs)[0]);
+  for (int r = 0; r < 2; ++r) {
+    double total = 0;
+    for (int i = 0; i < 3; ++i) total += std::exp(double(x[r * 3 + i] + bias[i]));
+    for (int i = 0; i < 3; ++i) EXPECT_NEAR(y[r * 3 + i], std::exp(double(x[r * 3 + i] + bias[i])) / total, 1e-6);
+  }
+}
+
+}  // namespace
+}  // namespace nxrt::cpu::testing
