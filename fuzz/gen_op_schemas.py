@@ -33,12 +33,20 @@ I64 = ["tensor(int64)"]
 I32 = ["tensor(int32)"]
 F16_F32 = ["tensor(float)", "tensor(float16)"]
 ALL_FLOATS = ["tensor(float)", "tensor(double)", "tensor(float16)", "tensor(bfloat16)"]
+HALF_FLOATS = ["tensor(float)", "tensor(float16)", "tensor(bfloat16)"]
+U8 = ["tensor(uint8)"]
+PACKED_INTS = ["tensor(int4)", "tensor(uint4)", "tensor(uint8)"]
 
 CONV_ATTRIBUTES = [("auto_pad", "STRING"), ("dilations", "INTS"), ("group", "INT"), ("kernel_shape", "INTS"),
                    ("pads", "INTS"), ("strides", "INTS")]
 ACTIVATION_ATTRIBUTES = [("activation", "STRING"), ("activation_params", "FLOATS")]
 POOL_ATTRIBUTES = [("auto_pad", "STRING"), ("ceil_mode", "INT"), ("dilations", "INTS"), ("kernel_shape", "INTS"),
                    ("pads", "INTS"), ("storage_order", "INT"), ("strides", "INTS")]
+
+QUANT_8 = ["tensor(uint8)", "tensor(int8)"]
+QLINEAR_UNARY_INPUTS = [(QUANT_8, 0, 0), (F32, 0, 0), (QUANT_8, 1, 0), (F32, 0, 0), (QUANT_8, 1, 0)]
+QLINEAR_BINARY_INPUTS = [(QUANT_8, 0, 0), (F32, 0, 0), (QUANT_8, 1, 0), (QUANT_8, 0, 0), (F32, 0, 0),
+                         (QUANT_8, 1, 0), (F32, 0, 0), (QUANT_8, 1, 0)]
 
 # (domain, op, since, inputs [(types, optional, variadic)], (min_out, max_out), attributes [(name, kind)])
 EXTRA_SCHEMAS = [
@@ -80,6 +88,37 @@ EXTRA_SCHEMAS = [
       (I32, 1, 0)], (1, 2),
      [("num_heads", "INT"), ("qkv_hidden_sizes", "INTS"), ("unidirectional", "INT"), ("scale", "FLOAT"),
       ("mask_filter_value", "FLOAT"), ("past_present_share_buffer", "INT"), ("do_rotary", "INT")]),
+    ("com.microsoft", "RotaryEmbedding", 1, [(ALL_FLOATS, 0, 0), (I64, 0, 0), (ALL_FLOATS, 0, 0), (ALL_FLOATS, 0, 0)],
+     (1, 1), [("interleaved", "INT"), ("is_packed_batching", "INT"), ("num_heads", "INT"),
+              ("rotary_embedding_dim", "INT"), ("scale", "FLOAT")]),
+    ("com.microsoft", "GroupQueryAttention", 1,
+     [(ALL_FLOATS, 0, 0), (ALL_FLOATS, 1, 0), (ALL_FLOATS, 1, 0), (ALL_FLOATS, 1, 0), (ALL_FLOATS, 1, 0),
+      (I32, 0, 0), (I32, 0, 0), (ALL_FLOATS, 1, 0), (ALL_FLOATS, 1, 0), (I64, 1, 0), (ALL_FLOATS, 1, 0),
+      (ALL_FLOATS, 1, 0), (F32, 1, 0), (F32, 1, 0), (ALL_FLOATS, 1, 0), (ALL_FLOATS, 1, 0), (I32, 1, 0)], (1, 3),
+     [("num_heads", "INT"), ("kv_num_heads", "INT"), ("scale", "FLOAT"), ("softcap", "FLOAT"),
+      ("local_window_size", "INT"), ("do_rotary", "INT"), ("rotary_interleaved", "INT"), ("smooth_softmax", "INT"),
+      ("causal", "INT"), ("qk_norm_epsilon", "FLOAT")]),
+    ("com.microsoft", "MultiHeadAttention", 1,
+     [(HALF_FLOATS, 0, 0), (HALF_FLOATS, 1, 0), (HALF_FLOATS, 1, 0), (HALF_FLOATS, 1, 0), (I32, 1, 0),
+      (HALF_FLOATS, 1, 0), (HALF_FLOATS, 1, 0), (HALF_FLOATS, 1, 0), (I32, 1, 0), (I32, 1, 0)], (1, 3),
+     [("num_heads", "INT"), ("scale", "FLOAT"), ("mask_filter_value", "FLOAT"), ("unidirectional", "INT")]),
+    ("com.microsoft", "MatMulNBits", 1,
+     [(HALF_FLOATS, 0, 0), (U8, 0, 0), (HALF_FLOATS, 0, 0), (U8 + HALF_FLOATS, 1, 0), (I32, 1, 0),
+      (HALF_FLOATS, 1, 0)], (1, 1),
+     [("K", "INT"), ("N", "INT"), ("bits", "INT"), ("block_size", "INT"), ("accuracy_level", "INT"),
+      ("weight_prepacked", "INT")]),
+    ("com.microsoft", "GatherBlockQuantized", 1,
+     [(PACKED_INTS, 0, 0), (I32 + I64, 0, 0), (HALF_FLOATS, 0, 0), (PACKED_INTS, 1, 0)], (1, 1),
+     [("gather_axis", "INT"), ("quantize_axis", "INT"), ("block_size", "INT"), ("bits", "INT")]),
+    ("com.microsoft", "QLinearAdd", 1, QLINEAR_BINARY_INPUTS, (1, 1), []),
+    ("com.microsoft", "QLinearMul", 1, QLINEAR_BINARY_INPUTS, (1, 1), []),
+    ("com.microsoft", "QLinearSigmoid", 1, QLINEAR_UNARY_INPUTS, (1, 1), []),
+    ("com.microsoft", "QLinearLeakyRelu", 1, QLINEAR_UNARY_INPUTS, (1, 1), [("alpha", "FLOAT")]),
+    ("com.microsoft", "MatMulIntegerToFloat", 1,
+     [(QUANT_8, 0, 0), (QUANT_8, 0, 0), (F16_F32, 0, 0), (F16_F32, 0, 0), (QUANT_8, 1, 0), (QUANT_8, 1, 0),
+      (F16_F32, 1, 0)], (1, 1), []),
+    ("com.microsoft", "DynamicQuantizeMatMul", 1,
+     [(F32, 0, 0), (QUANT_8, 0, 0), (F32, 0, 0), (QUANT_8, 1, 0), (F32, 1, 0)], (1, 1), []),
     ("", "SimplifiedLayerNormalization", 1, [(ALL_FLOATS, 0, 0)] * 2, (1, 2),
      [("axis", "INT"), ("epsilon", "FLOAT"), ("stash_type", "INT")]),
 ]

@@ -41,8 +41,8 @@ if ! .venv/bin/python -c "import numpy, nanobind, scikit_build_core" >/dev/null 
   .venv/bin/python -m pip install -q -r requirements/build.txt
 fi
 [[ $mode == build ]] && exit 0
-if ! .venv/bin/python -c "import onnx, pytest, xdist, onnxruntime, ml_dtypes, torch, jax, flax, equinox" \
-    >/dev/null 2>&1; then
+test_modules="onnx, pytest, xdist, onnxruntime, ml_dtypes, torch, jax, flax, equinox, transformers, onnxruntime_genai"
+if ! .venv/bin/python -c "import ${test_modules}" >/dev/null 2>&1; then
   echo "setup: installing the test packages into .venv"
   .venv/bin/python -m pip install -q -r requirements/test.txt -r requirements/heavy.txt
 fi

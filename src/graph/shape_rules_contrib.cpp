@@ -1,10 +1,14 @@
 // Shape rules of the com.microsoft ops nxrt runs (src/ep/cpu/contrib/), from ONNX Runtime's contrib schemas:
-//   Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd, BiasSoftmax: input 0's type and shape;
+//   Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd, BiasSoftmax, QLinearSigmoid, QLinearLeakyRelu: input 0's type
+//     and shape;
 //   SkipLayerNormalization, SkipSimplifiedLayerNormalization: output and input_skip_bias_sum as input 0, mean and
 //     inv_std_var float with the last dim 1;
 //   EmbedLayerNormalization: output and embedding_sum [B, S, H] of word_embedding's type, mask_index int32 [B];
 //   Attention: output [B, S, Dv] (Dv from qkv_hidden_sizes, else a third of weights' columns), present
-//     [2, B, N, P + S, Dk / N].
+//     [2, B, N, P + S, Dk / N];
+//   RotaryEmbedding: input 0's type and shape; GroupQueryAttention: output [B, S, N * H], present_key and
+//     present_value [B, Nk, ?, H]; MultiHeadAttention: output [B, S, Dv]; MatMulNBits: A's shape ending in N;
+//     GatherBlockQuantized: data's logical shape with the gathered axis replaced by the indices' shape.
 // As for the default-domain rules, what a rule cannot tell stays unknown; the kernels check the inputs.
 #include <string_view>
 #include <unordered_map>
@@ -84,16 +88,106 @@ Status infer_attention(ShapeRuleContext& ctx) {
   return Status::ok();
 }
 
+// Output [B, S, N * H]; present_key / present_value [B, Nk, ?, H] (their length comes from an input's value).
+Status infer_group_query_attention(ShapeRuleContext& ctx) {
+  if (!ctx.input_is_tensor(0)) return Status::ok();
+  const DataType type = ctx.input(0)->elem_type;
+  for (TypeInfo& output : ctx.outputs) output = TypeInfo::tensor(type);
+  const SymbolicShape* q = ctx.input_shape(0);
+  const auto heads = ctx.node.attr_int("num_heads", 0);
+  const auto kv_heads = ctx.node.attr_int("kv_num_heads", 0);
+  if (q == nullptr || q->size() != 3 || !(*q)[2].is_known() || !heads || !kv_heads || *heads <= 0 || *kv_heads <= 0) {
+    return Status::ok();
+  }
+  const bool packed = ctx.input(1) == nullptr;
+  const int64_t columns = packed ? *heads + 2 * *kv_heads : *heads;
+  if ((*q)[2].value % columns != 0) return Status::ok();
+  const int64_t head = (*q)[2].value / columns;
+  ctx.outputs[0].shape = SymbolicShape{(*q)[0], (*q)[1], Dim::known(*heads * head)};
+  for (size_t o = 1; o < 3 && o < ctx.outputs.size(); ++o) {
+    ctx.outputs[o].shape = SymbolicShape{(*q)[0], Dim::known(*kv_heads), Dim::unknown(), Dim::known(head)};
+  }
+  return Status::ok();
+}
+
+// Output [B, S, Dv] when query, and value (or the packed forms), tell Dv; the presents' length needs the past's.
+Status infer_multi_head_attention(ShapeRuleContext& ctx) {
+  if (!ctx.input_is_tensor(0)) return Status::ok();
+  for (TypeInfo& output : ctx.outputs) output = TypeInfo::tensor(ctx.input(0)->elem_type);
+  const SymbolicShape* q = ctx.input_shape(0);
+  const SymbolicShape* v = ctx.input_shape(2);
+  const auto heads = ctx.node.attr_int("num_heads", 0);
+  if (q == nullptr || !heads || *heads <= 0) return Status::ok();
+  Dim width = Dim::unknown();
+  if (q->size() == 5 && (*q)[4].is_known()) {
+    width = Dim::known(*heads * (*q)[4].value);  // packed QKV
+  } else if (q->size() == 3 && ctx.input(2) == nullptr) {
+    width = (*q)[2];  // packed KV: V heads as wide as Q's
+  } else if (q->size() == 3 && v != nullptr && v->size() == 3) {
+    width = (*v)[2];
+  } else if (q->size() == 3 && v != nullptr && v->size() == 4 && (*v)[3].is_known()) {
+    width = Dim::known(*heads * (*v)[3].value);
+  }
+  if (q->size() == 3 || q->size() == 5) ctx.outputs[0].shape = SymbolicShape{(*q)[0], (*q)[1], width};
+  return Status::ok();
+}
+
+Status infer_matmul_nbits(ShapeRuleContext& ctx) {
+  if (!ctx.input_is_tensor(0)) return Status::ok();
+  ctx.outputs[0] = TypeInfo::tensor(ctx.input(0)->elem_type);
+  const SymbolicShape* a = ctx.input_shape(0);
+  const auto n = ctx.node.attr_int("N", -1);
+  if (a != nullptr && !a->empty() && n && *n >= 0) {
+    SymbolicShape out = *a;
+    out.back() = Dim::known(*n);
+    ctx.outputs[0].shape = std::move(out);
+  }
+  return Status::ok();
+}
+
+// data's logical shape (uint8 holds 8 / bits values per byte along the last axis) with the gathered axis
+// replaced by the indices' shape; the scales' type.
+Status infer_gather_block_quantized(ShapeRuleContext& ctx) {
+  if (!ctx.input_is_tensor(2)) return Status::ok();
+  ctx.outputs[0] = TypeInfo::tensor(ctx.input(2)->elem_type);
+  const SymbolicShape* data = ctx.input_shape(0);
+  const SymbolicShape* indices = ctx.input_shape(1);
+  const auto axis = ctx.node.attr_int("gather_axis", 0);
+  const auto bits = ctx.node.attr_int("bits", 4);
+  if (data == nullptr || indices == nullptr || data->empty() || !axis || !bits || *bits <= 0 || *bits > 8) {
+    return Status::ok();
+  }
+  const int64_t rank = static_cast<int64_t>(data->size());
+  if (*axis < -rank || *axis >= rank) return Status::ok();
+  SymbolicShape logical = *data;
+  if (ctx.input(0)->elem_type == DataType::kUInt8) {
+    if (!logical.back().is_known()) return Status::ok();
+    logical.back() = Dim::known(logical.back().value * (8 / *bits));
+  }
+  const size_t g = static_cast<size_t>(*axis < 0 ? *axis + rank : *axis);
+  SymbolicShape out(logical.begin(), logical.begin() + static_cast<std::ptrdiff_t>(g));
+  out.insert(out.end(), indices->begin(), indices->end());
+  out.insert(out.end(), logical.begin() + static_cast<std::ptrdiff_t>(g) + 1, logical.end());
+  ctx.outputs[0].shape = std::move(out);
+  return Status::ok();
+}
+
 const std::unordered_map<std::string_view, ShapeRule>& contrib_shape_rules() {
   static const std::unordered_map<std::string_view, ShapeRule> rules = [] {
     std::unordered_map<std::string_view, ShapeRule> table;
-    for (std::string_view op : {"Gelu", "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd", "BiasSoftmax"}) {
+    for (std::string_view op :
+         {"Gelu", "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd", "BiasSoftmax", "RotaryEmbedding", "QLinearSigmoid",
+          "QLinearLeakyRelu"}) {
       table[op] = infer_input_type_and_shape;
     }
     table["SkipLayerNormalization"] = infer_skip_norm;
     table["SkipSimplifiedLayerNormalization"] = infer_skip_norm;
     table["EmbedLayerNormalization"] = infer_embed_layer_norm;
     table["Attention"] = infer_attention;
+    table["GroupQueryAttention"] = infer_group_query_attention;
+    table["MultiHeadAttention"] = infer_multi_head_attention;
+    table["MatMulNBits"] = infer_matmul_nbits;
+    table["GatherBlockQuantized"] = infer_gather_block_quantized;
     return table;
   }();
   return rules;

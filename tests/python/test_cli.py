@@ -165,3 +165,27 @@ def test_batch_rejects_a_model_beside_it(nxrt_cli, tmp_path):
     assert done.returncode != 0
     assert "--batch takes MODEL from each line" in done.stderr
     assert nxrt(nxrt_cli, "run", "--batch", tmp_path / "absent.txt").stderr.count("NO_SUCHFILE") == 1
+
+
+def test_info_lists_custom_domains_and_ops_without_a_kernel(nxrt_cli, tmp_path):
+    """Before any session: the imported custom domains, and the ops no CPU kernel covers at their opset."""
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("FastGelu", ["x"], ["a"], domain="com.microsoft"),
+             helper.make_node("Frobnicate", ["a"], ["b"], domain="com.example"),
+             helper.make_node("Frobnicate", ["b"], ["c"], domain="com.example"),
+             helper.make_node("Relu", ["c"], ["y"])]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y]),
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1),
+                                             helper.make_opsetid("com.example", 3)])
+    path = tmp_path / "custom.onnx"
+    path.write_bytes(model.SerializeToString())
+    done = nxrt(nxrt_cli, "info", path)
+    assert done.returncode == 0, done.stderr
+    assert "custom domains: com.microsoft=1 com.example=3\n" in done.stdout
+    missing = done.stdout.split("ops without a CPU kernel:")[1].split("graph:")[0]
+    assert missing.split() == ["com.example.Frobnicate", "(opset", "3)", "2"], done.stdout
+    builtin = nxrt(nxrt_cli, "info", "builtin:mlp")
+    assert "custom domains: none" in builtin.stdout and "ops without a CPU kernel: none" in builtin.stdout

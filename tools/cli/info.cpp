@@ -8,6 +8,7 @@
 
 #include "cli_common.h"
 #include "core/data_type.h"
+#include "ep/cpu/kernel.h"
 #include "ep/cpu/microkernels/cpu_features.h"
 #include "onnx/model_proto.h"
 
@@ -67,6 +68,55 @@ void count_ops(const onnx::GraphProto& graph, std::map<std::string, int64_t>& hi
   }
 }
 
+std::string domain_name(std::string_view domain) {
+  return domain.empty() ? std::string("ai.onnx") : std::string(domain);
+}
+
+// Ops of `graph` (and its subgraphs) that no CPU kernel row covers at the model's opset of their domain, counted
+// as "domain.op (opset N)"; calls of the model's local functions are not ops.
+void count_missing_ops(const onnx::GraphProto& graph, const std::map<std::string, int64_t>& opsets,
+                       const std::set<std::string>& local_functions, std::map<std::string, int64_t>& missing) {
+  for (const onnx::NodeProto& node : graph.node) {
+    const std::string domain = node.domain == "ai.onnx" ? std::string() : std::string(node.domain);
+    const std::string op = domain_name(domain) + "." + std::string(node.op_type);
+    const auto opset = opsets.find(domain);
+    const int version = opset == opsets.end() ? 1 : static_cast<int>(std::min<int64_t>(opset->second, 1 << 20));
+    if (!local_functions.count(op) && cpu::find_kernel(domain, node.op_type, version) == nullptr) {
+      ++missing[op + " (opset " + std::to_string(version) + ")"];
+    }
+    for (const onnx::AttributeProto& attribute : node.attribute) {
+      if (attribute.g) count_missing_ops(*attribute.g, opsets, local_functions, missing);
+      for (const auto& subgraph : attribute.graphs) {
+        if (subgraph) count_missing_ops(*subgraph, opsets, local_functions, missing);
+      }
+    }
+  }
+}
+
+// The custom (not ai.onnx, ai.onnx.ml or ai.onnx.preview.training) domains the model imports, and the ops no CPU
+// kernel runs: known before any session is created.
+void print_domains_and_missing_ops(const onnx::ModelProto& model, const onnx::GraphProto& graph) {
+  std::map<std::string, int64_t> opsets;
+  std::cout << "custom domains:";
+  bool any_custom = false;
+  for (const onnx::OperatorSetIdProto& opset : model.opset_import) {
+    const std::string domain = opset.domain == "ai.onnx" ? std::string() : std::string(opset.domain);
+    opsets[domain] = opset.version;
+    if (domain.empty() || domain == "ai.onnx.ml" || domain == "ai.onnx.preview.training") continue;
+    std::cout << " " << domain << "=" << opset.version;
+    any_custom = true;
+  }
+  std::cout << (any_custom ? "\n" : " none\n");
+  std::set<std::string> local_functions;
+  for (const onnx::FunctionProto& function : model.functions) {
+    local_functions.insert(domain_name(function.domain) + "." + std::string(function.name));
+  }
+  std::map<std::string, int64_t> missing;
+  count_missing_ops(graph, opsets, local_functions, missing);
+  std::cout << "ops without a CPU kernel:" << (missing.empty() ? " none" : "") << "\n";
+  for (const auto& [op, count] : missing) std::cout << "  " << op << "  " << count << "\n";
+}
+
 int64_t initializer_elements(const onnx::GraphProto& graph) {
   int64_t total = 0;
   for (const onnx::TensorProto& tensor : graph.initializer) {
@@ -84,7 +134,7 @@ const CommandSpec& info_command_spec() {
       .name = "info",
       .operands = {"MODEL"},
       .required_operands = 1,
-      .summary = "Print a model's inputs and outputs, opsets, producer and op histogram.",
+      .summary = "Print a model's inputs, outputs, opsets, custom domains, ops without a kernel and op histogram.",
       .description = "Reads the ModelProto without creating a session, so it also works for models whose ops nxrt\n"
                      "cannot run. Shapes keep their symbolic dimensions; the op histogram includes subgraphs.",
       .details = model_spec_help(),
@@ -117,6 +167,7 @@ int print_model_info(const std::string& spec) {
     std::cout << " " << (opset.domain.empty() ? std::string_view("ai.onnx") : opset.domain) << "=" << opset.version;
   }
   std::cout << "\n";
+  print_domains_and_missing_ops(model, graph);
   std::cout << "graph: " << graph.name << "\n";
 
   std::set<std::string_view> initializer_names;

@@ -51,7 +51,9 @@ using ep::with_input_type_check;
   /* text/ */ X(string)                                                                                 \
   /* ml/ */ X(ml)                                                                                       \
   /* control/ */ X(control_flow) X(sequence)                                                          \
-  /* contrib/ (com.microsoft) */ X(contrib_activation) X(contrib_norm) X(contrib_attention)
+  /* contrib/ (com.microsoft) */ X(contrib_activation) X(contrib_norm) X(contrib_attention) \
+  X(contrib_mha) X(contrib_gqa) X(contrib_quant) X(contrib_gather_quant) \
+  X(contrib_qlinear) X(contrib_int_matmul)
 
 #define NXRT_DECLARE_KERNEL_TABLE(name) std::span<const KernelDef> name##_kernels();
 NXRT_CPU_KERNEL_TABLES(NXRT_DECLARE_KERNEL_TABLE)

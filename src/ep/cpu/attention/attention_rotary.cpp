@@ -1,7 +1,10 @@
-// RotaryEmbedding (23), TensorScatter (24), SwiGLU (28).
+// RotaryEmbedding (23, and com.microsoft 1), TensorScatter (24), SwiGLU (28).
 // RotaryEmbedding rotates the first `rotary_embedding_dim` features of each head by (cos, sin) pairs; pairs are
-// (x[i], x[i + dim/2]) or, interleaved, (x[2i], x[2i+1]). The caches are [max_position, dim/2] indexed by
-// position_ids, or [batch, sequence, dim/2] without position_ids.
+// (x[i], x[i + dim/2]) or, interleaved, (x[2i], x[2i+1]). X is [B, S, N * head] or [B, N, S, head]. The caches are
+// [max_position, dim/2] indexed by position_ids, or [batch, sequence, dim/2] without position_ids.
+// The com.microsoft form takes (input, position_ids, cos_cache, sin_cache): position_ids are required, [B, S] or
+// [1] (an offset: token s is at position offset + s), and without num_heads a 3-D input's head size is twice the
+// caches' width.
 // TensorScatter copies past_cache and writes `update` along `axis` at write_indices[batch] (+ sequence index,
 // modulo the axis length in circular mode).
 #include <cmath>
@@ -17,9 +20,11 @@ namespace {
 
 class RotaryEmbeddingKernel final : public Kernel {
  public:
-  RotaryEmbeddingKernel(std::string description, int64_t num_heads, int64_t rotary_dim, bool interleaved)
+  RotaryEmbeddingKernel(std::string description, int64_t num_heads, int64_t rotary_dim, bool interleaved,
+                        bool contrib)
       : description_(std::move(description)), num_heads_(num_heads), rotary_dim_(rotary_dim),
-        interleaved_(interleaved) {}
+        interleaved_(interleaved), contrib_(contrib), cos_input_(contrib ? 2 : 1), sin_input_(contrib ? 3 : 2),
+        positions_input_(contrib ? 1 : 3) {}
 
   struct Dims {
     bool three_d = false;
@@ -35,13 +40,15 @@ class RotaryEmbeddingKernel final : public Kernel {
 
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
     TRY_ASSIGN(const Dims d, resolve(inputs));
-    const Tensor* positions = optional_input(inputs, 3);
+    const Tensor* positions = optional_input(inputs, positions_input_);
     if (positions != nullptr) {
       const int64_t* p = positions->data<int64_t>();
       for (int64_t i = 0; i < positions->numel(); ++i) {
-        if (p[i] < 0 || p[i] >= d.max_position) {
+        // An offset (one value) starts the positions of every sequence: the last one is offset + S - 1.
+        const bool offset = positions->numel() == 1 && contrib_;
+        if (p[i] < 0 || p[i] >= d.max_position || (offset && d.seq > d.max_position - p[i])) {
           return make_error(StatusCode::kInvalidArgument, description_, ": position_ids value ", p[i],
-                            " is outside [0, ", d.max_position, ")");
+                            offset ? " plus the sequence length" : "", " is outside [0, ", d.max_position, ")");
         }
       }
     }
@@ -51,10 +58,10 @@ class RotaryEmbeddingKernel final : public Kernel {
 
  private:
   Expected<Dims> resolve(KernelInputs inputs) const {
-    TRY(require_inputs(inputs, 3, description_));
+    TRY(require_inputs(inputs, contrib_ ? 4 : 3, description_));
     const Tensor& x = *inputs[0];
-    const Tensor& cos = *inputs[1];
-    const Tensor& sin = *inputs[2];
+    const Tensor& cos = *inputs[cos_input_];
+    const Tensor& sin = *inputs[sin_input_];
     if (cos.dtype() != x.dtype() || sin.dtype() != x.dtype()) {
       return make_error(StatusCode::kInvalidArgument, description_, ": cos_cache/sin_cache must have X's type");
     }
@@ -64,6 +71,19 @@ class RotaryEmbeddingKernel final : public Kernel {
       d.heads = x.shape()[1];
       d.seq = x.shape()[2];
       d.head = x.shape()[3];
+    } else if (x.rank() == 3 && contrib_ && num_heads_ <= 0) {
+      // The head size is the rotated width: twice the caches' (rotary_embedding_dim then needs num_heads).
+      const int64_t head = cos.rank() == 2 ? 2 * cos.shape()[1] : 0;
+      if (rotary_dim_ > 0 || head <= 0 || x.shape()[2] % head != 0) {
+        return make_error(StatusCode::kInvalidArgument, description_, ": without num_heads, hidden size ",
+                          x.shape()[2], " must be a multiple of twice the cos_cache width (and rotary_embedding_dim",
+                          " unset)");
+      }
+      d.three_d = true;
+      d.batch = x.shape()[0];
+      d.seq = x.shape()[1];
+      d.head = head;
+      d.heads = x.shape()[2] / head;
     } else if (x.rank() == 3) {
       d.three_d = true;
       if (num_heads_ <= 0) {
@@ -86,13 +106,15 @@ class RotaryEmbeddingKernel final : public Kernel {
       return make_error(StatusCode::kInvalidArgument, description_, ": rotary_embedding_dim ", d.rot,
                         " must be even and at most the head size ", d.head);
     }
-    const Tensor* positions = optional_input(inputs, 3);
+    const Tensor* positions = optional_input(inputs, positions_input_);
     const int64_t half = d.rot / 2;
     if (positions != nullptr) {
-      if (positions->dtype() != DataType::kInt64 || positions->rank() != 2 || positions->shape()[0] != d.batch ||
-          positions->shape()[1] != d.seq) {
-        return make_error(StatusCode::kInvalidArgument, description_,
-                          ": position_ids must be int64 of shape [batch, sequence]");
+      const bool offset = contrib_ && positions->rank() == 1 && positions->numel() == 1;
+      if (positions->dtype() != DataType::kInt64 ||
+          (!offset && (positions->rank() != 2 || positions->shape()[0] != d.batch ||
+                       positions->shape()[1] != d.seq))) {
+        return make_error(StatusCode::kInvalidArgument, description_, ": position_ids must be int64 of shape [",
+                          d.batch, ", ", d.seq, "]", contrib_ ? " or [1]" : "");
       }
       if (cos.rank() != 2 || cos.shape() != sin.shape() || cos.shape()[1] != half) {
         return make_error(StatusCode::kInvalidArgument, description_,
@@ -111,10 +133,11 @@ class RotaryEmbeddingKernel final : public Kernel {
   void run_typed(const Dims& d, KernelInputs inputs, Tensor& output, ThreadPool& pool) const {
     using Acc = AccOf<T>;
     const T* x = inputs[0]->data<T>();
-    const T* cos = inputs[1]->data<T>();
-    const T* sin = inputs[2]->data<T>();
-    const Tensor* positions = optional_input(inputs, 3);
+    const T* cos = inputs[cos_input_]->data<T>();
+    const T* sin = inputs[sin_input_]->data<T>();
+    const Tensor* positions = optional_input(inputs, positions_input_);
     const int64_t* pos = positions != nullptr ? positions->data<int64_t>() : nullptr;
+    const bool offset = positions != nullptr && positions->rank() == 1;
     T* y = output.data<T>();
     const int64_t half = d.rot / 2;
     pool.parallel_for(d.batch * d.seq * d.heads, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, d.head)),
@@ -124,7 +147,7 @@ class RotaryEmbeddingKernel final : public Kernel {
         const int64_t s = (item / d.heads) % d.seq;
         const int64_t b = item / (d.heads * d.seq);
         const int64_t at = d.three_d ? ((b * d.seq + s) * d.heads + h) * d.head : ((b * d.heads + h) * d.seq + s) * d.head;
-        const int64_t cache_row = pos != nullptr ? pos[b * d.seq + s] : b * d.seq + s;
+        const int64_t cache_row = pos == nullptr ? b * d.seq + s : offset ? pos[0] + s : pos[b * d.seq + s];
         const T* c = cos + cache_row * half;
         const T* sn = sin + cache_row * half;
         const T* in = x + at;
@@ -148,6 +171,8 @@ class RotaryEmbeddingKernel final : public Kernel {
   int64_t num_heads_;
   int64_t rotary_dim_;
   bool interleaved_;
+  bool contrib_;
+  size_t cos_input_, sin_input_, positions_input_;
 };
 
 class TensorScatterKernel final : public Kernel {
@@ -307,6 +332,13 @@ class SwigluKernel final : public Kernel {
 }  // namespace
 
 Expected<std::unique_ptr<Kernel>> create_rotary_embedding(const KernelInfo& info) {
+  const bool contrib = info.node.domain == graph::kMsDomain;
+  if (contrib) {
+    TRY_ASSIGN(const int64_t packed, info.node.attr_int("is_packed_batching", 0));
+    if (packed != 0) {
+      return make_error(StatusCode::kNotImplemented, info.node.describe(), ": is_packed_batching is not supported");
+    }
+  }
   TRY_ASSIGN(const int64_t num_heads, info.node.attr_int("num_heads", 0));
   TRY_ASSIGN(const int64_t rotary_dim, info.node.attr_int("rotary_embedding_dim", 0));
   TRY_ASSIGN(const int64_t interleaved, info.node.attr_int("interleaved", 0));
@@ -315,7 +347,7 @@ Expected<std::unique_ptr<Kernel>> create_rotary_embedding(const KernelInfo& info
                       ": num_heads and rotary_embedding_dim must be nonnegative");
   }
   return std::unique_ptr<Kernel>(
-      std::make_unique<RotaryEmbeddingKernel>(info.node.describe(), num_heads, rotary_dim, interleaved != 0));
+      std::make_unique<RotaryEmbeddingKernel>(info.node.describe(), num_heads, rotary_dim, interleaved != 0, contrib));
 }
 
 Expected<std::unique_ptr<Kernel>> create_tensor_scatter(const KernelInfo& info) {

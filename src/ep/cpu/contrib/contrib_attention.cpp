@@ -8,8 +8,9 @@
 //   scores = scale * Q K^T + mask + attention_bias, output = softmax(scores) V.
 // The mask adds mask_filter_value where mask_index hides a key, and float's lowest where the causal rule (key
 // position > P + query row) does (whatever mask_index says there), as ONNX Runtime's CPU kernel does: a row
-// whose keys mask_index hides all then attends to the keys the causal rule leaves. mask_index forms: [B, T] and [B, S, T] raw masks
-// (0 hides), [B] key ends (key j < end is seen), [2B] key ends then starts, [3B + 2] whose first B are key ends.
+// whose keys mask_index hides all then attends to the keys the causal rule leaves. mask_index forms: [B, T] and
+// [B, S, T] raw masks (0 hides), [B] key ends (key j < end is seen), [2B] key ends then starts, [3B + 2] whose
+// first B are key ends (contrib_attention_common.h).
 // past_present_share_buffer, do_rotary and 4-D masks are NOT_IMPLEMENTED, as in ONNX Runtime's CPU kernel.
 // float16 computes in float (input, weights and bias converted, output and present rounded once).
 #include <algorithm>
@@ -20,6 +21,8 @@
 #include <vector>
 
 #include "core/scratch_space.h"
+#include "ep/cpu/attention/attention_common.h"
+#include "ep/cpu/contrib/contrib_attention_common.h"
 #include "ep/cpu/elementwise/unary_common.h"
 #include "ep/cpu/kernel.h"
 #include "ep/cpu/microkernels/gemm.h"
@@ -32,22 +35,15 @@ namespace {
 
 constexpr DataTypeMask kAttentionTypes = type_mask(TypeList<float, Float16>{});
 // Score floats per task (256 KiB: stays in L2).
-constexpr int64_t kMaxScoreFloats = 65536;
 
-// The pool the per-task GEMMs get: tasks already fill every thread.
-ThreadPool& task_pool() {
-  static ThreadPool pool(1);  // no workers: parallel_for runs on the caller
-  return pool;
-}
-
-enum class MaskForm { kNone, kRaw2d, kRaw3d, kKeyEnd, kKeyEndStart };
+using contrib_detail::KeyMask;
 
 struct AttentionDims {
   int64_t b = 0, s = 0, hidden_in = 0;
   int64_t dq = 0, dk = 0, dv = 0, total_width = 0;
   int64_t heads = 0, head_k = 0, head_v = 0;
   int64_t past = 0, t = 0;
-  MaskForm mask = MaskForm::kNone;
+  KeyMask mask;
   int64_t bias_batch_stride = 0, bias_head_stride = 0;  // attention_bias strides over [B, N] (0: broadcast)
 };
 
@@ -233,12 +229,10 @@ class ContribAttentionKernel final : public Kernel {
               T* out, ThreadPool& pool, const RunLimits* limits) const {
     const float scale = config_.scale != 0.0f ? config_.scale
                                               : 1.0f / std::sqrt(static_cast<float>(d.head_k));
-    const Tensor* mask_tensor = optional_input(inputs, 3);
-    const int32_t* mask = mask_tensor != nullptr ? mask_tensor->data<int32_t>() : nullptr;
     const Tensor* bias_tensor = optional_input(inputs, 5);
     const T* attention_bias = bias_tensor != nullptr ? bias_tensor->data<T>() : nullptr;
-    const int64_t block = std::clamp<int64_t>(kMaxScoreFloats / std::max<int64_t>(1, d.t), 1, d.s);
-    const int64_t blocks = (d.s + block - 1) / block;
+    const contrib_detail::RowBlocks split = contrib_detail::row_blocks(d.s, d.t);
+    const int64_t block = split.rows, blocks = split.blocks;
     pool.parallel_for(d.b * d.heads * blocks, 1, [&](int64_t begin, int64_t end) {
       float* const scores = scratch_floats(ScratchUse::kContribAttention, block * (d.t + d.head_v));
       float* const head_rows = scores + block * d.t;
@@ -250,59 +244,26 @@ class ContribAttentionKernel final : public Kernel {
         const int64_t row0 = (task % blocks) * block;
         const int64_t count = std::min(block, d.s - row0);
         const float* q = qkv + (b * d.s + row0) * d.total_width + n * d.head_k;
-        if (d.head_k > 0) {
-          const GemmArgs qk{false, true, count, d.t, d.head_k, d.total_width, d.head_k, d.t};
-          gemm_f32(qk, scale, q, keys + bn * d.t * d.head_k, 0.0f, scores, task_pool());
-        } else {
-          std::fill_n(scores, count * d.t, 0.0f);
-        }
-        for (int64_t i = 0; i < count; ++i) {
-          float* row = scores + i * d.t;
-          add_mask(d, mask, b, row0 + i, row);
+        const auto finish = [&](int64_t i, float* row) {
+          d.mask.apply(b, row0 + i, d.past, config_.unidirectional, config_.mask_filter, row);
           if (attention_bias != nullptr) {
             const T* bias_row = attention_bias + b * d.bias_batch_stride + n * d.bias_head_stride + (row0 + i) * d.t;
             for (int64_t j = 0; j < d.t; ++j) row[j] += to_float(bias_row[j]);
           }
-          if (d.t > 0) softmax_row_f32(row, row, d.t);
-        }
+        };
         T* y = out + (b * d.s + row0) * d.dv + n * d.head_v;
+        const float* k = keys + bn * d.t * d.head_k;
+        const float* v = values + bn * d.t * d.head_v;
         if constexpr (std::is_same_v<T, float>) {
-          multiply_values(d, count, scores, values + bn * d.t * d.head_v, y, d.dv);
+          contrib_detail::attend_rows(q, d.total_width, k, v, count, d.t, d.head_k, d.head_v, scale, scores, y, d.dv,
+                                      finish);
         } else {
-          multiply_values(d, count, scores, values + bn * d.t * d.head_v, head_rows, d.head_v);
+          contrib_detail::attend_rows(q, d.total_width, k, v, count, d.t, d.head_k, d.head_v, scale, scores,
+                                      head_rows, d.head_v, finish);
           for (int64_t i = 0; i < count; ++i) store_floats(head_rows + i * d.head_v, y + i * d.dv, d.head_v);
         }
       }
     });
-  }
-
-  static void multiply_values(const AttentionDims& d, int64_t count, const float* probabilities, const float* v,
-                              float* y, int64_t ldy) {
-    if (d.head_v == 0) return;
-    if (d.t == 0) {
-      for (int64_t i = 0; i < count; ++i) std::fill_n(y + i * ldy, d.head_v, 0.0f);
-      return;
-    }
-    const GemmArgs pv{false, false, count, d.head_v, d.t, d.t, d.head_v, ldy};
-    gemm_f32(pv, 1.0f, probabilities, v, 0.0f, y, task_pool());
-  }
-
-  // Adds the key mask and the causal mask of query row `s` of batch entry `b` to its scores.
-  void add_mask(const AttentionDims& d, const int32_t* mask, int64_t b, int64_t s, float* row) const {
-    if (d.mask == MaskForm::kNone && !config_.unidirectional) return;
-    const float filter = config_.mask_filter;
-    const int64_t causal_end = config_.unidirectional ? d.past + s + 1 : d.t;  // keys from here on are hidden
-    for (int64_t j = 0; j < d.t; ++j) {
-      bool seen = true;
-      switch (d.mask) {
-        case MaskForm::kNone: break;
-        case MaskForm::kRaw2d: seen = mask[b * d.t + j] != 0; break;
-        case MaskForm::kRaw3d: seen = mask[(b * d.s + s) * d.t + j] != 0; break;
-        case MaskForm::kKeyEnd: seen = j < mask[b]; break;
-        case MaskForm::kKeyEndStart: seen = j < mask[b] && j >= mask[d.b + b]; break;
-      }
-      row[j] += j >= causal_end ? std::numeric_limits<float>::lowest() : (seen ? 0.0f : filter);
-    }
   }
 
   Expected<AttentionDims> resolve(KernelInputs inputs) const {
@@ -354,8 +315,9 @@ class ContribAttentionKernel final : public Kernel {
     }
     d.head_k = d.dk / d.heads;
     d.head_v = d.dv / d.heads;
-    if (const Tensor* b = optional_input(inputs, 2); b != nullptr && (b->rank() != 1 || b->shape()[0] != d.total_width)) {
-      return make_error(StatusCode::kInvalidArgument, description_, ": bias ", shape_to_string(b->shape()),
+    const Tensor* bias = optional_input(inputs, 2);
+    if (bias != nullptr && (bias->rank() != 1 || bias->shape()[0] != d.total_width)) {
+      return make_error(StatusCode::kInvalidArgument, description_, ": bias ", shape_to_string(bias->shape()),
                         " must be [", d.total_width, "]");
     }
     if (has_present_ && d.head_k != d.head_v) {
@@ -383,29 +345,8 @@ class ContribAttentionKernel final : public Kernel {
   }
 
   Status resolve_mask(KernelInputs inputs, AttentionDims& d) const {
-    const Tensor* mask = optional_input(inputs, 3);
-    if (mask == nullptr) return Status::ok();
-    const Shape& m = mask->shape();
-    if (mask->dtype() != DataType::kInt32) {
-      return make_error(StatusCode::kInvalidArgument, description_, ": mask_index must be int32, got ",
-                        data_type_name(mask->dtype()));
-    }
-    if (m.size() == 1 && (m[0] == d.b || m[0] == 3 * d.b + 2)) {
-      d.mask = MaskForm::kKeyEnd;
-    } else if (m.size() == 1 && m[0] == 2 * d.b) {
-      d.mask = MaskForm::kKeyEndStart;
-    } else if (m.size() == 2 && m[0] == d.b && m[1] == d.t) {
-      d.mask = MaskForm::kRaw2d;
-    } else if (m.size() == 3 && m[0] == d.b && m[1] == d.s && m[2] == d.t) {
-      d.mask = MaskForm::kRaw3d;
-    } else if (m.size() == 4) {
-      return make_error(StatusCode::kNotImplemented, description_, ": 4-D mask_index ", shape_to_string(m),
-                        " is not supported on the CPU");
-    } else {
-      return make_error(StatusCode::kInvalidArgument, description_, ": mask_index ", shape_to_string(m), " must be [",
-                        d.b, "], [", 2 * d.b, "], [", 3 * d.b + 2, "], [", d.b, ", ", d.t, "] or [", d.b, ", ", d.s,
-                        ", ", d.t, "]");
-    }
+    TRY_ASSIGN(d.mask, contrib_detail::resolve_key_mask(optional_input(inputs, 3), d.b, d.s, d.t, description_,
+                                                         "mask_index"));
     return Status::ok();
   }
 
@@ -464,8 +405,8 @@ Expected<std::unique_ptr<Kernel>> create_contrib_attention(const KernelInfo& inf
   TRY_ASSIGN(const int64_t rotary, info.node.attr_int("do_rotary", 0));
   config.unidirectional = unidirectional != 0;
   if (config.heads <= 0) {
-    return make_error(StatusCode::kInvalidArgument, description, ": attribute num_heads (required) must be positive, got ",
-                      config.heads);
+    return make_error(StatusCode::kInvalidArgument, description,
+                      ": attribute num_heads (required) must be positive, got ", config.heads);
   }
   if (!config.qkv_sizes.empty()) {
     const auto& q = config.qkv_sizes;
@@ -489,6 +430,8 @@ Expected<std::unique_ptr<Kernel>> create_contrib_attention(const KernelInfo& inf
 
 const KernelDef kContribAttentionKernels[] = {
     {"Attention", graph::kMsDomain, 1, kLatestOpset, kAttentionTypes, 0, create_contrib_attention},
+    {"RotaryEmbedding", graph::kMsDomain, 1, kLatestOpset, type_mask(FloatTypes{}), 0,
+     attention_detail::create_rotary_embedding},
 };
 
 }  // namespace

@@ -363,7 +363,8 @@ class EmbedNormKernel final : public Kernel {
     const Tensor& words = *inputs[2];
     if (!mask_has(kFloats, words.dtype()) || words.rank() != 2) {
       return make_error(StatusCode::kInvalidArgument, description_, ": word_embedding ",
-                        data_type_name(words.dtype()), " ", shape_to_string(words.shape()), " must be a float 2-D table");
+                        data_type_name(words.dtype()), " ", shape_to_string(words.shape()),
+                        " must be a float 2-D table");
     }
     const int64_t h = words.shape()[1];
     const DataType dtype = words.dtype();

@@ -83,7 +83,8 @@ TEST(ContribAttention, PastMaskAndCausalRuleMatchTheReference) {
   const auto past = random_values(2 * b * heads * p * h, 4);
   const std::vector<int32_t> mask = {1, 1, 1, 1, 1, 0, 1, 1, 1, 1};
   const auto want = attention_reference(x, w, bias, past, mask, b, s, hidden, heads, p);
-  const graph::Node node = ms_node(NodeBuilder("Attention").attr_int("num_heads", heads).attr_int("unidirectional", 1), 2);
+  const graph::Node node =
+      ms_node(NodeBuilder("Attention").attr_int("num_heads", heads).attr_int("unidirectional", 1), 2);
   for (int threads : {1, 2}) {
     for (bool constant_weights : {false, true}) {
       auto outputs = run_kernel(node,
@@ -128,6 +129,112 @@ TEST(ContribAttention, Float16RunsInFloatAndBadAttributesAreErrors) {
   auto wrong = run_kernel(node, {make_tensor<float>({1, 2, 8}, x), make_tensor<float>({8, 24}, w), Tensor(),
                                  make_tensor<int32_t>({4}, {1, 1, 1, 1})});
   EXPECT_FALSE(wrong);
+}
+
+TEST(ContribGroupQueryAttention, DecodeStepReadsThePastAndSharesKeyHeads) {
+  const int64_t heads = 2, kv = 1, h = 4, past_len = 2;
+  const auto q = random_values(heads * h, 21);
+  const auto k = random_values(kv * h, 22);
+  const auto v = random_values(kv * h, 23);
+  const auto past_k = random_values(kv * past_len * h, 24);
+  const auto past_v = random_values(kv * past_len * h, 25);
+  const graph::Node node =
+      ms_node(NodeBuilder("GroupQueryAttention").attr_int("num_heads", heads).attr_int("kv_num_heads", kv), 3);
+  for (int threads : {1, 2}) {
+    auto outputs = run_kernel(node,
+                              {make_tensor<float>({1, 1, heads * h}, q), make_tensor<float>({1, 1, kv * h}, k),
+                               make_tensor<float>({1, 1, kv * h}, v), make_tensor<float>({1, kv, past_len, h}, past_k),
+                               make_tensor<float>({1, kv, past_len, h}, past_v), make_tensor<int32_t>({1}, {2}),
+                               make_tensor<int32_t>({}, {3})},
+                              threads);
+    ASSERT_TRUE(outputs) << outputs.status().to_string();
+    ASSERT_EQ((*outputs)[1].shape(), (Shape{1, kv, past_len + 1, h}));
+    const auto y = to_vector<float>((*outputs)[0]);
+    const auto key = [&](int64_t j, int64_t e) { return j < past_len ? past_k[j * h + e] : k[e]; };
+    const auto value = [&](int64_t j, int64_t e) { return j < past_len ? past_v[j * h + e] : v[e]; };
+    for (int64_t n = 0; n < heads; ++n) {  // both query heads read the one key / value head
+      double scores[3], total = 0;
+      for (int64_t j = 0; j < 3; ++j) {
+        double dot = 0;
+        for (int64_t e = 0; e < h; ++e) dot += double(q[n * h + e]) * key(j, e);
+        total += (scores[j] = std::exp(dot / 2.0));  // 1 / sqrt(4)
+      }
+      for (int64_t e = 0; e < h; ++e) {
+        double want = 0;
+        for (int64_t j = 0; j < 3; ++j) want += scores[j] / total * value(j, e);
+        EXPECT_NEAR(y[n * h + e], want, 1e-5);
+      }
+    }
+    EXPECT_EQ(to_vector<float>((*outputs)[1])[past_len * h], k[0]);
+  }
+  // seqlens_k beyond total_sequence_length is an error naming the entry.
+  auto bad = run_kernel(node, {make_tensor<float>({1, 1, heads * h}, q), make_tensor<float>({1, 1, kv * h}, k),
+                               make_tensor<float>({1, 1, kv * h}, v), make_tensor<float>({1, kv, past_len, h}, past_k),
+                               make_tensor<float>({1, kv, past_len, h}, past_v), make_tensor<int32_t>({1}, {7}),
+                               make_tensor<int32_t>({}, {3})});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.status().message().find("seqlens_k[0]"), std::string::npos);
+}
+
+TEST(ContribQuantized, MatMulNBitsFourBitsWithPackedZeroPoints) {
+  const int64_t k = 40, n = 3, block = 16, k_blocks = 3;  // the last block holds 8 of 16 values
+  std::mt19937 engine(31);
+  std::vector<int> codes(n * k_blocks * block, 0), zeros(n * k_blocks);
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t i = 0; i < k; ++i) codes[r * k_blocks * block + i] = static_cast<int>(engine() % 16);
+  }
+  for (int& z : zeros) z = static_cast<int>(engine() % 16);
+  std::vector<uint8_t> b(n * k_blocks * block / 2), zero_bytes(n * 2);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint8_t>(codes[2 * i] | (codes[2 * i + 1] << 4));
+  for (int64_t r = 0; r < n; ++r) {  // 3 zero points per row: 2 bytes, the last half-empty
+    zero_bytes[r * 2] = static_cast<uint8_t>(zeros[r * 3] | (zeros[r * 3 + 1] << 4));
+    zero_bytes[r * 2 + 1] = static_cast<uint8_t>(zeros[r * 3 + 2]);
+  }
+  const auto scales = random_values(n * k_blocks, 32, 0.1f);
+  const auto a = random_values(2 * k, 33);
+  const graph::Node node = ms_node(NodeBuilder("MatMulNBits").attr_int("K", k).attr_int("N", n).attr_int("bits", 4)
+                                       .attr_int("block_size", block), 1);
+  for (bool constant : {false, true}) {
+    auto outputs = run_kernel(node,
+                              {make_tensor<float>({2, k}, a), make_tensor<uint8_t>({n, k_blocks, block / 2}, b),
+                               make_tensor<float>({n, k_blocks}, scales), make_tensor<uint8_t>({n, 2}, zero_bytes)},
+                              1, {false, constant, constant, constant});
+    ASSERT_TRUE(outputs) << outputs.status().to_string();
+    const auto y = to_vector<float>((*outputs)[0]);
+    for (int64_t m = 0; m < 2; ++m) {
+      for (int64_t c = 0; c < n; ++c) {
+        double want = 0;
+        for (int64_t i = 0; i < k; ++i) {
+          const int64_t blk = i / block;
+          want += double(a[m * k + i]) * (codes[c * k_blocks * block + i] - zeros[c * 3 + blk]) *
+                  scales[c * k_blocks + blk];
+        }
+        EXPECT_NEAR(y[m * n + c], want, 1e-4) << m << "," << c;
+      }
+    }
+  }
+  // B of the wrong shape is an error naming the expected one.
+  auto bad = run_kernel(node, {make_tensor<float>({2, k}, a), make_tensor<uint8_t>({n, 2, 8}, std::vector<uint8_t>(48)),
+                               make_tensor<float>({n, k_blocks}, scales)});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.status().message().find("[3,3,8]"), std::string::npos) << bad.status().to_string();
+}
+
+TEST(ContribQuantized, GatherBlockQuantizedUint8AndIndicesOutOfRange) {
+  // 2 rows of 32 four-bit values (16 bytes each), one block per row, scales [2, 1], default zero point 8.
+  std::vector<uint8_t> data(32);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>((i % 16) | ((15 - i % 16) << 4));
+  const graph::Node node = ms_node(NodeBuilder("GatherBlockQuantized").attr_int("block_size", 32).attr_int("bits", 4),
+                                   1);
+  auto outputs = run_kernel(node, {make_tensor<uint8_t>({2, 16}, data), make_tensor<int64_t>({3}, {-1, 5, 0}),
+                                   make_tensor<float>({2, 1}, {0.5f, 2.0f})});
+  ASSERT_TRUE(outputs) << outputs.status().to_string();
+  ASSERT_EQ((*outputs)[0].shape(), (Shape{3, 32}));
+  const auto y = to_vector<float>((*outputs)[0]);
+  EXPECT_EQ(y[0], (0 - 8) * 2.0f);       // index -1: row 1, value 0 (low nibble of byte 16)
+  EXPECT_EQ(y[1], (15 - 8) * 2.0f);      // its high nibble
+  for (int i = 32; i < 64; ++i) EXPECT_EQ(y[i], 0.0f);  // index 5 is outside [-2, 2): zeros
+  EXPECT_EQ(y[64 + 2], (1 - 8) * 0.5f);  // row 0, byte 1, low nibble
 }
 
 TEST(ContribNorm, SkipLayerNormBFloat16WithBiasAndSum) {

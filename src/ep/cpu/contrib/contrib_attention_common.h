@@ -1,0 +1,121 @@
+// Pieces shared by the com.microsoft attention kernels (contrib_attention.cpp, contrib_mha.cpp): the int32 key
+// masks (Attention's mask_index, MultiHeadAttention's key_padding_mask) and the per-block attention of float
+// query rows over float key / value rows.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "ep/cpu/kernel.h"
+#include "ep/cpu/microkernels/gemm.h"
+#include "ep/cpu/microkernels/vector_math.h"
+
+namespace nxrt::cpu::contrib_detail {
+
+// The pool the per-task GEMMs get: the tasks already fill every thread.
+inline ThreadPool& single_thread_pool() {
+  static ThreadPool pool(1);  // no workers: parallel_for runs on the caller
+  return pool;
+}
+
+// Query rows per task: at most 64 Ki score floats (256 KiB, so a task's scores stay in L2) over `keys` keys;
+// `blocks` blocks cover `queries` rows.
+struct RowBlocks {
+  int64_t rows = 1, blocks = 0;
+};
+
+inline RowBlocks row_blocks(int64_t queries, int64_t keys) {
+  constexpr int64_t kMaxScoreFloats = 65536;
+  RowBlocks r;
+  r.rows = std::clamp<int64_t>(kMaxScoreFloats / std::max<int64_t>(1, keys), 1, std::max<int64_t>(1, queries));
+  r.blocks = (queries + r.rows - 1) / r.rows;
+  return r;
+}
+
+enum class KeyMaskForm { kNone, kRaw2d, kRaw3d, kKeyEnd, kKeyEndStart };
+
+// A key mask over B entries, S queries and T keys:
+//   [B, T] and [B, S, T]: raw (0 hides the key); [B] (or the first B of [3B + 2]): key j < end[b] is seen;
+//   [2B]: ends, then starts (key j >= start[b] is seen too).
+struct KeyMask {
+  KeyMaskForm form = KeyMaskForm::kNone;
+  const int32_t* data = nullptr;
+  int64_t batch = 0, queries = 0, keys = 0;
+
+  // Adds `filter` where the mask hides key j of query s of entry b, and float's lowest where the causal rule
+  // does (keys after position past + s; whatever the mask says there), as ONNX Runtime's CPU kernels do. Their
+  // causal rule leaves the last query row alone: the same when there are S new keys, every key otherwise.
+  void apply(int64_t b, int64_t s, int64_t past, bool causal, float filter, float* row) const {
+    if (form == KeyMaskForm::kNone && !causal) return;
+    const int64_t causal_end = causal && s + 1 < queries ? past + s + 1 : keys;  // keys from here on are hidden
+    for (int64_t j = 0; j < keys; ++j) {
+      bool seen = true;
+      switch (form) {
+        case KeyMaskForm::kNone: break;
+        case KeyMaskForm::kRaw2d: seen = data[b * keys + j] != 0; break;
+        case KeyMaskForm::kRaw3d: seen = data[(b * queries + s) * keys + j] != 0; break;
+        case KeyMaskForm::kKeyEnd: seen = j < data[b]; break;
+        case KeyMaskForm::kKeyEndStart: seen = j < data[b] && j >= data[batch + b]; break;
+      }
+      row[j] += j >= causal_end ? std::numeric_limits<float>::lowest() : (seen ? 0.0f : filter);
+    }
+  }
+};
+
+// The KeyMask of `mask` (null: none); 4-D masks are NOT_IMPLEMENTED, other shapes INVALID_ARGUMENT naming `what`.
+inline Expected<KeyMask> resolve_key_mask(const Tensor* mask, int64_t b, int64_t s, int64_t t,
+                                          const std::string& description, const char* what) {
+  KeyMask m{KeyMaskForm::kNone, nullptr, b, s, t};
+  if (mask == nullptr) return m;
+  const Shape& shape = mask->shape();
+  if (mask->dtype() != DataType::kInt32) {
+    return make_error(StatusCode::kInvalidArgument, description, ": ", what, " must be int32, got ",
+                      data_type_name(mask->dtype()));
+  }
+  m.data = mask->data<int32_t>();
+  if (shape.size() == 1 && (shape[0] == b || shape[0] == 3 * b + 2)) {
+    m.form = KeyMaskForm::kKeyEnd;
+  } else if (shape.size() == 1 && shape[0] == 2 * b) {
+    m.form = KeyMaskForm::kKeyEndStart;
+  } else if (shape.size() == 2 && shape[0] == b && shape[1] == t) {
+    m.form = KeyMaskForm::kRaw2d;
+  } else if (shape.size() == 3 && shape[0] == b && shape[1] == s && shape[2] == t) {
+    m.form = KeyMaskForm::kRaw3d;
+  } else if (shape.size() == 4) {
+    return make_error(StatusCode::kNotImplemented, description, ": 4-D ", what, " ", shape_to_string(shape),
+                      " is not supported on the CPU");
+  } else {
+    return make_error(StatusCode::kInvalidArgument, description, ": ", what, " ", shape_to_string(shape),
+                      " must be [", b, "], [", 2 * b, "], [", 3 * b + 2, "], [", b, ", ", t, "] or [", b, ", ", s,
+                      ", ", t, "]");
+  }
+  return m;
+}
+
+// Attention of `count` query rows q (row stride ldq) over t keys k [t, hk] and values v [t, hv]:
+// scores = scale q k^T, then finish(i, row) adds the masks and biases of row i, the softmax, and y (row stride
+// ldy) = probabilities v. `scores` holds count * t floats. With no keys the rows of y are zero.
+template <class Finish>
+void attend_rows(const float* q, int64_t ldq, const float* k, const float* v, int64_t count, int64_t t, int64_t hk,
+                 int64_t hv, float scale, float* scores, float* y, int64_t ldy, Finish&& finish) {
+  ThreadPool& pool = single_thread_pool();
+  if (t == 0) {
+    for (int64_t i = 0; i < count; ++i) std::fill_n(y + i * ldy, hv, 0.0f);
+    return;
+  }
+  if (hk > 0) {
+    gemm_f32(GemmArgs{false, true, count, t, hk, ldq, hk, t}, scale, q, k, 0.0f, scores, pool);
+  } else {
+    std::fill_n(scores, count * t, 0.0f);
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    float* row = scores + i * t;
+    finish(i, row);
+    softmax_row_f32(row, row, t);
+  }
+  if (hv > 0) gemm_f32(GemmArgs{false, false, count, hv, t, t, hv, ldy}, 1.0f, scores, v, 0.0f, y, pool);
+}
+
+}  // namespace nxrt::cpu::contrib_detail

@@ -1,0 +1,224 @@
+// com.microsoft integer matrix products with a float result, as ONNX Runtime's contrib schemas define them:
+//   MatMulIntegerToFloat(A (uint8 / int8) [..., M, K], B (uint8 / int8) [..., K, N], a_scale, b_scale,
+//     a_zero_point?, b_zero_point?, bias? [N]) -> Y (a_scale's type: float or float16):
+//     Y = a_scale * b_scale[n] * sum_k (A - a_zero_point) (B - b_zero_point[n]) + bias[n]
+//   DynamicQuantizeMatMul(A float, B (uint8 / int8), b_scale, b_zero_point?, bias?) -> Y float: A is first
+//     quantized to uint8 per tensor as DynamicQuantizeLinear does (range widened to hold 0, scale = range / 255,
+//     zero point and values rounded half to even; a zero range gives scale 1), then the product above.
+// Batch dims broadcast numpy-style; a 1-D A or B is a row / column that the output drops, as in MatMul. B's scale
+// and zero point are one value or one per column (N). The sums are exact (int64); the scaling is in float.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ep/cpu/elementwise/unary_common.h"
+#include "ep/cpu/kernel.h"
+
+namespace nxrt::cpu {
+
+namespace {
+
+constexpr DataTypeMask kInt8Types = type_mask(TypeList<uint8_t, int8_t>{});
+
+int32_t int_at(const Tensor& t, int64_t i) {
+  return t.dtype() == DataType::kUInt8 ? t.data<uint8_t>()[i] : t.data<int8_t>()[i];
+}
+
+float float_at(const Tensor& t, int64_t i) {
+  return t.dtype() == DataType::kFloat16 ? static_cast<float>(t.data<Float16>()[i]) : t.data<float>()[i];
+}
+
+struct ProductShape {
+  Shape out, batch;
+  int64_t m = 1, k = 0, n = 1;
+  std::vector<int64_t> a_batch_strides, b_batch_strides;  // per batch dim, 0 where it broadcasts
+};
+
+class IntMatMulToFloatKernel final : public Kernel {
+ public:
+  IntMatMulToFloatKernel(std::string description, bool dynamic)
+      : description_(std::move(description)), dynamic_(dynamic) {}
+
+  Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
+    TRY_ASSIGN(const ProductShape p, resolve(inputs));
+    outputs.assign(1, OutputDesc{dynamic_ ? DataType::kFloat32 : inputs[2]->dtype(), p.out});
+    return Status::ok();
+  }
+
+  Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
+    TRY_ASSIGN(const ProductShape p, resolve(inputs));
+    const Tensor& a = *inputs[0];
+    const Tensor& b = *inputs[1];
+    const Tensor& b_scale = *inputs[dynamic_ ? 2 : 3];
+    const Tensor* b_zero = optional_input(inputs, dynamic_ ? 3 : 5);
+    const Tensor* bias = optional_input(inputs, dynamic_ ? 4 : 6);
+    // A and B as int32 codes less their zero points (A quantized here when dynamic).
+    std::vector<int32_t> a_codes(static_cast<size_t>(a.numel()));
+    float a_scale = 1.0f;
+    int32_t a_zero = 0;
+    if (dynamic_) {
+      quantize_dynamic(a, a_codes, a_scale, a_zero);
+    } else {
+      for (int64_t i = 0; i < a.numel(); ++i) a_codes[i] = int_at(a, i);
+      a_scale = float_at(*inputs[2], 0);
+      if (const Tensor* zero = optional_input(inputs, 4)) a_zero = int_at(*zero, 0);
+    }
+    for (int32_t& code : a_codes) code -= a_zero;
+    std::vector<int32_t> b_codes(static_cast<size_t>(b.numel()));
+    for (int64_t i = 0; i < b.numel(); ++i) {
+      const int64_t column = i % std::max<int64_t>(1, p.n);
+      b_codes[i] = int_at(b, i) - (b_zero == nullptr ? 0 : int_at(*b_zero, b_zero->numel() == 1 ? 0 : column));
+    }
+    int64_t batches = 1;
+    for (int64_t dim : p.batch) batches *= dim;
+    Tensor& y = outputs[0];
+    pool.parallel_for(batches * p.m, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.n * p.k)),
+                      [&](int64_t begin, int64_t end) {
+      std::vector<float> row(static_cast<size_t>(p.n));
+      std::vector<int64_t> sums(static_cast<size_t>(p.n));
+      for (int64_t task = begin; task < end; ++task) {
+        const int64_t batch = task / p.m, i = task % p.m;
+        int64_t a_base = 0, b_base = 0, rest = batch;
+        for (size_t d = p.batch.size(); d-- > 0;) {
+          const int64_t coordinate = rest % p.batch[d];
+          rest /= p.batch[d];
+          a_base += coordinate * p.a_batch_strides[d];
+          b_base += coordinate * p.b_batch_strides[d];
+        }
+        const int32_t* a_row = a_codes.data() + a_base + i * p.k;
+        std::fill(sums.begin(), sums.end(), int64_t{0});
+        for (int64_t kk = 0; kk < p.k; ++kk) {
+          const int64_t x = a_row[kk];
+          const int32_t* b_row = b_codes.data() + b_base + kk * p.n;
+          for (int64_t j = 0; j < p.n; ++j) sums[j] += x * b_row[j];
+        }
+        for (int64_t j = 0; j < p.n; ++j) {
+          const float scale = a_scale * float_at(b_scale, b_scale.numel() == 1 ? 0 : j);
+          row[j] = static_cast<float>(sums[j]) * scale + (bias != nullptr ? float_at(*bias, j) : 0.0f);
+        }
+        const int64_t at = task * p.n;
+        if (y.dtype() == DataType::kFloat16) {
+          for (int64_t j = 0; j < p.n; ++j) y.data<Float16>()[at + j] = Float16(row[j]);
+        } else {
+          std::copy(row.begin(), row.end(), y.data<float>() + at);
+        }
+      }
+    });
+    return Status::ok();
+  }
+
+ private:
+  static void quantize_dynamic(const Tensor& a, std::vector<int32_t>& codes, float& scale, int32_t& zero) {
+    const float* x = a.data<float>();
+    float low = 0.0f, high = 0.0f;
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      if (!std::isnan(x[i])) {
+        low = std::min(low, x[i]);
+        high = std::max(high, x[i]);
+      }
+    }
+    scale = high == low ? 1.0f : (high - low) / 255.0f;
+    zero = static_cast<int32_t>(std::clamp(std::nearbyint(-low / scale), 0.0f, 255.0f));
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      const float q = std::nearbyint(x[i] / scale) + static_cast<float>(zero);
+      codes[i] = std::isnan(q) ? zero : static_cast<int32_t>(std::clamp(q, 0.0f, 255.0f));
+    }
+  }
+
+  Expected<ProductShape> resolve(KernelInputs inputs) const {
+    TRY(require_inputs(inputs, dynamic_ ? 3 : 4, description_));
+    if (dynamic_) {
+      TRY(check_input_type(inputs, 0, type_mask(TypeList<float>{}), description_));
+    } else {
+      TRY(check_input_type(inputs, 0, kInt8Types, description_));
+    }
+    TRY(check_input_type(inputs, 1, kInt8Types, description_));
+    const Shape& sa = inputs[0]->shape();
+    const Shape& sb = inputs[1]->shape();
+    if (sa.empty() || sb.empty()) return error("A and B must have rank 1 or more");
+    ProductShape p;
+    const Shape a2 = sa.size() == 1 ? Shape{1, sa[0]} : sa;
+    const Shape b2 = sb.size() == 1 ? Shape{sb[0], 1} : sb;
+    p.m = a2[a2.size() - 2];
+    p.k = a2.back();
+    p.n = b2.back();
+    if (b2[b2.size() - 2] != p.k) {
+      return error("A " + shape_to_string(sa) + " and B " + shape_to_string(sb) + " do not multiply");
+    }
+    const size_t rank = std::max(a2.size(), b2.size()) - 2;
+    p.batch.assign(rank, 1);
+    p.a_batch_strides.assign(rank, 0);
+    p.b_batch_strides.assign(rank, 0);
+    int64_t a_stride = p.m * p.k, b_stride = p.k * p.n;
+    for (size_t i = 0; i < rank; ++i) {
+      const size_t d = rank - 1 - i;
+      const int64_t da = i + 2 < a2.size() ? a2[a2.size() - 3 - i] : 1;
+      const int64_t db = i + 2 < b2.size() ? b2[b2.size() - 3 - i] : 1;
+      if (da != db && da != 1 && db != 1) return error("batch dims of A and B do not broadcast");
+      p.batch[d] = std::max(da, db);
+      if (da != 1) p.a_batch_strides[d] = a_stride;
+      if (db != 1) p.b_batch_strides[d] = b_stride;
+      a_stride *= da;
+      b_stride *= db;
+    }
+    p.out = p.batch;
+    if (sa.size() > 1) p.out.push_back(p.m);
+    if (sb.size() > 1) p.out.push_back(p.n);
+    TRY(check_parameters(inputs, p.n));
+    return p;
+  }
+
+  // Scales and zero points: A's one value, B's one value or N; bias [N]; the float inputs of one type.
+  Status check_parameters(KernelInputs inputs, int64_t n) const {
+    const size_t b_scale = dynamic_ ? 2 : 3, b_zero = dynamic_ ? 3 : 5, bias = dynamic_ ? 4 : 6;
+    const DataType real = inputs[b_scale]->dtype();
+    if (real != DataType::kFloat32 && (dynamic_ || real != DataType::kFloat16)) {
+      return error("scales must be float" + std::string(dynamic_ ? "" : " or float16"));
+    }
+    const auto per_column = [&](const Tensor* t) { return t == nullptr || t->numel() == 1 || t->numel() == n; };
+    if (!per_column(inputs[b_scale]) || !per_column(optional_input(inputs, b_zero))) {
+      return error("b_scale and b_zero_point hold one value or one per column (" + std::to_string(n) + ")");
+    }
+    const Tensor* zero = optional_input(inputs, b_zero);
+    if (zero != nullptr && zero->dtype() != inputs[1]->dtype()) return error("b_zero_point must have B's type");
+    if (const Tensor* b = optional_input(inputs, bias); b != nullptr && (b->dtype() != real || b->numel() != n)) {
+      return error("bias must be [" + std::to_string(n) + "] of the scales' type");
+    }
+    if (!dynamic_) {
+      const Tensor* a_zero = optional_input(inputs, 4);
+      if (inputs[2]->dtype() != real || inputs[2]->numel() != 1 ||
+          (a_zero != nullptr && (a_zero->dtype() != inputs[0]->dtype() || a_zero->numel() != 1))) {
+        return error("a_scale and a_zero_point hold one value each (per tensor), a_scale of b_scale's type");
+      }
+    }
+    return Status::ok();
+  }
+
+  Status error(const std::string& what) const {
+    return make_error(StatusCode::kInvalidArgument, description_, ": ", what);
+  }
+
+  std::string description_;
+  bool dynamic_;
+};
+
+Expected<std::unique_ptr<Kernel>> create_matmul_integer_to_float(const KernelInfo& info) {
+  return std::unique_ptr<Kernel>(std::make_unique<IntMatMulToFloatKernel>(info.node.describe(), false));
+}
+
+Expected<std::unique_ptr<Kernel>> create_dynamic_quantize_matmul(const KernelInfo& info) {
+  return std::unique_ptr<Kernel>(std::make_unique<IntMatMulToFloatKernel>(info.node.describe(), true));
+}
+
+const KernelDef kContribIntMatMulKernels[] = {
+    {"MatMulIntegerToFloat", graph::kMsDomain, 1, kLatestOpset, kInt8Types, 0, create_matmul_integer_to_float},
+    {"DynamicQuantizeMatMul", graph::kMsDomain, 1, kLatestOpset, type_mask(TypeList<float>{}), 0,
+     create_dynamic_quantize_matmul},
+};
+
+}  // namespace
+
+std::span<const KernelDef> contrib_int_matmul_kernels() { return kContribIntMatMulKernels; }
+
+}  // namespace nxrt::cpu

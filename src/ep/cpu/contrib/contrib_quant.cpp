@@ -1,0 +1,226 @@
+// com.microsoft MatMulNBits (block-quantized weights), as ONNX Runtime's contrib schema defines it:
+//   MatMulNBits(A [..., K], B uint8 [N, k_blocks, blob], scales [N, k_blocks], zero_points?, g_idx?, bias? [N])
+//     attributes K, N, bits (2, 4, 8), block_size (a power of two >= 16): Y [..., N] = A W^T + bias with
+//     W[n, k] = (q[n, k] - zero_point[n, k / block_size]) * scale[n, k / block_size]. q[n, k] is value k of row n,
+//     bits-packed low bits first (blob = block_size * bits / 8 bytes per block, the last block zero-padded).
+//     zero_points are packed the same way (uint8 [N, ceil(k_blocks * bits / 8)]) or unpacked in A's type
+//     ([N, k_blocks]); without them the zero point is 2^(bits - 1). A B with a zero dimension is an omitted
+//     projection: Y is the bias (or zeros).
+// Constant weights are dequantized to float and packed once at session creation; the product runs in float
+// (accuracy_level is accepted and not needed: A is never quantized). g_idx and prepacked weights are
+// NOT_IMPLEMENTED.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/scratch_space.h"
+#include "ep/cpu/elementwise/unary_common.h"
+#include "ep/cpu/kernel.h"
+#include "ep/cpu/microkernels/gemm.h"
+
+namespace nxrt::cpu {
+
+namespace {
+
+using HalfOrFloat = TypeList<float, Float16, BFloat16>;
+constexpr DataTypeMask kHalfOrFloat = type_mask(HalfOrFloat{});
+
+uint32_t packed_code(const uint8_t* data, int64_t index, int64_t bits) {
+  const int64_t bit = index * bits;
+  return (static_cast<uint32_t>(data[bit / 8]) >> (bit % 8)) & ((1u << bits) - 1u);
+}
+
+float float_of(const Tensor& t, int64_t i) {
+  float v = 0.0f;
+  visit_dtype<HalfOrFloat>(t.dtype(), [&]<class T>() { v = static_cast<float>(t.data<T>()[i]); });
+  return v;
+}
+
+struct NBitsShape {
+  int64_t k = 0, n = 0, bits = 4, block = 0, k_blocks = 0, blob = 0;
+};
+
+// W [N, K] in float from B, scales and zero_points (shapes checked by the caller).
+void dequantize_weights(const NBitsShape& s, const Tensor& b, const Tensor& scales, const Tensor* zero_points,
+                        float* w) {
+  const uint8_t* q = b.data<uint8_t>();
+  const bool packed_zero = zero_points != nullptr && zero_points->dtype() == DataType::kUInt8;
+  const int64_t zero_row = packed_zero ? (s.k_blocks * s.bits + 7) / 8 : s.k_blocks;
+  const float default_zero = static_cast<float>(1 << (s.bits - 1));
+  for (int64_t n = 0; n < s.n; ++n) {
+    for (int64_t blk = 0; blk < s.k_blocks; ++blk) {
+      const float scale = float_of(scales, n * s.k_blocks + blk);
+      float zero = default_zero;
+      if (packed_zero) {
+        zero = static_cast<float>(packed_code(zero_points->data<uint8_t>() + n * zero_row, blk, s.bits));
+      } else if (zero_points != nullptr) {
+        zero = float_of(*zero_points, n * s.k_blocks + blk);
+      }
+      const uint8_t* blob = q + (n * s.k_blocks + blk) * s.blob;
+      const int64_t k0 = blk * s.block;
+      const int64_t count = std::min(s.block, s.k - k0);
+      for (int64_t i = 0; i < count; ++i) {
+        w[n * s.k + k0 + i] = (static_cast<float>(packed_code(blob, i, s.bits)) - zero) * scale;
+      }
+    }
+  }
+}
+
+class MatMulNBitsKernel final : public Kernel {
+ public:
+  MatMulNBitsKernel(std::string description, NBitsShape shape, std::optional<PackedB<float>> packed)
+      : description_(std::move(description)), s_(shape), packed_(std::move(packed)) {}
+
+  Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
+    TRY(check(inputs));
+    Shape out = inputs[0]->shape();
+    out.back() = s_.n;
+    outputs.assign(1, OutputDesc{inputs[0]->dtype(), std::move(out)});
+    return Status::ok();
+  }
+
+  Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
+    TRY(check(inputs));
+    const Tensor& a = *inputs[0];
+    int64_t m = 1;  // rows of A
+    for (size_t d = 0; d + 1 < a.shape().size(); ++d) m *= a.shape()[d];
+    const Tensor* bias = optional_input(inputs, 5);
+    const bool omitted = inputs[1]->numel() == 0;
+    const bool is_float = a.dtype() == DataType::kFloat32;
+    // float A and Y (converted for half types), then W when it is not packed.
+    const int64_t w_floats = packed_ || omitted ? 0 : s_.n * s_.k;
+    float* const buffer = scratch_floats(ScratchUse::kContribProjection,
+                                         (is_float ? 0 : m * (s_.k + s_.n)) + w_floats + s_.n);
+    float* const a_f = is_float ? nullptr : buffer;
+    float* const y_f = is_float ? outputs[0].data<float>() : buffer + m * s_.k;
+    float* const w = buffer + (is_float ? 0 : m * (s_.k + s_.n));
+    float* const bias_f = w + w_floats;
+    for (int64_t j = 0; j < s_.n; ++j) bias_f[j] = bias != nullptr ? float_of(*bias, j) : 0.0f;
+    if (omitted || s_.k == 0) {
+      for (int64_t i = 0; i < m; ++i) std::copy_n(bias_f, s_.n, y_f + i * s_.n);
+    } else {
+      if (!is_float) {
+        for (int64_t i = 0; i < m * s_.k; ++i) a_f[i] = float_of(a, i);
+      }
+      const float* a_ptr = is_float ? a.data<float>() : a_f;
+      GemmEpilogue<float> epilogue;
+      epilogue.bias = bias != nullptr ? bias_f : nullptr;
+      const GemmArgs args{false, true, m, s_.n, s_.k, s_.k, s_.k, s_.n};
+      if (packed_) {
+        gemm_f32_packed(args, 1.0f, a_ptr, *packed_, 0.0f, y_f, pool, epilogue);
+      } else {
+        dequantize_weights(s_, *inputs[1], *inputs[2], optional_input(inputs, 3), w);
+        gemm_f32(args, 1.0f, a_ptr, w, 0.0f, y_f, pool, best_gemm_isa(), epilogue);
+      }
+    }
+    if (!is_float) {
+      visit_dtype<TypeList<Float16, BFloat16>>(a.dtype(), [&]<class T>() {
+        T* y = outputs[0].data<T>();
+        for (int64_t i = 0; i < m * s_.n; ++i) y[i] = T(y_f[i]);
+      });
+    }
+    return Status::ok();
+  }
+
+ private:
+  Status check(KernelInputs inputs) const {
+    TRY(require_inputs(inputs, 3, description_));
+    TRY(check_input_type(inputs, 0, kHalfOrFloat, description_));
+    const Tensor& a = *inputs[0];
+    if (a.rank() < 1 || a.shape().back() != s_.k) {
+      return error("A " + shape_to_string(a.shape()) + " must end in K = " + std::to_string(s_.k));
+    }
+    TRY(check_weights(inputs, s_, description_));
+    if (const Tensor* bias = optional_input(inputs, 5);
+        bias != nullptr && (bias->dtype() != a.dtype() || bias->numel() != s_.n)) {
+      return error("bias must be [N] of A's type");
+    }
+    if (inputs[2]->dtype() != a.dtype()) return error("scales must have A's type");
+    return Status::ok();
+  }
+
+ public:
+  // B, scales and zero_points against the attributes (also used at creation for constant weights).
+  static Status check_weights(KernelInputs inputs, const NBitsShape& s, const std::string& description) {
+    const auto fail = [&](const std::string& what) {
+      return make_error(StatusCode::kInvalidArgument, description, ": ", what);
+    };
+    const Tensor& b = *inputs[1];
+    if (b.dtype() != DataType::kUInt8) return fail("B must be uint8");
+    if (b.numel() == 0) return Status::ok();  // an omitted projection
+    if (b.shape() != Shape{s.n, s.k_blocks, s.blob}) {
+      return fail("B " + shape_to_string(b.shape()) + " must be [N, k_blocks, blob] = " +
+                  shape_to_string(Shape{s.n, s.k_blocks, s.blob}));
+    }
+    const Tensor& scales = *inputs[2];
+    if (((kHalfOrFloat >> static_cast<int>(scales.dtype())) & 1u) == 0 || scales.numel() != s.n * s.k_blocks) {
+      return fail("scales must hold N * k_blocks = " + std::to_string(s.n * s.k_blocks) + " floats");
+    }
+    if (const Tensor* zero = optional_input(inputs, 3)) {
+      const bool packed = zero->dtype() == DataType::kUInt8;
+      const int64_t want = packed ? s.n * ((s.k_blocks * s.bits + 7) / 8) : s.n * s.k_blocks;
+      if ((!packed && zero->dtype() != scales.dtype()) || zero->numel() != want) {
+        return fail("zero_points must be packed uint8 [N, ceil(k_blocks * bits / 8)] or [N, k_blocks] of the "
+                    "scales' type");
+      }
+    }
+    if (optional_input(inputs, 4) != nullptr) {
+      return make_error(StatusCode::kNotImplemented, description, ": g_idx (deprecated) is not supported");
+    }
+    return Status::ok();
+  }
+
+ private:
+  Status error(const std::string& what) const {
+    return make_error(StatusCode::kInvalidArgument, description_, ": ", what);
+  }
+
+  std::string description_;
+  NBitsShape s_;
+  std::optional<PackedB<float>> packed_;
+};
+
+Expected<std::unique_ptr<Kernel>> create_matmul_nbits(const KernelInfo& info) {
+  const std::string description = info.node.describe();
+  NBitsShape s;
+  TRY_ASSIGN(s.k, info.node.attr_int("K", -1));
+  TRY_ASSIGN(s.n, info.node.attr_int("N", -1));
+  TRY_ASSIGN(s.bits, info.node.attr_int("bits", 4));
+  TRY_ASSIGN(s.block, info.node.attr_int("block_size", 0));
+  TRY_ASSIGN(const int64_t prepacked, info.node.attr_int("weight_prepacked", 0));
+  const bool power_of_two = s.block >= 16 && s.block <= (int64_t{1} << 20) && (s.block & (s.block - 1)) == 0;
+  if (s.k < 0 || s.n < 0 || s.k > (int64_t{1} << 40) || s.n > (int64_t{1} << 40) ||
+      (s.bits != 2 && s.bits != 4 && s.bits != 8) || !power_of_two) {
+    return make_error(StatusCode::kInvalidArgument, description, ": attributes K and N (required, nonnegative), ",
+                      "bits (2, 4 or 8) and block_size (a power of two >= 16) are out of range");
+  }
+  if (prepacked != 0) {
+    return make_error(StatusCode::kNotImplemented, description, ": weight_prepacked layouts are CUDA-only");
+  }
+  s.k_blocks = (s.k + s.block - 1) / s.block;
+  s.blob = s.block * s.bits / 8;
+  std::optional<PackedB<float>> packed;
+  const auto constant = [&](size_t i) { return i < info.constant_inputs.size() ? info.constant_inputs[i] : nullptr; };
+  const bool zero_ready = info.node.inputs.size() <= 3 || info.node.inputs[3] == graph::kNoValue || constant(3);
+  if (constant(1) != nullptr && constant(2) != nullptr && zero_ready && constant(1)->numel() > 0 &&
+      static_cast<double>(s.n) * static_cast<double>(s.k) < 0x1p31) {
+    const std::vector<const Tensor*> weights = {nullptr, constant(1), constant(2), constant(3), nullptr};
+    TRY(MatMulNBitsKernel::check_weights(weights, s, description));
+    std::vector<float> w(static_cast<size_t>(s.n * s.k));
+    dequantize_weights(s, *constant(1), *constant(2), constant(3), w.data());
+    packed = PackedB<float>::pack(GemmArgs{false, true, 0, s.n, s.k, 0, s.k, 0}, w.data());
+  }
+  return std::unique_ptr<Kernel>(std::make_unique<MatMulNBitsKernel>(description, s, std::move(packed)));
+}
+
+const KernelDef kContribQuantKernels[] = {
+    {"MatMulNBits", graph::kMsDomain, 1, kLatestOpset, kHalfOrFloat, 0, create_matmul_nbits},
+};
+
+}  // namespace
+
+std::span<const KernelDef> contrib_quant_kernels() { return kContribQuantKernels; }
+
+}  // namespace nxrt::cpu

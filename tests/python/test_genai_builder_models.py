@@ -1,0 +1,124 @@
+"""Decoders written by onnxruntime_genai.models.builder, run by nxrt and onnxruntime side by side: small random-weight
+Hugging Face checkpoints are made here with transformers (no download), converted at fp32 and at int4 for the
+CPU, and each runs a prefill plus 16 greedy decode steps with its growing past_key_values cache.
+
+Tolerances: fp32 logits within 1e-4 (relative to the largest logit); int4 models use MatMulNBits with
+accuracy_level 4, where onnxruntime quantizes A to int8 per block and nxrt multiplies in float, so their logits
+differ by about the int8 rounding of the activations: within 3e-2 of the largest logit, with the same greedy
+tokens while the top two logits are further apart than that."""
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import onnxruntime
+import pytest
+
+import nxrt
+
+transformers = pytest.importorskip("transformers", reason="transformers is not installed (requirements/heavy.txt)")
+pytest.importorskip("onnxruntime_genai", reason="onnxruntime-genai is not installed (requirements/heavy.txt)")
+torch = pytest.importorskip("torch", reason="torch is not installed (requirements/heavy.txt)")
+
+TOKENIZER = pathlib.Path(__file__).resolve().parents[3] / "shared" / "genai" / "tiny-random-gpt2-fp32"
+SMALL = dict(vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+             num_key_value_heads=2, max_position_embeddings=256)
+ARCHITECTURES = {
+    "llama": ("LlamaConfig", "LlamaForCausalLM", {}),
+    "mistral": ("MistralConfig", "MistralForCausalLM", {"sliding_window": None}),
+    "qwen2": ("Qwen2Config", "Qwen2ForCausalLM", {}),
+    "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", {"head_dim": 16}),
+    "phi3": ("Phi3Config", "Phi3ForCausalLM",
+             {"pad_token_id": 0, "eos_token_id": 2, "original_max_position_embeddings": 256}),
+    "gemma": ("GemmaConfig", "GemmaForCausalLM", {"head_dim": 16}),
+}
+STEPS = 16
+
+
+def write_checkpoint(name, folder):
+    config_class, model_class, extra = ARCHITECTURES[name]
+    torch.manual_seed(0)
+    config = getattr(transformers, config_class)(**SMALL, **extra)
+    model = getattr(transformers, model_class)(config)
+    model.save_pretrained(folder)
+    # The builder saves a tokenizer with the model: the GPT-2 one of the shared genai fixture (ids above the
+    # model's vocabulary are never fed).
+    for file in ("tokenizer.json", "tokenizer_config.json", "vocab.json"):
+        (folder / file).write_bytes((TOKENIZER / file).read_bytes())
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """{(architecture, precision): folder with model.onnx}, built once per module."""
+    if not TOKENIZER.exists():
+        pytest.skip(f"the shared genai tokenizer is not at {TOKENIZER}")
+    root = tmp_path_factory.mktemp("builder")
+    folders = {}
+
+    def get(name, precision):
+        key = (name, precision)
+        if key not in folders:
+            checkpoint = root / f"{name}_hf"
+            if not checkpoint.exists():
+                write_checkpoint(name, checkpoint)
+            out = root / f"{name}_{precision}"
+            done = subprocess.run([sys.executable, "-m", "onnxruntime_genai.models.builder", "-m", f"local/{name}",
+                                   "-i", str(checkpoint), "-o", str(out), "-p", precision, "-e", "cpu"],
+                                  capture_output=True, text=True, timeout=900)
+            assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+            folders[key] = out
+        return folders[key]
+
+    return get
+
+
+def greedy_logits(session, folder, prompt):
+    """Prefill then STEPS greedy steps; returns the last-position logits of every step and the tokens."""
+    config = json.loads((folder / "genai_config.json").read_text())["model"]["decoder"]
+    layers, kv_heads, head = config["num_hidden_layers"], config["num_key_value_heads"], config["head_size"]
+    names = {i.name for i in session.get_inputs()}
+    ids = np.array([prompt], np.int64)
+    mask = np.ones_like(ids)
+    past = {f"past_key_values.{i}.{kind}": np.zeros((1, kv_heads, 0, head), np.float32)
+            for i in range(layers) for kind in ("key", "value")}
+    outputs = [o.name for o in session.get_outputs()]
+    logits, tokens = [], []
+    position = 0
+    for _ in range(STEPS + 1):
+        feeds = {"input_ids": ids, "attention_mask": mask, **past}
+        if "position_ids" in names:
+            feeds["position_ids"] = np.arange(position, position + ids.shape[1], dtype=np.int64)[None, :]
+        result = dict(zip(outputs, session.run(None, feeds)))
+        last = result["logits"][0, -1].astype(np.float64)
+        logits.append(last)
+        tokens.append(int(last.argmax()))
+        position += ids.shape[1]
+        ids = np.array([[tokens[-1]]], np.int64)
+        mask = np.ones((1, position + 1), np.int64)
+        past = {name: result[name.replace("past_key_values", "present")] for name in past}
+    return np.stack(logits), tokens
+
+
+@pytest.mark.parametrize("precision", ["fp32", "int4"])
+@pytest.mark.parametrize("name", sorted(ARCHITECTURES))
+def test_builder_decoder_matches_onnxruntime(built, name, precision):
+    folder = built(name, precision)
+    model = str(folder / "model.onnx")
+    prompt = [5, 77, 300, 12, 499, 1, 42]
+    ours, our_tokens = greedy_logits(nxrt.InferenceSession(model), folder, prompt)
+    theirs, their_tokens = greedy_logits(
+        onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"]), folder, prompt)
+    scale = np.abs(theirs).max()
+    tolerance = 1e-4 if precision == "fp32" else 3e-2
+    if precision == "fp32":
+        assert our_tokens == their_tokens
+    # Steps up to the first different token saw the same inputs; an int4 run may part from onnxruntime's only
+    # where onnxruntime's top two logits are within the tolerance of each other.
+    same = next((i for i, (a, b) in enumerate(zip(our_tokens, their_tokens)) if a != b), len(our_tokens) - 1)
+    worst = np.abs(ours[:same + 1] - theirs[:same + 1]).max() / scale
+    assert worst <= tolerance, f"{name} {precision}: logits differ by {worst:.2e} of the largest"
+    if our_tokens[same] != their_tokens[same]:
+        top2 = np.sort(theirs[same])[-2:]
+        assert top2[1] - top2[0] <= 2 * tolerance * scale, f"{name} {precision}: token differs at step {same}"
