@@ -44,6 +44,10 @@ POOL_ATTRIBUTES = [("auto_pad", "STRING"), ("ceil_mode", "INT"), ("dilations", "
                    ("pads", "INTS"), ("storage_order", "INT"), ("strides", "INTS")]
 
 QUANT_8 = ["tensor(uint8)", "tensor(int8)"]
+QUANT_16 = QUANT_8 + ["tensor(uint16)", "tensor(int16)", "tensor(int4)", "tensor(uint4)"]
+RANGE_TYPES = ["tensor(float)", "tensor(double)", "tensor(int16)", "tensor(int32)", "tensor(int64)"]
+ALL_TYPES = [f"tensor({name})" for name in ("float", "float16", "double", "bfloat16", "uint8", "uint16", "uint32",
+                                             "uint64", "int8", "int16", "int32", "int64", "bool")]
 QLINEAR_UNARY_INPUTS = [(QUANT_8, 0, 0), (F32, 0, 0), (QUANT_8, 1, 0), (F32, 0, 0), (QUANT_8, 1, 0)]
 QLINEAR_BINARY_INPUTS = [(QUANT_8, 0, 0), (F32, 0, 0), (QUANT_8, 1, 0), (QUANT_8, 0, 0), (F32, 0, 0),
                          (QUANT_8, 1, 0), (F32, 0, 0), (QUANT_8, 1, 0)]
@@ -119,6 +123,13 @@ EXTRA_SCHEMAS = [
       (F16_F32, 1, 0)], (1, 1), []),
     ("com.microsoft", "DynamicQuantizeMatMul", 1,
      [(F32, 0, 0), (QUANT_8, 0, 0), (F32, 0, 0), (QUANT_8, 1, 0), (F32, 1, 0)], (1, 1), []),
+    ("com.microsoft", "Trilu", 1, [(ALL_TYPES, 0, 0), (I64, 1, 0)], (1, 1), [("upper", "INT")]),
+    ("com.microsoft", "Range", 1, [(RANGE_TYPES, 0, 0), (RANGE_TYPES, 0, 0), (RANGE_TYPES, 1, 0)], (1, 1), []),
+    ("com.microsoft", "Inverse", 1, [(["tensor(float)", "tensor(double)", "tensor(float16)"], 0, 0)], (1, 1), []),
+    ("com.microsoft", "QuantizeLinear", 1, [(HALF_FLOATS, 0, 0), (HALF_FLOATS, 0, 0), (QUANT_16, 1, 0)], (1, 1),
+     [("axis", "INT")]),
+    ("com.microsoft", "DequantizeLinear", 1, [(QUANT_16 + I32, 0, 0), (HALF_FLOATS, 0, 0), (QUANT_16 + I32, 1, 0)],
+     (1, 1), [("axis", "INT")]),
     ("", "SimplifiedLayerNormalization", 1, [(ALL_FLOATS, 0, 0)] * 2, (1, 2),
      [("axis", "INT"), ("epsilon", "FLOAT"), ("stash_type", "INT")]),
 ]

@@ -210,3 +210,40 @@ def test_embed_layer_norm_rejects_an_id_outside_the_table():
     session = nxrt.InferenceSession(make_model("EmbedLayerNormalization", feeds, (True, True)))
     with pytest.raises(Exception, match="11"):
         session.run(None, {k: v for k, v in feeds if v is not None})
+
+
+# ---- com.microsoft forms of ONNX ops, and Inverse -------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ms_trilu_range_and_inverse(seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((2, 4, 5)).astype(np.float32)
+    k = np.array(int(rng.integers(-3, 4)), np.int64)
+    check_vs_ort("Trilu", [("x", x), ("k", k if seed % 2 else None)], attrs={"upper": int(seed % 3 == 0)})
+    start, limit = (np.array(v, np.int32) for v in sorted(rng.integers(-20, 20, size=2)))
+    delta = np.array(int(rng.integers(1, 4)), np.int32) if seed % 2 else None
+    feeds = [("start", start), ("limit", limit), ("delta", delta)]
+    model = make_model("Range", feeds, (True,))
+    np.testing.assert_array_equal(run(nxrt, model, feeds)[0], run(onnxruntime, model, feeds)[0])
+    for dtype in (np.float32, np.float64):
+        m = rng.standard_normal((3, 4, 4)).astype(dtype) + 4 * np.eye(4, dtype=dtype)
+        check_vs_ort("Inverse", [("m", m)])  # float32's tolerance for both: the elimination orders differ
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ms_quantize_dequantize_linear(seed):
+    rng = np.random.default_rng(seed)
+    qtype = [np.uint8, np.int8, np.uint16, np.int16][seed % 4]
+    info = np.iinfo(qtype)
+    x = (rng.standard_normal((3, 4)) * 50).astype(np.float32)
+    per_axis = seed % 2 == 1
+    scale = rng.uniform(0.1, 1.0, size=4 if per_axis else ()).astype(np.float32)
+    zero = rng.integers(info.min // 4, info.max // 4 + 1, size=4 if per_axis else ()).astype(qtype)
+    attrs = {"axis": 1} if per_axis else {}
+    feeds = [("x", x), ("scale", scale), ("zero", zero)]
+    model = make_model("QuantizeLinear", feeds, (True,), attrs)
+    (q,) = run(nxrt, model, feeds)
+    np.testing.assert_array_equal(q, run(onnxruntime, model, feeds)[0])
+    feeds = [("q", q), ("scale", scale), ("zero", zero)]
+    model = make_model("DequantizeLinear", feeds, (True,), attrs)
+    np.testing.assert_array_equal(run(nxrt, model, feeds)[0], run(onnxruntime, model, feeds)[0])

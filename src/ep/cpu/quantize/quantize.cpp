@@ -484,10 +484,12 @@ class BitCastKernel final : public Kernel {
 template <bool Quantize>
 Expected<std::unique_ptr<Kernel>> create_quantize(const KernelInfo& info) {
   TRY_ASSIGN(const QuantAttributes attributes, read_attributes(info, Quantize));
+  // com.microsoft's forms (opset 1) have ONNX opset 13's axis and per-axis scales.
+  const int opset = info.node.domain == graph::kMsDomain ? 13 : info.opset();
   if constexpr (Quantize) {
-    return std::unique_ptr<Kernel>(std::make_unique<QuantizeKernel>(info.node.describe(), attributes, info.opset()));
+    return std::unique_ptr<Kernel>(std::make_unique<QuantizeKernel>(info.node.describe(), attributes, opset));
   } else {
-    return std::unique_ptr<Kernel>(std::make_unique<DequantizeKernel>(info.node.describe(), attributes, info.opset()));
+    return std::unique_ptr<Kernel>(std::make_unique<DequantizeKernel>(info.node.describe(), attributes, opset));
   }
 }
 
@@ -512,6 +514,8 @@ Expected<std::unique_ptr<Kernel>> create_bitcast(const KernelInfo& info) {
 const KernelDef kQuantizeKernels[] = {
     {"QuantizeLinear", graph::kOnnxDomain, 10, kLatestOpset, kQuantizeInputTypes, 0, create_quantize<true>},
     {"DequantizeLinear", graph::kOnnxDomain, 10, kLatestOpset, kDequantizeInputTypes, 0, create_quantize<false>},
+    {"QuantizeLinear", graph::kMsDomain, 1, kLatestOpset, kQuantizeInputTypes, 0, create_quantize<true>},
+    {"DequantizeLinear", graph::kMsDomain, 1, kLatestOpset, kDequantizeInputTypes, 0, create_quantize<false>},
     {"DynamicQuantizeLinear", graph::kOnnxDomain, 11, kLatestOpset, type_mask(TypeList<float>{}), 0,
      create_dynamic_quantize},
     {"BitCast", graph::kOnnxDomain, 26, kLatestOpset, kAnyType, -1, create_bitcast},

@@ -327,6 +327,7 @@ const KernelDef kLayoutKernels[] = {
     {"SpaceToDepth", graph::kOnnxDomain, 1, kLatestOpset, kAnyType, 0, create_space_to_depth},
     {"ReverseSequence", graph::kOnnxDomain, 10, kLatestOpset, kAnyType, 0, create_reverse_sequence},
     {"Trilu", graph::kOnnxDomain, 14, kLatestOpset, kAnyType, 0, create_trilu},
+    {"Trilu", graph::kMsDomain, 1, kLatestOpset, kAnyType, 0, create_trilu},  // ONNX Trilu's semantics
     {"EyeLike", graph::kOnnxDomain, 9, kLatestOpset, kAnyType, 0, create_eye_like},
 };
 

@@ -304,10 +304,13 @@ using RangeTypes = TypeList<float, double, Float16, BFloat16, int16_t, int32_t, 
 
 class RangeKernel final : public Kernel {
  public:
-  explicit RangeKernel(std::string description) : description_(std::move(description)) {}
+  // optional_delta: com.microsoft's Range, whose delta may be omitted (1).
+  RangeKernel(std::string description, bool optional_delta)
+      : description_(std::move(description)), optional_delta_(optional_delta) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     for (size_t i = 0; i < 3; ++i) {
+      if (i == 2 && optional_delta_ && optional_input(inputs, 2) == nullptr) break;
       TRY(require_input(description_, inputs, i));
       if (inputs[i]->numel() != 1 || inputs[i]->dtype() != inputs[0]->dtype()) {
         return make_error(StatusCode::kInvalidArgument, description_, ": input ", i, " must be a ",
@@ -321,7 +324,7 @@ class RangeKernel final : public Kernel {
     int64_t count = 0;
     visit_dtype<RangeTypes>(type, [&]<class T>() {
       if constexpr (std::is_integral_v<T>) {
-        const __int128 start = *inputs[0]->data<T>(), limit = *inputs[1]->data<T>(), delta = *inputs[2]->data<T>();
+        const __int128 start = *inputs[0]->data<T>(), limit = *inputs[1]->data<T>(), delta = delta_of<T>(inputs);
         if (delta == 0) {
           status = make_error(StatusCode::kInvalidArgument, description_, ": input 2 (delta) must not be 0");
           return;
@@ -337,7 +340,7 @@ class RangeKernel final : public Kernel {
       } else {
         const double start = static_cast<double>(static_cast<float>(*inputs[0]->data<T>()));
         const double limit = static_cast<double>(static_cast<float>(*inputs[1]->data<T>()));
-        const double delta = static_cast<double>(static_cast<float>(*inputs[2]->data<T>()));
+        const double delta = static_cast<double>(static_cast<float>(delta_of<T>(inputs)));
         const double exact = std::ceil((limit - start) / delta);
         if (delta == 0 || !std::isfinite(exact) || exact > 9.0e15) {
           status = make_error(StatusCode::kInvalidArgument, description_, ": start ", start, ", limit ", limit,
@@ -357,14 +360,14 @@ class RangeKernel final : public Kernel {
     visit_dtype<RangeTypes>(y.dtype(), [&]<class T>() {
       T* out = y.data<T>();
       if constexpr (std::is_integral_v<T>) {
-        const __int128 start = *inputs[0]->data<T>(), delta = *inputs[2]->data<T>();
+        const __int128 start = *inputs[0]->data<T>(), delta = delta_of<T>(inputs);
         for (int64_t i = 0; i < y.numel(); ++i) out[i] = static_cast<T>(start + i * delta);
       } else if constexpr (std::is_floating_point_v<T>) {
-        const T start = *inputs[0]->data<T>(), delta = *inputs[2]->data<T>();
+        const T start = *inputs[0]->data<T>(), delta = delta_of<T>(inputs);
         for (int64_t i = 0; i < y.numel(); ++i) out[i] = static_cast<T>(start + static_cast<T>(i) * delta);
       } else {
         const float start = static_cast<float>(*inputs[0]->data<T>());
-        const float delta = static_cast<float>(*inputs[2]->data<T>());
+        const float delta = static_cast<float>(delta_of<T>(inputs));
         for (int64_t i = 0; i < y.numel(); ++i) out[i] = T(start + static_cast<float>(i) * delta);
       }
     });
@@ -372,7 +375,14 @@ class RangeKernel final : public Kernel {
   }
 
  private:
+  template <class T>
+  static T delta_of(KernelInputs inputs) {
+    const Tensor* delta = optional_input(inputs, 2);
+    return delta != nullptr ? *delta->data<T>() : T(1.0f);
+  }
+
   std::string description_;
+  bool optional_delta_;
 };
 
 // ---- OneHot ------------------------------------------------------------------------------------------------
@@ -484,7 +494,8 @@ Expected<std::unique_ptr<Kernel>> create_unique(const KernelInfo& info) {
 }
 
 Expected<std::unique_ptr<Kernel>> create_range(const KernelInfo& info) {
-  return std::unique_ptr<Kernel>(std::make_unique<RangeKernel>(info.node.describe()));
+  return std::unique_ptr<Kernel>(
+      std::make_unique<RangeKernel>(info.node.describe(), info.node.domain == graph::kMsDomain));
 }
 
 Expected<std::unique_ptr<Kernel>> create_one_hot(const KernelInfo& info) {
@@ -497,6 +508,7 @@ const KernelDef kSelectKernels[] = {
     {"Compress", graph::kOnnxDomain, 9, kLatestOpset, kAnyType, 0, create_compress},
     {"Unique", graph::kOnnxDomain, 11, kLatestOpset, kAnyType, 0, create_unique},
     {"Range", graph::kOnnxDomain, 11, kLatestOpset, type_mask(RangeTypes{}), 0, create_range},
+    {"Range", graph::kMsDomain, 1, kLatestOpset, type_mask(RangeTypes{}), 0, create_range},  // ONNX Range's semantics
     {"OneHot", graph::kOnnxDomain, 9, kLatestOpset, type_mask(OneHotIndexTypes{}), 0, create_one_hot},
 };
 
