@@ -230,21 +230,22 @@ def cpu_model():
 
 
 def load_suite(name):
-    if name == "real":
+    if name in ("real", "contrib"):
         import importlib.util
 
-        path = Path(__file__).resolve().parents[1] / "real" / "models.py"
-        spec = importlib.util.spec_from_file_location("real_models", path)
-        real_models = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(real_models)
-        return real_models.build_all()
+        path = Path(__file__).resolve().parents[1] / name / "models.py"
+        spec = importlib.util.spec_from_file_location(f"{name}_models", path)
+        suite = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(suite)
+        return suite.build_all()
     return models.build_all()
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--suite", choices=["synthetic", "real"], default="synthetic",
-                        help="synthetic: models.py; real: models from PyPI packages (bench/real/models.py)")
+    parser.add_argument("--suite", choices=["synthetic", "real", "contrib"], default="synthetic",
+                        help="synthetic: models.py; real: models from PyPI packages (bench/real/models.py); "
+                             "contrib: com.microsoft ops and an int4 builder decoder (bench/contrib/models.py)")
     parser.add_argument("--quick", action="store_true", help="fewer rounds and shorter rounds (a few minutes)")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--isa", choices=["generic", "avx2", "avx512"],
@@ -284,7 +285,7 @@ def main():
     meta = {"environment": environment(), "settings": settings, "quick": args.quick, "threads": args.threads,
             "rss_threads": RSS_THREADS, "rss_runs": RSS_RUNS, "wall_s": wall_s,
             "command": " ".join([Path(sys.executable).name] + sys.argv)}
-    default_out = Path("bench/results") / ("real" if args.suite == "real" else "") / (args.isa or "")
+    default_out = Path("bench/results") / ("" if args.suite == "synthetic" else args.suite) / (args.isa or "")
     out = Path(args.out) if args.out else default_out
     out.mkdir(parents=True, exist_ok=True)
     report.write_json(out / "results.json", meta, rows)

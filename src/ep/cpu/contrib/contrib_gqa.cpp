@@ -63,14 +63,18 @@ struct GqaDims {
 
 class GroupQueryAttentionKernel final : public Kernel {
  public:
-  GroupQueryAttentionKernel(std::string description, GqaConfig config)
-      : description_(std::move(description)), c_(config) {}
+  GroupQueryAttentionKernel(const graph::Node& node, GqaConfig config)
+      : description_(node.describe()), c_(config), outputs_(std::clamp<size_t>(node.outputs.size(), 1, 3)) {
+    for (size_t o = 1; o < outputs_; ++o) present_[o - 1] = node.outputs[o] != graph::kNoValue;
+  }
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     TRY_ASSIGN(const GqaDims d, resolve(inputs));
     const DataType dtype = inputs[kQuery]->dtype();
-    outputs.assign(3, OutputDesc{dtype, Shape{d.b, d.s, c_.heads * d.head}});
-    outputs[1].shape = outputs[2].shape = Shape{d.b, c_.kv_heads, d.capacity, d.head};
+    outputs.assign(outputs_, OutputDesc{dtype, Shape{d.b, d.s, c_.heads * d.head}});
+    for (size_t o = 1; o < outputs_; ++o) {
+      outputs[o].shape = present_[o - 1] ? Shape{d.b, c_.kv_heads, d.capacity, d.head} : Shape{0};
+    }
     return Status::ok();
   }
 
@@ -99,8 +103,8 @@ class GroupQueryAttentionKernel final : public Kernel {
     float* const values = keys + cache;
     fill_queries_and_caches<T>(d, inputs, q, keys, values);
     normalize_and_rotate<T>(d, inputs, q, keys);
-    store_cache(keys, outputs[1].data<T>(), cache);
-    store_cache(values, outputs[2].data<T>(), cache);
+    if (outputs_ > 1 && present_[0]) store_cache(keys, outputs[1].data<T>(), cache);
+    if (outputs_ > 2 && present_[1]) store_cache(values, outputs[2].data<T>(), cache);
     const contrib_detail::RowBlocks split = contrib_detail::row_blocks(d.s, d.capacity);
     const int64_t block = split.rows, blocks = split.blocks;
     const float scale = c_.scale != 0.0f ? c_.scale : 1.0f / std::sqrt(static_cast<float>(h));
@@ -409,6 +413,8 @@ class GroupQueryAttentionKernel final : public Kernel {
 
   std::string description_;
   GqaConfig c_;
+  size_t outputs_;
+  bool present_[2] = {false, false};  // present_key, present_value requested
 };
 
 Expected<std::unique_ptr<Kernel>> create_group_query_attention(const KernelInfo& info) {
@@ -451,7 +457,7 @@ Expected<std::unique_ptr<Kernel>> create_group_query_attention(const KernelInfo&
     return make_error(StatusCode::kNotImplemented, description, ": quantized caches, sliding_window_cache and ",
                       "qk_output are not supported on the CPU");
   }
-  return std::unique_ptr<Kernel>(std::make_unique<GroupQueryAttentionKernel>(description, c));
+  return std::unique_ptr<Kernel>(std::make_unique<GroupQueryAttentionKernel>(info.node, c));
 }
 
 const KernelDef kContribGqaKernels[] = {

@@ -10,8 +10,9 @@
 //   -> output [B, S, Dv], present_key / present_value [B, N, T, H] with T = P + L.
 // Attributes: num_heads N (required), scale (0: 1 / sqrt(H)), mask_filter_value (-10000), unidirectional (query s
 // sees keys up to P + s, the last query every key). Per head: softmax(scale Q K^T + mask + attention_bias) V,
-// masks as in com.microsoft Attention (contrib_attention_common.h). past_sequence_length (a shared buffer), cache_indirection (beam search)
-// and the qk output are NOT_IMPLEMENTED. Half types compute in float and are rounded once.
+// masks as in com.microsoft Attention (contrib_attention_common.h). past_sequence_length (a shared buffer),
+// cache_indirection (beam search) and the qk output are NOT_IMPLEMENTED. Half types compute in float and are
+// rounded once.
 #include <algorithm>
 #include <cmath>
 #include <string>
