@@ -338,7 +338,9 @@ void conv_forward(const Acc* x, const Acc* w, Acc* y, int64_t batch, int64_t in_
       args.ldb = in_size;
       if (!pointwise) {
         Acc* const col = columns(k_dim * count);
-        if (g.rank() == 2) {
+        // The tile path splits each input row into its stride phases (stride x ceil(width / stride) values): only
+        // for strides up to the row width, so that a huge stride cannot ask for a huge phase buffer.
+        if (g.rank() == 2 && g.stride[1] <= std::max<int64_t>(1, g.in[1])) {
           im2col_tile_2d(xg, g, in_per_group, n0, count, col);
         } else {
           for (int64_t r = 0; r < k_dim; ++r) im2col_range(xg, g, r, n0, count, col + r * count);
