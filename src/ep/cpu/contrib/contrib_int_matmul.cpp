@@ -156,7 +156,7 @@ class IntMatMulToFloatKernel final : public Kernel {
       const int64_t da = i + 2 < a2.size() ? a2[a2.size() - 3 - i] : 1;
       const int64_t db = i + 2 < b2.size() ? b2[b2.size() - 3 - i] : 1;
       if (da != db && da != 1 && db != 1) return error("batch dims of A and B do not broadcast");
-      p.batch[d] = std::max(da, db);
+      p.batch[d] = da == 1 ? db : da;  // 1 broadcasts to anything, 0 included
       if (da != 1) p.a_batch_strides[d] = a_stride;
       if (db != 1) p.b_batch_strides[d] = b_stride;
       a_stride *= da;
