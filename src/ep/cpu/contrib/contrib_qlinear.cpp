@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ep/cpu/elementwise/broadcast.h"
 #include "ep/cpu/elementwise/unary_common.h"
 #include "ep/cpu/kernel.h"
 
@@ -116,28 +117,14 @@ class QLinearBinaryKernel final : public Kernel {
     TRY_ASSIGN(const QuantParams a, read_params(inputs, 1, 2, type, description_));
     TRY_ASSIGN(const QuantParams b, read_params(inputs, 4, 5, type, description_));
     TRY_ASSIGN(const QuantParams c, read_params(inputs, 6, 7, type, description_));
-    const std::vector<int64_t> a_strides = broadcast_strides(inputs[0]->shape(), out);
-    const std::vector<int64_t> b_strides = broadcast_strides(inputs[3]->shape(), out);
-    int64_t count = 1;
-    for (int64_t dim : out) count *= dim;
     visit_dtype<TypeList<uint8_t, int8_t>>(type, [&]<class Q>() {
-      const Q* pa = inputs[0]->data<Q>();
-      const Q* pb = inputs[3]->data<Q>();
-      Q* pc = outputs[0].data<Q>();
-      pool.parallel_for(count, kGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-          int64_t ia = 0, ib = 0, rest = i;
-          for (size_t d = out.size(); d-- > 0;) {
-            const int64_t coordinate = rest % out[d];
-            rest /= out[d];
-            ia += coordinate * a_strides[d];
-            ib += coordinate * b_strides[d];
-          }
-          const float va = (static_cast<float>(pa[ia]) - static_cast<float>(a.zero)) * a.scale;
-          const float vb = (static_cast<float>(pb[ib]) - static_cast<float>(b.zero)) * b.scale;
-          pc[i] = quantize<Q>(multiply_ ? va * vb : va + vb, c);
-        }
-      });
+      const bool multiply = multiply_;
+      broadcast_binary(inputs[0]->data<Q>(), inputs[0]->shape(), inputs[3]->data<Q>(), inputs[3]->shape(),
+                       outputs[0].data<Q>(), out, pool, [&](Q qa, Q qb) {
+                         const float va = (static_cast<float>(qa) - static_cast<float>(a.zero)) * a.scale;
+                         const float vb = (static_cast<float>(qb) - static_cast<float>(b.zero)) * b.scale;
+                         return quantize<Q>(multiply ? va * vb : va + vb, c);
+                       }, kGrain);
     });
     return Status::ok();
   }
@@ -153,32 +140,12 @@ class QLinearBinaryKernel final : public Kernel {
     if (inputs[3]->dtype() != inputs[0]->dtype()) {
       return make_error(StatusCode::kInvalidArgument, description_, ": A and B must have one type");
     }
-    const Shape& sa = inputs[0]->shape();
-    const Shape& sb = inputs[3]->shape();
-    Shape out(std::max(sa.size(), sb.size()), 1);
-    for (size_t i = 0; i < out.size(); ++i) {
-      const int64_t da = i < out.size() - sa.size() ? 1 : sa[i - (out.size() - sa.size())];
-      const int64_t db = i < out.size() - sb.size() ? 1 : sb[i - (out.size() - sb.size())];
-      if (da != db && da != 1 && db != 1) {
-        return make_error(StatusCode::kInvalidArgument, description_, ": shapes ", shape_to_string(sa), " and ",
-                          shape_to_string(sb), " do not broadcast");
-      }
-      out[i] = da == 1 ? db : da;
+    auto out = broadcast_shapes(inputs[0]->shape(), inputs[3]->shape());
+    if (!out) {
+      return make_error(StatusCode::kInvalidArgument, description_, ": shapes ", shape_to_string(inputs[0]->shape()),
+                        " and ", shape_to_string(inputs[3]->shape()), " do not broadcast");
     }
-    return out;
-  }
-
-  // Strides of `shape` over the dims of `out` (0 where it broadcasts).
-  static std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& out) {
-    std::vector<int64_t> strides(out.size(), 0);
-    int64_t stride = 1;
-    for (size_t i = 0; i < shape.size(); ++i) {
-      const size_t from = shape.size() - 1 - i;
-      const size_t to = out.size() - 1 - i;
-      if (shape[from] != 1) strides[to] = stride;
-      stride *= shape[from];
-    }
-    return strides;
+    return *out;
   }
 
   std::string description_;
