@@ -8,9 +8,16 @@
 //     [2, B, N, P + S, Dk / N];
 //   RotaryEmbedding: input 0's type and shape; GroupQueryAttention: output [B, S, N * H], present_key and
 //     present_value [B, Nk, ?, H]; MultiHeadAttention: output [B, S, Dv]; MatMulNBits: A's shape ending in N;
-//     GatherBlockQuantized: data's logical shape with the gathered axis replaced by the indices' shape.
+//     GatherBlockQuantized: data's logical shape with the gathered axis replaced by the indices' shape;
+//   the quantized forms of default-domain ops (QLinearAdd / Mul / Concat / Where / AveragePool / GlobalAveragePool,
+//     QGemm, MatMulIntegerToFloat, DynamicQuantizeMatMul, FusedMatMul) by the default rule over their data inputs,
+//     with the result type the schema gives; QLinearSoftmax, Trilu, Inverse, QuantizeLinear, DequantizeLinear keep
+//     input 0's shape.
 // As for the default-domain rules, what a rule cannot tell stays unknown; the kernels check the inputs.
+#include <initializer_list>
 #include <string_view>
+#include <utility>
+#include <vector>
 #include <unordered_map>
 
 #include "graph/shape_rules.h"
@@ -172,12 +179,108 @@ Status infer_gather_block_quantized(ShapeRuleContext& ctx) {
   return Status::ok();
 }
 
+// Runs the default-domain rule of `op` over the node's inputs `data_inputs` (the data operands of a quantized
+// form; attributes are read from the node, so only ops whose attributes share the default op's names use this),
+// then sets output 0's element type to `type` when it is known.
+Status infer_by_default_rule(ShapeRuleContext& ctx, std::string_view op, std::initializer_list<size_t> data_inputs,
+                             DataType type) {
+  ShapeRuleContext sub{ctx.graph, ctx.node, {}, std::vector<TypeInfo>(1)};
+  for (size_t i : data_inputs) {
+    if (!ctx.input_is_tensor(i)) return Status::ok();
+    sub.inputs.push_back(ctx.input(i));
+  }
+  TRY(find_shape_rule(op)(sub));
+  ctx.outputs[0] = TypeInfo::tensor(type, sub.outputs[0].is_tensor() ? sub.outputs[0].shape : std::nullopt);
+  return Status::ok();
+}
+
+DataType input_type(const ShapeRuleContext& ctx, size_t i, DataType otherwise) {
+  return ctx.input_is_tensor(i) ? ctx.input(i)->elem_type : otherwise;
+}
+
+Status infer_qlinear_binary(ShapeRuleContext& ctx) {
+  return infer_by_default_rule(ctx, "Add", {0, 3}, input_type(ctx, 0, DataType::kUndefined));
+}
+
+Status infer_integer_matmul(ShapeRuleContext& ctx) {
+  const bool dynamic = ctx.node.op_type == "DynamicQuantizeMatMul";
+  return infer_by_default_rule(ctx, "MatMul", {0, 1}, dynamic ? DataType::kFloat32 : input_type(ctx, 2, DataType::kFloat32));
+}
+
+Status infer_qgemm(ShapeRuleContext& ctx) {
+  const bool quantized = ctx.input(7) != nullptr && ctx.input(8) != nullptr;
+  return infer_by_default_rule(ctx, "Gemm", {0, 3}, quantized ? input_type(ctx, 8, DataType::kUInt8) : DataType::kFloat32);
+}
+
+Status infer_qlinear_concat(ShapeRuleContext& ctx) {
+  ShapeRuleContext sub{ctx.graph, ctx.node, {}, std::vector<TypeInfo>(1)};
+  for (size_t i = 2; i < ctx.inputs.size(); i += 3) {
+    if (!ctx.input_is_tensor(i)) return Status::ok();
+    sub.inputs.push_back(ctx.input(i));
+  }
+  if (sub.inputs.empty()) return Status::ok();
+  TRY(find_shape_rule("Concat")(sub));
+  ctx.outputs[0] = TypeInfo::tensor(input_type(ctx, 1, sub.inputs[0]->elem_type),
+                                    sub.outputs[0].is_tensor() ? sub.outputs[0].shape : std::nullopt);
+  return Status::ok();
+}
+
+Status infer_qlinear_where(ShapeRuleContext& ctx) {
+  return infer_by_default_rule(ctx, "Sum", {1, 4, 0}, input_type(ctx, 1, DataType::kUndefined));
+}
+
+// Pooling over NCHW; channels-last inputs keep only their type.
+Status infer_qlinear_pool(ShapeRuleContext& ctx) {
+  const auto channels_last = ctx.node.attr_int("channels_last", 0);
+  if (!channels_last || *channels_last != 0) {
+    if (ctx.input_is_tensor(0)) ctx.outputs[0] = TypeInfo::tensor(ctx.input(0)->elem_type);
+    return Status::ok();
+  }
+  const bool global = ctx.node.op_type == "QLinearGlobalAveragePool";
+  return infer_by_default_rule(ctx, global ? "GlobalAveragePool" : "AveragePool", {0},
+                               input_type(ctx, 0, DataType::kUndefined));
+}
+
+// FusedMatMul: MatMul's rule over the operands as the transposes leave them (see matmul.cpp MatMulTransposes).
+Status infer_fused_matmul(ShapeRuleContext& ctx) {
+  if (!ctx.input_is_tensor(0) || !ctx.input_is_tensor(1)) return Status::ok();
+  TypeInfo operands[2] = {*ctx.input(0), *ctx.input(1)};
+  const char* names[2][2] = {{"transA", "transBatchA"}, {"transB", "transBatchB"}};
+  for (int i = 0; i < 2; ++i) {
+    const auto trans = ctx.node.attr_int(names[i][0], 0);
+    const auto trans_batch = ctx.node.attr_int(names[i][1], 0);
+    std::optional<SymbolicShape>& shape = operands[i].shape;
+    if (!trans || !trans_batch) return Status::ok();
+    if (!shape || shape->size() < 2) continue;
+    const size_t rank = shape->size();
+    if (*trans_batch != 0 && rank >= 3) {
+      const Dim first = (*shape)[0];
+      for (size_t d = 0; d + 2 < rank; ++d) (*shape)[d] = (*shape)[d + 1];
+      (*shape)[rank - 2] = first;
+    }
+    if (*trans != 0) std::swap((*shape)[rank - 2], (*shape)[rank - 1]);
+  }
+  ShapeRuleContext sub{ctx.graph, ctx.node, {&operands[0], &operands[1]}, std::vector<TypeInfo>(1)};
+  TRY(find_shape_rule("MatMul")(sub));
+  ctx.outputs[0] = sub.outputs[0];
+  return Status::ok();
+}
+
+// QuantizeLinear: input 0's shape in the zero point's type (uint8 without one); DequantizeLinear: in the scale's.
+Status infer_quantize_linear(ShapeRuleContext& ctx) {
+  if (!ctx.input_is_tensor(0)) return Status::ok();
+  const bool quantize = ctx.node.op_type == "QuantizeLinear";
+  const DataType type = quantize ? input_type(ctx, 2, DataType::kUInt8) : input_type(ctx, 1, DataType::kFloat32);
+  ctx.outputs[0] = TypeInfo::tensor(type, ctx.input(0)->shape);
+  return Status::ok();
+}
+
 const std::unordered_map<std::string_view, ShapeRule>& contrib_shape_rules() {
   static const std::unordered_map<std::string_view, ShapeRule> rules = [] {
     std::unordered_map<std::string_view, ShapeRule> table;
     for (std::string_view op :
          {"Gelu", "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd", "BiasSoftmax", "RotaryEmbedding", "QLinearSigmoid",
-          "QLinearLeakyRelu"}) {
+          "QLinearLeakyRelu", "QLinearSoftmax", "Trilu", "Inverse"}) {
       table[op] = infer_input_type_and_shape;
     }
     table["SkipLayerNormalization"] = infer_skip_norm;
@@ -188,6 +291,18 @@ const std::unordered_map<std::string_view, ShapeRule>& contrib_shape_rules() {
     table["MultiHeadAttention"] = infer_multi_head_attention;
     table["MatMulNBits"] = infer_matmul_nbits;
     table["GatherBlockQuantized"] = infer_gather_block_quantized;
+    table["QLinearAdd"] = infer_qlinear_binary;
+    table["QLinearMul"] = infer_qlinear_binary;
+    table["MatMulIntegerToFloat"] = infer_integer_matmul;
+    table["DynamicQuantizeMatMul"] = infer_integer_matmul;
+    table["QGemm"] = infer_qgemm;
+    table["QLinearConcat"] = infer_qlinear_concat;
+    table["QLinearWhere"] = infer_qlinear_where;
+    table["QLinearAveragePool"] = infer_qlinear_pool;
+    table["QLinearGlobalAveragePool"] = infer_qlinear_pool;
+    table["FusedMatMul"] = infer_fused_matmul;
+    table["QuantizeLinear"] = infer_quantize_linear;
+    table["DequantizeLinear"] = infer_quantize_linear;
     return table;
   }();
   return rules;

@@ -71,6 +71,39 @@ def test_matmul_nbits(seed, dtype):
     np.testing.assert_array_less(np.abs(got.astype(np.float64) - theirs) / scale, tol, err_msg=f"vs ort {attrs}")
 
 
+@pytest.mark.parametrize("rows", [1, 3, 6, 33, 70])
+@pytest.mark.parametrize("seed", range(4))
+def test_matmul_nbits_int4_constant_weights_at_any_row_count(seed, rows):
+    # Constant 4-bit weights with blocks of 32 or more take the packed path: in-register dequantization up to 32
+    # rows of A, chunks dequantized into the float GEMM beyond.
+    rng = np.random.default_rng(100 + seed)
+    block = [32, 64, 128, 32][seed]
+    k = int(rng.integers(block // 2, 3 * block))
+    n = int(rng.integers(1, 70))
+    k_blocks = -(-k // block)
+    codes = rng.integers(0, 16, size=(n, k_blocks * block))
+    codes[:, k:] = 0
+    zero_codes = rng.integers(0, 16, size=(n, k_blocks))
+    scales = rng.uniform(0.01, 0.1, size=(n, k_blocks)).astype(np.float32)
+    a = rng.standard_normal((rows, k)).astype(np.float32)
+    bias = rng.standard_normal(n).astype(np.float32) if seed % 2 else None
+    zero = pack_codes(zero_codes, 4) if seed < 2 else None
+    zero_values = zero_codes if zero is not None else np.full((n, k_blocks), 8)
+    feeds = [("a", a), ("b", pack_codes(codes.reshape(n, k_blocks, block), 4)), ("scales", scales),
+             ("zero_points", zero), ("g_idx", None), ("bias", bias)]
+    constants = ("b", "scales", "zero_points")
+    model = helpers.one_node_model("MatMulNBits", feeds, (True,), {"K": k, "N": n, "bits": 4, "block_size": block},
+                                   MS, constants)
+    (got,) = helpers.run_feeds(nxrt, model, feeds, constants)
+    (theirs,) = helpers.run_feeds(onnxruntime, model, feeds, constants)
+    weights = ((codes - np.repeat(zero_values, block, axis=1)) * np.repeat(scales.astype(np.float64), block,
+                                                                            axis=1))[:, :k]
+    want = a.astype(np.float64) @ weights.T + (bias if bias is not None else 0)
+    scale = 1 + np.abs(want)
+    np.testing.assert_array_less(np.abs(got - want) / scale, 1e-5, err_msg=f"vs numpy k={k} n={n} block={block}")
+    np.testing.assert_array_less(np.abs(got - theirs) / scale, 1e-5, err_msg=f"vs ort k={k} n={n} block={block}")
+
+
 def test_matmul_nbits_omitted_projection_gives_the_bias():
     a = np.ones((2, 32), np.float32)
     bias = np.arange(5, dtype=np.float32)

@@ -5,6 +5,10 @@
 //   DynamicQuantizeMatMul(A float, B (uint8 / int8), b_scale, b_zero_point?, bias?) -> Y float: A is first
 //     quantized to uint8 per tensor as DynamicQuantizeLinear does (range widened to hold 0, scale = range / 255,
 //     zero point and values rounded half to even; a zero range gives scale 1), then the product above.
+//   QGemm(A, a_scale, a_zero_point, B, b_scale, b_zero_point?, C? int32, y_scale?, y_zero_point?; transA, transB,
+//     alpha) -> Y: acc = sum_k (op(A) - a_zero_point) (op(B) - b_zero_point[n]) + C (int32, broadcast to [M, N]);
+//     Y = alpha * a_scale * b_scale[n] * acc in float, or, with y_scale and y_zero_point, that quantized to
+//     y_zero_point's type (round half to even, saturated).
 // Batch dims broadcast numpy-style; a 1-D A or B is a row / column that the output drops, as in MatMul. B's scale
 // and zero point are one value or one per column (N). The sums are exact (int64); the scaling is in float.
 #include <algorithm>
@@ -203,6 +207,152 @@ class IntMatMulToFloatKernel final : public Kernel {
   bool dynamic_;
 };
 
+class QGemmKernel final : public Kernel {
+ public:
+  QGemmKernel(std::string description, bool trans_a, bool trans_b, float alpha)
+      : description_(std::move(description)), trans_a_(trans_a), trans_b_(trans_b), alpha_(alpha) {}
+
+  Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
+    TRY_ASSIGN(const Dims d, resolve(inputs));
+    const Tensor* y_zero = optional_input(inputs, 8);
+    outputs.assign(1, OutputDesc{y_zero != nullptr ? y_zero->dtype() : DataType::kFloat32, Shape{d.m, d.n}});
+    return Status::ok();
+  }
+
+  Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
+    TRY_ASSIGN(const Dims d, resolve(inputs));
+    const Tensor& a = *inputs[0];
+    const Tensor& b = *inputs[3];
+    const Tensor& b_scale = *inputs[4];
+    const Tensor* a_zero = optional_input(inputs, 2);
+    const Tensor* b_zero = optional_input(inputs, 5);
+    const Tensor* c = optional_input(inputs, 6);
+    const Tensor* y_scale = optional_input(inputs, 7);
+    const Tensor* y_zero = optional_input(inputs, 8);
+    const int32_t a_offset = a_zero != nullptr ? int_at(*a_zero, 0) : 0;
+    const float a_scale = inputs[1]->data<float>()[0];
+    // op(B) as [K, N] int32 codes less their zero points.
+    std::vector<int32_t> b_codes(static_cast<size_t>(d.k * d.n));
+    for (int64_t kk = 0; kk < d.k; ++kk) {
+      for (int64_t j = 0; j < d.n; ++j) {
+        const int32_t zero = b_zero == nullptr ? 0 : int_at(*b_zero, b_zero->numel() == 1 ? 0 : j);
+        b_codes[kk * d.n + j] = int_at(b, trans_b_ ? j * d.k + kk : kk * d.n + j) - zero;
+      }
+    }
+    std::vector<float> multiplier(static_cast<size_t>(d.n));
+    for (int64_t j = 0; j < d.n; ++j) {
+      multiplier[j] = alpha_ * a_scale * b_scale.data<float>()[b_scale.numel() == 1 ? 0 : j];
+      if (y_scale != nullptr) multiplier[j] /= y_scale->data<float>()[0];
+    }
+    // C's strides over [M, N]: 0 where it broadcasts.
+    int64_t c_row = 0, c_col = 0;
+    if (c != nullptr) {
+      const Shape& cs = c->shape();
+      const int64_t rows = cs.size() == 2 ? cs[0] : 1;
+      const int64_t cols = cs.empty() ? 1 : cs.back();
+      c_col = cols == 1 ? 0 : 1;
+      c_row = rows == 1 ? 0 : cols;
+    }
+    Tensor& y = outputs[0];
+    pool.parallel_for(d.m, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, d.n * d.k)), [&](int64_t begin, int64_t end) {
+      std::vector<int64_t> sums(static_cast<size_t>(d.n));
+      for (int64_t i = begin; i < end; ++i) {
+        std::fill(sums.begin(), sums.end(), int64_t{0});
+        for (int64_t kk = 0; kk < d.k; ++kk) {
+          const int64_t x = int_at(a, trans_a_ ? kk * d.m + i : i * d.k + kk) - a_offset;
+          const int32_t* b_row = b_codes.data() + kk * d.n;
+          for (int64_t j = 0; j < d.n; ++j) sums[j] += x * b_row[j];
+        }
+        for (int64_t j = 0; j < d.n; ++j) {
+          const int64_t acc = sums[j] + (c != nullptr ? c->data<int32_t>()[i * c_row + j * c_col] : 0);
+          const float value = static_cast<float>(acc) * multiplier[j];
+          if (y_zero == nullptr) {
+            y.data<float>()[i * d.n + j] = value;
+            continue;
+          }
+          const float q = std::nearbyint(value) + static_cast<float>(int_at(*y_zero, 0));
+          if (y_zero->dtype() == DataType::kUInt8) {
+            y.data<uint8_t>()[i * d.n + j] = static_cast<uint8_t>(std::isnan(q) ? 0.0f : std::clamp(q, 0.0f, 255.0f));
+          } else {
+            y.data<int8_t>()[i * d.n + j] =
+                static_cast<int8_t>(std::isnan(q) ? 0.0f : std::clamp(q, -128.0f, 127.0f));
+          }
+        }
+      }
+    });
+    return Status::ok();
+  }
+
+ private:
+  struct Dims {
+    int64_t m = 0, k = 0, n = 0;
+  };
+
+  Expected<Dims> resolve(KernelInputs inputs) const {
+    TRY(require_inputs(inputs, 5, description_));
+    for (size_t i : {0, 1, 3, 4}) {
+      if (inputs[i] == nullptr) return error("missing input " + std::to_string(i));
+    }
+    TRY(check_input_type(inputs, 0, kInt8Types, description_));
+    TRY(check_input_type(inputs, 3, kInt8Types, description_));
+    const Shape& sa = inputs[0]->shape();
+    const Shape& sb = inputs[3]->shape();
+    if (sa.size() != 2 || sb.size() != 2) return error("A and B must be 2-D");
+    Dims d;
+    d.m = trans_a_ ? sa[1] : sa[0];
+    d.k = trans_a_ ? sa[0] : sa[1];
+    d.n = trans_b_ ? sb[0] : sb[1];
+    if ((trans_b_ ? sb[1] : sb[0]) != d.k) {
+      return error("op(A) " + shape_to_string(sa) + " and op(B) " + shape_to_string(sb) + " do not multiply");
+    }
+    const auto scalar_float = [](const Tensor* t) {
+      return t != nullptr && t->dtype() == DataType::kFloat32 && t->numel() == 1;
+    };
+    const Tensor* a_zero = optional_input(inputs, 2);
+    if (!scalar_float(inputs[1]) || (a_zero != nullptr && (a_zero->dtype() != inputs[0]->dtype() || a_zero->numel() != 1))) {
+      return error("a_scale must be one float and a_zero_point one value of A's type");
+    }
+    const Tensor* b_zero = optional_input(inputs, 5);
+    const auto per_column = [&](const Tensor* t) { return t->numel() == 1 || (t->rank() == 1 && t->numel() == d.n); };
+    if (inputs[4]->dtype() != DataType::kFloat32 || !per_column(inputs[4]) ||
+        (b_zero != nullptr && (b_zero->dtype() != inputs[3]->dtype() || !per_column(b_zero)))) {
+      return error("b_scale (float) and b_zero_point (B's type) hold one value or one per column (" +
+                   std::to_string(d.n) + ")");
+    }
+    if (const Tensor* c = optional_input(inputs, 6)) {
+      const Shape& cs = c->shape();
+      const bool rows_ok = cs.size() < 2 || cs[0] == 1 || cs[0] == d.m;
+      const bool cols_ok = cs.empty() || cs.back() == 1 || cs.back() == d.n;
+      if (c->dtype() != DataType::kInt32 || cs.size() > 2 || !rows_ok || !cols_ok) {
+        return error("C " + shape_to_string(cs) + " must be int32 broadcastable to [" + std::to_string(d.m) + ", " +
+                     std::to_string(d.n) + "]");
+      }
+    }
+    const Tensor* y_scale = optional_input(inputs, 7);
+    const Tensor* y_zero = optional_input(inputs, 8);
+    if ((y_scale == nullptr) != (y_zero == nullptr) || (y_scale != nullptr && !scalar_float(y_scale)) ||
+        (y_zero != nullptr && (((kInt8Types >> static_cast<int>(y_zero->dtype())) & 1u) == 0 || y_zero->numel() != 1))) {
+      return error("y_scale (one float) and y_zero_point (one uint8 or int8) come together, or neither for a float Y");
+    }
+    return d;
+  }
+
+  Status error(const std::string& what) const {
+    return make_error(StatusCode::kInvalidArgument, description_, ": ", what);
+  }
+
+  std::string description_;
+  bool trans_a_, trans_b_;
+  float alpha_;
+};
+
+Expected<std::unique_ptr<Kernel>> create_qgemm(const KernelInfo& info) {
+  TRY_ASSIGN(const int64_t trans_a, info.node.attr_int("transA", 0));
+  TRY_ASSIGN(const int64_t trans_b, info.node.attr_int("transB", 0));
+  TRY_ASSIGN(const float alpha, info.node.attr_float("alpha", 1.0f));
+  return std::unique_ptr<Kernel>(std::make_unique<QGemmKernel>(info.node.describe(), trans_a != 0, trans_b != 0, alpha));
+}
+
 Expected<std::unique_ptr<Kernel>> create_matmul_integer_to_float(const KernelInfo& info) {
   return std::unique_ptr<Kernel>(std::make_unique<IntMatMulToFloatKernel>(info.node.describe(), false));
 }
@@ -215,6 +365,7 @@ const KernelDef kContribIntMatMulKernels[] = {
     {"MatMulIntegerToFloat", graph::kMsDomain, 1, kLatestOpset, kInt8Types, 0, create_matmul_integer_to_float},
     {"DynamicQuantizeMatMul", graph::kMsDomain, 1, kLatestOpset, type_mask(TypeList<float>{}), 0,
      create_dynamic_quantize_matmul},
+    {"QGemm", graph::kMsDomain, 1, kLatestOpset, kInt8Types, 0, create_qgemm},
 };
 
 }  // namespace

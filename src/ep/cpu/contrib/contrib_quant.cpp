@@ -6,9 +6,11 @@
 //     zero_points are packed the same way (uint8 [N, ceil(k_blocks * bits / 8)]) or unpacked in A's type
 //     ([N, k_blocks]); without them the zero point is 2^(bits - 1). A B with a zero dimension is an omitted
 //     projection: Y is the bias (or zeros).
-// Constant weights are dequantized to float and packed once at session creation; the product runs in float
-// (accuracy_level is accepted and not needed: A is never quantized). g_idx and prepacked weights are
-// NOT_IMPLEMENTED.
+// Constant 4-bit weights with blocks of 32 or more stay 4-bit: they are regrouped once at session creation
+// (Int4Weights) and dequantized in registers by the product, or per chunk of rows into a float GEMM when A has many
+// rows. Other constant weights are dequantized to float and packed once; weights computed at run time are
+// dequantized per run. The product runs in float (accuracy_level is accepted and not needed: A is never
+// quantized). g_idx and prepacked weights are NOT_IMPLEMENTED.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -19,6 +21,7 @@
 #include "ep/cpu/elementwise/unary_common.h"
 #include "ep/cpu/kernel.h"
 #include "ep/cpu/microkernels/gemm.h"
+#include "ep/cpu/microkernels/int4_matmul.h"
 
 namespace nxrt::cpu {
 
@@ -68,10 +71,51 @@ void dequantize_weights(const NBitsShape& s, const Tensor& b, const Tensor& scal
   }
 }
 
+// Constant 4-bit weights in Int4Weights' layout, with each block's zero point folded into an offset.
+struct Int4Packed {
+  std::vector<uint8_t> codes;
+  std::vector<float> scales, offsets;
+  int64_t k_blocks = 0, block = 0;
+  Int4Weights view() const { return {codes.data(), scales.data(), offsets.data(), k_blocks, block}; }
+
+  static Int4Packed pack(const NBitsShape& s, const Tensor& b, const Tensor& scales, const Tensor* zero_points) {
+    Int4Packed p;
+    p.k_blocks = s.k_blocks;
+    p.block = s.block;
+    p.codes.resize(static_cast<size_t>(s.n * s.k_blocks * s.block / 2));
+    repack_int4_codes(b.data<uint8_t>(), s.n, s.k, s.k_blocks, s.block, p.codes.data());
+    p.scales.resize(static_cast<size_t>(s.n * s.k_blocks));
+    p.offsets.resize(p.scales.size());
+    const bool packed_zero = zero_points != nullptr && zero_points->dtype() == DataType::kUInt8;
+    const int64_t zero_row = packed_zero ? (s.k_blocks * 4 + 7) / 8 : s.k_blocks;
+    for (int64_t n = 0; n < s.n; ++n) {
+      for (int64_t blk = 0; blk < s.k_blocks; ++blk) {
+        const int64_t at = n * s.k_blocks + blk;
+        float zero = 8.0f;
+        if (packed_zero) {
+          zero = static_cast<float>(packed_code(zero_points->data<uint8_t>() + n * zero_row, blk, 4));
+        } else if (zero_points != nullptr) {
+          zero = float_of(*zero_points, at);
+        }
+        p.scales[static_cast<size_t>(at)] = float_of(scales, at);
+        p.offsets[static_cast<size_t>(at)] = -zero * p.scales[static_cast<size_t>(at)];
+      }
+    }
+    return p;
+  }
+};
+
+// Rows of A up to which the 4-bit product dequantizes in registers; beyond, chunks of weight rows are dequantized
+// to float once and multiplied by the float GEMM.
+constexpr int64_t kInt4DirectRows = 32;
+// Floats of one dequantized chunk of weight rows.
+constexpr int64_t kInt4ChunkFloats = int64_t{1} << 20;
+
 class MatMulNBitsKernel final : public Kernel {
  public:
-  MatMulNBitsKernel(std::string description, NBitsShape shape, std::optional<PackedB<float>> packed)
-      : description_(std::move(description)), s_(shape), packed_(std::move(packed)) {}
+  MatMulNBitsKernel(std::string description, NBitsShape shape, std::optional<PackedB<float>> packed,
+                    std::optional<Int4Packed> int4)
+      : description_(std::move(description)), s_(shape), packed_(std::move(packed)), int4_(std::move(int4)) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     TRY(check(inputs));
@@ -88,6 +132,7 @@ class MatMulNBitsKernel final : public Kernel {
     for (size_t d = 0; d + 1 < a.shape().size(); ++d) m *= a.shape()[d];
     const Tensor* bias = optional_input(inputs, 5);
     const bool omitted = inputs[1]->numel() == 0;
+    if (int4_ && !omitted && s_.k > 0) return run_int4(a, m, bias, outputs[0], pool);
     const bool is_float = a.dtype() == DataType::kFloat32;
     // float A and Y (converted for half types), then W when it is not packed.
     const int64_t w_floats = packed_ || omitted ? 0 : s_.n * s_.k;
@@ -125,6 +170,60 @@ class MatMulNBitsKernel final : public Kernel {
   }
 
  private:
+  // The product with the constant 4-bit weights (int4_), A [m, K] of A's type.
+  Status run_int4(const Tensor& a, int64_t m, const Tensor* bias, Tensor& out, ThreadPool& pool) const {
+    const Int4Weights w = int4_->view();
+    const int64_t kp = w.padded_k();
+    const bool is_float = a.dtype() == DataType::kFloat32;
+    const bool pad_a = !is_float || kp != s_.k;
+    const bool direct = m <= kInt4DirectRows;
+    const int64_t chunk_rows = std::clamp<int64_t>(kInt4ChunkFloats / kp, 16, std::max<int64_t>(s_.n, 16));
+    const int64_t a_floats = pad_a ? m * kp : 0;
+    const int64_t y_floats = is_float ? 0 : m * s_.n;
+    const int64_t chunk_floats = direct ? 0 : chunk_rows * kp;
+    float* const buffer =
+        scratch_floats(ScratchUse::kContribProjection, a_floats + y_floats + chunk_floats + s_.n);
+    float* const a_f = buffer;
+    float* const y_f = is_float ? out.data<float>() : buffer + a_floats;
+    float* const chunk = buffer + a_floats + y_floats;
+    float* const bias_f = chunk + chunk_floats;
+    for (int64_t j = 0; j < s_.n; ++j) bias_f[j] = bias != nullptr ? float_of(*bias, j) : 0.0f;
+    if (pad_a) {
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t k = 0; k < s_.k; ++k) a_f[i * kp + k] = float_of(a, i * s_.k + k);
+        std::fill(a_f + i * kp + s_.k, a_f + (i + 1) * kp, 0.0f);
+      }
+    }
+    const float* a_ptr = pad_a ? a_f : a.data<float>();
+    const float* bias_ptr = bias != nullptr ? bias_f : nullptr;
+    if (direct) {
+      // Tiles of four weight rows; a range should carry at least ~64k multiply-adds.
+      const int64_t tiles = (s_.n + 3) / 4;
+      const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / (4 * kp * m));
+      pool.parallel_for(tiles, grain, [&](int64_t begin, int64_t end) {
+        int4_matmul_rows(w, a_ptr, kp, m, begin * 4, std::min(end * 4, s_.n), bias_ptr, y_f, s_.n);
+      });
+    } else {
+      for (int64_t n0 = 0; n0 < s_.n; n0 += chunk_rows) {
+        const int64_t rows = std::min(chunk_rows, s_.n - n0);
+        pool.parallel_for(rows, 4, [&](int64_t begin, int64_t end) {
+          int4_dequantize_rows(w, n0 + begin, n0 + end, chunk + begin * kp);
+        });
+        GemmEpilogue<float> epilogue;
+        epilogue.bias = bias_ptr != nullptr ? bias_ptr + n0 : nullptr;
+        gemm_f32(GemmArgs{false, true, m, rows, kp, kp, kp, s_.n}, 1.0f, a_ptr, chunk, 0.0f, y_f + n0, pool,
+                 best_gemm_isa(), epilogue);
+      }
+    }
+    if (!is_float) {
+      visit_dtype<TypeList<Float16, BFloat16>>(a.dtype(), [&]<class T>() {
+        T* y = out.data<T>();
+        for (int64_t i = 0; i < m * s_.n; ++i) y[i] = T(y_f[i]);
+      });
+    }
+    return Status::ok();
+  }
+
   Status check(KernelInputs inputs) const {
     TRY(require_inputs(inputs, 3, description_));
     TRY(check_input_type(inputs, 0, kHalfOrFloat, description_));
@@ -180,6 +279,7 @@ class MatMulNBitsKernel final : public Kernel {
   std::string description_;
   NBitsShape s_;
   std::optional<PackedB<float>> packed_;
+  std::optional<Int4Packed> int4_;
 };
 
 Expected<std::unique_ptr<Kernel>> create_matmul_nbits(const KernelInfo& info) {
@@ -202,17 +302,22 @@ Expected<std::unique_ptr<Kernel>> create_matmul_nbits(const KernelInfo& info) {
   s.k_blocks = (s.k + s.block - 1) / s.block;
   s.blob = s.block * s.bits / 8;
   std::optional<PackedB<float>> packed;
+  std::optional<Int4Packed> int4;
   const auto constant = [&](size_t i) { return i < info.constant_inputs.size() ? info.constant_inputs[i] : nullptr; };
   const bool zero_ready = info.node.inputs.size() <= 3 || info.node.inputs[3] == graph::kNoValue || constant(3);
-  if (constant(1) != nullptr && constant(2) != nullptr && zero_ready && constant(1)->numel() > 0 &&
-      static_cast<double>(s.n) * static_cast<double>(s.k) < 0x1p31) {
+  const bool weights_ready = constant(1) != nullptr && constant(2) != nullptr && zero_ready && constant(1)->numel() > 0;
+  if (weights_ready) {
     const std::vector<const Tensor*> weights = {nullptr, constant(1), constant(2), constant(3), nullptr};
     TRY(MatMulNBitsKernel::check_weights(weights, s, description));
+  }
+  if (weights_ready && s.bits == 4 && s.block % 32 == 0) {
+    int4 = Int4Packed::pack(s, *constant(1), *constant(2), constant(3));
+  } else if (weights_ready && static_cast<double>(s.n) * static_cast<double>(s.k) < 0x1p31) {
     std::vector<float> w(static_cast<size_t>(s.n * s.k));
     dequantize_weights(s, *constant(1), *constant(2), constant(3), w.data());
     packed = PackedB<float>::pack(GemmArgs{false, true, 0, s.n, s.k, 0, s.k, 0}, w.data());
   }
-  return std::unique_ptr<Kernel>(std::make_unique<MatMulNBitsKernel>(description, s, std::move(packed)));
+  return std::unique_ptr<Kernel>(std::make_unique<MatMulNBitsKernel>(description, s, std::move(packed), std::move(int4)));
 }
 
 const KernelDef kContribQuantKernels[] = {

@@ -1,5 +1,6 @@
 // MatMul (numpy semantics: 1-D promotion, batch broadcasting), Gemm, and the fused forms the optimizer emits:
-// com.microsoft:FusedGemm (Gemm + activation) and com.nxrt:FusedMatMul (MatMul + bias + activation). f32/f64
+// com.microsoft:FusedGemm (Gemm + activation), com.nxrt:FusedMatMul (MatMul + bias + activation), and
+// com.microsoft:FusedMatMul (alpha * MatMul of transposed operands, see MatMulTransposes). f32/f64
 // use the blocked GEMM of gemm.cpp, with a constant B packed once at create and bias / activation applied as
 // the GEMM epilogue; f16/bf16 compute in f32 through temporary buffers; integer types wrap on overflow.
 #include <algorithm>
@@ -161,18 +162,75 @@ Status check_pair(const std::string& description, KernelInputs inputs, DataType&
   return Status::ok();
 }
 
+// com.microsoft:FusedMatMul's operand transposes, as ONNX Runtime's CPU kernel applies them to an input of rank r:
+// trans swaps the last two dims; trans_batch (r >= 3) moves dim 0 between the batch dims and the last dim, so the
+// matrix rows run over it (permutation [1, ..., r - 2, 0, r - 1], then trans). Each is ignored where the rank
+// is too small. The product is scaled by alpha.
+struct MatMulTransposes {
+  float alpha = 1.0f;
+  bool trans_a = false, trans_b = false, trans_batch_a = false, trans_batch_b = false;
+  bool any_a() const { return trans_a || trans_batch_a; }
+  bool any_b() const { return trans_b || trans_batch_b; }
+};
+
+std::vector<size_t> operand_permutation(size_t rank, bool trans, bool trans_batch) {
+  std::vector<size_t> perm(rank);
+  for (size_t i = 0; i < rank; ++i) perm[i] = i;
+  if (rank < 2) return perm;
+  if (trans_batch && rank >= 3) {
+    for (size_t i = 0; i + 2 < rank; ++i) perm[i] = i + 1;
+    perm[rank - 2] = 0;
+  }
+  if (trans) std::swap(perm[rank - 2], perm[rank - 1]);
+  return perm;
+}
+
+Shape permuted_shape(const Shape& shape, const std::vector<size_t>& perm) {
+  Shape out(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) out[i] = shape[perm[i]];
+  return out;
+}
+
+// A copy of `in` with its dims in `perm` order (out dim i is in dim perm[i]), any fixed-size element type.
+Expected<Tensor> permuted_copy(const Tensor& in, const std::vector<size_t>& perm) {
+  TRY_ASSIGN(Tensor out, Tensor::allocate(in.dtype(), permuted_shape(in.shape(), perm)));
+  const size_t rank = perm.size();
+  const size_t bytes = in.numel() == 0 ? 0 : in.storage_bytes() / static_cast<size_t>(in.numel());
+  std::vector<int64_t> in_strides(rank, 1), stride_of_out(rank), index(rank, 0);
+  for (size_t d = rank; d-- > 1;) in_strides[d - 1] = in_strides[d] * in.shape()[d];
+  for (size_t i = 0; i < rank; ++i) stride_of_out[i] = in_strides[perm[i]];
+  const char* src = static_cast<const char*>(in.raw_data());
+  char* dst = static_cast<char*>(out.raw_data());
+  int64_t from = 0;
+  for (int64_t i = 0; i < in.numel(); ++i) {
+    std::copy_n(src + static_cast<size_t>(from) * bytes, bytes, dst + static_cast<size_t>(i) * bytes);
+    for (size_t d = rank; d-- > 0;) {  // odometer over out's dims
+      from += stride_of_out[d];
+      if (++index[d] < out.shape()[d]) break;
+      from -= stride_of_out[d] * index[d];
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
 // MatMul, and FusedMatMul when `fused`: Y = act(MatMul(A, B) + bias + Z), bias (input 2, optional) 1-D of length
 // N, Z (input 3, optional; a residual) with Y's shape.
 class MatMulKernel final : public Kernel {
  public:
-  MatMulKernel(std::string description, PackedWeights packed, bool fused, FusedActivation activation)
-      : description_(std::move(description)), packed_(std::move(packed)), fused_(fused), activation_(activation) {}
+  MatMulKernel(std::string description, PackedWeights packed, bool fused, FusedActivation activation,
+               MatMulTransposes transposes = {})
+      : description_(std::move(description)),
+        packed_(std::move(packed)),
+        fused_(fused),
+        activation_(activation),
+        transposes_(transposes) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     DataType dtype;
     TRY(check_pair(description_, inputs, dtype));
-    const Shape& a = inputs[0]->shape();
-    const Shape& b = inputs[1]->shape();
+    const Shape a = operand_shape(*inputs[0], transposes_.trans_a, transposes_.trans_batch_a);
+    const Shape b = operand_shape(*inputs[1], transposes_.trans_b, transposes_.trans_batch_b);
     if (a.empty() || b.empty()) {
       return make_error(StatusCode::kInvalidArgument, description_, ": input ", a.empty() ? 0 : 1,
                         " must have rank >= 1, got a scalar");
@@ -214,6 +272,17 @@ class MatMulKernel final : public Kernel {
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
     const Tensor* bias = fused_ ? optional_input(inputs, 2) : nullptr;
     const Tensor* residual = fused_ ? optional_input(inputs, 3) : nullptr;
+    Tensor a_permuted, b_permuted;
+    if (transposes_.any_a() && inputs[0]->rank() >= 2) {
+      TRY_ASSIGN(a_permuted, permuted_copy(*inputs[0], operand_permutation(inputs[0]->rank(), transposes_.trans_a,
+                                                                           transposes_.trans_batch_a)));
+    }
+    if (transposes_.any_b() && inputs[1]->rank() >= 2) {
+      TRY_ASSIGN(b_permuted, permuted_copy(*inputs[1], operand_permutation(inputs[1]->rank(), transposes_.trans_b,
+                                                                           transposes_.trans_batch_b)));
+    }
+    const Tensor& a = a_permuted.is_valid() ? a_permuted : *inputs[0];
+    const Tensor& b = b_permuted.is_valid() ? b_permuted : *inputs[1];
     visit_dtype<MatMulTypes>(inputs[0]->dtype(), [&]<class T>() {
       GemmEpilogue<T> epilogue;
       if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
@@ -221,12 +290,16 @@ class MatMulKernel final : public Kernel {
         epilogue.residual = residual != nullptr ? residual->data<T>() : nullptr;
         epilogue.activation = activation_;
       }
-      run_typed<T>(*inputs[0], *inputs[1], outputs[0], pool, epilogue);
+      run_typed<T>(a, b, outputs[0], pool, epilogue);
     });
     return Status::ok();
   }
 
  private:
+  static Shape operand_shape(const Tensor& t, bool trans, bool trans_batch) {
+    return permuted_shape(t.shape(), operand_permutation(t.rank(), trans, trans_batch));
+  }
+
   template <class T>
   void run_typed(const Tensor& ta, const Tensor& tb, Tensor& tout, ThreadPool& pool,
                  const GemmEpilogue<T>& epilogue) const {
@@ -251,7 +324,7 @@ class MatMulKernel final : public Kernel {
     batch_epilogue.ld_residual = n;
     if (b.size() <= 2 && ta.numel() / std::max<int64_t>(k, 1) == out_batch * m) {
       g.m = out_batch * m;  // B is shared by every batch and A is not broadcast: one tall GEMM
-      gemm_any<T>(g, 1.0, a_data, b_data, 0.0, c_data, pool, packed, &batch_epilogue);
+      gemm_any<T>(g, transposes_.alpha, a_data, b_data, 0.0, c_data, pool, packed, &batch_epilogue);
       return;
     }
     g.m = m;
@@ -285,7 +358,7 @@ class MatMulKernel final : public Kernel {
       }
       GemmEpilogue<T> at_batch = batch_epilogue;
       if (at_batch.residual != nullptr) at_batch.residual += batch * m * n;
-      gemm_any<T>(g, 1.0, a_data + a_index * m * k, b_data + b_index * k * n, 0.0, c_data + batch * m * n, pool,
+      gemm_any<T>(g, transposes_.alpha, a_data + a_index * m * k, b_data + b_index * k * n, 0.0, c_data + batch * m * n, pool,
                   packed, &at_batch);
     };
     // Fewer batches than threads: each GEMM uses the pool; otherwise one serial GEMM per batch on each thread
@@ -304,6 +377,7 @@ class MatMulKernel final : public Kernel {
   PackedWeights packed_;
   bool fused_;
   FusedActivation activation_;
+  MatMulTransposes transposes_;
 };
 
 // Gemm, and FusedGemm when `activation` is set: Y = act(alpha * op(A) op(B) + beta * C).
@@ -418,6 +492,23 @@ Expected<std::unique_ptr<Kernel>> create_fused_matmul(const KernelInfo& info) {
       std::make_unique<MatMulKernel>(info.node.describe(), pack_constant_b(info, false), true, activation));
 }
 
+Expected<std::unique_ptr<Kernel>> create_ms_fused_matmul(const KernelInfo& info) {
+  MatMulTransposes t;
+  TRY_ASSIGN(t.alpha, info.node.attr_float("alpha", 1.0f));
+  TRY_ASSIGN(const int64_t trans_a, info.node.attr_int("transA", 0));
+  TRY_ASSIGN(const int64_t trans_b, info.node.attr_int("transB", 0));
+  TRY_ASSIGN(const int64_t trans_batch_a, info.node.attr_int("transBatchA", 0));
+  TRY_ASSIGN(const int64_t trans_batch_b, info.node.attr_int("transBatchB", 0));
+  t.trans_a = trans_a != 0;
+  t.trans_b = trans_b != 0;
+  t.trans_batch_a = trans_batch_a != 0;
+  t.trans_batch_b = trans_batch_b != 0;
+  // A constant B is packed as stored; a transposed one is multiplied from its permuted copy.
+  PackedWeights packed = t.any_b() ? PackedWeights{} : pack_constant_b(info, false);
+  return std::unique_ptr<Kernel>(
+      std::make_unique<MatMulKernel>(info.node.describe(), std::move(packed), false, FusedActivation{}, t));
+}
+
 Expected<std::unique_ptr<Kernel>> create_gemm_with(const KernelInfo& info, FusedActivation activation) {
   const graph::Node& node = info.node;
   TRY_ASSIGN(const int64_t trans_a, node.attr_int("transA", 0));
@@ -443,6 +534,8 @@ const KernelDef kMatMulKernels[] = {
     {"Gemm", graph::kOnnxDomain, 7, kLatestOpset, type_mask(MatMulTypes{}), 0, create_gemm},
     {"FusedGemm", graph::kMsDomain, 1, kLatestOpset, type_mask(FusedTypes{}), 0, create_fused_gemm},
     {"FusedMatMul", "com.nxrt", 1, kLatestOpset, type_mask(FusedTypes{}), 0, create_fused_matmul},
+    {"FusedMatMul", graph::kMsDomain, 1, kLatestOpset, type_mask(TypeList<float, double, Float16, BFloat16>{}), 0,
+     create_ms_fused_matmul},
 };
 
 }  // namespace

@@ -1,0 +1,88 @@
+// AVX2 products with packed 4-bit weights (contract and layout in ep/cpu/microkernels/int4_matmul.h). Compiled with
+// -mavx2 -mfma; callers check the CPU first.
+//
+// A tile is NT weight rows by M rows of A. Each 16-byte group of codes is widened once per weight row as two
+// halves of 8 bytes, each split into its low nibbles (codes j) and high nibbles (codes j + 16), dequantized with
+// one FMA each and used for all M rows of A.
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "ep/cpu/microkernels/int4_matmul.h"
+
+namespace nxrt::cpu {
+
+namespace {
+
+inline float horizontal_sum(__m256 v) {
+  const __m128 half = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 pair = _mm_add_ps(half, _mm_movehl_ps(half, half));
+  return _mm_cvtss_f32(_mm_add_ss(pair, _mm_movehdup_ps(pair)));
+}
+
+template <int NT, int M>
+void int4_tile(const Int4Weights& w, const float* a, int64_t lda, int64_t n0, const float* bias, float* y,
+               int64_t ldy) {
+  // One accumulator per (row, A row) leaves a single FMA chain per row at M = 1; two halve its latency.
+  constexpr int kSplit = M == 1 ? 2 : 1;
+  __m256 acc[NT][M][kSplit];
+  for (auto& row : acc) {
+    for (auto& parts : row) {
+      for (auto& v : parts) v = _mm256_setzero_ps();
+    }
+  }
+  const int64_t block_bytes = w.block / 2;
+  const __m256i low_nibble = _mm256_set1_epi32(0xF);
+  for (int64_t b = 0; b < w.k_blocks; ++b) {
+    const uint8_t* codes[NT];
+    for (int t = 0; t < NT; ++t) codes[t] = w.codes + ((n0 + t) * w.k_blocks + b) * block_bytes;
+    for (int64_t g = 0; g < w.block / 32; ++g) {
+      const int64_t k = b * w.block + g * 32;
+      for (int t = 0; t < NT; ++t) {
+        const int64_t at = (n0 + t) * w.k_blocks + b;
+        const __m256 scale = _mm256_broadcast_ss(w.scales + at);
+        const __m256 offset = _mm256_broadcast_ss(w.offsets + at);
+        for (int half = 0; half < 2; ++half) {
+          const __m256i bytes = _mm256_cvtepu8_epi32(
+              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes[t] + g * 16 + half * 8)));
+          const __m256 low =
+              _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(bytes, low_nibble)), scale, offset);
+          const __m256 high = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(bytes, 4)), scale, offset);
+          for (int m = 0; m < M; ++m) {
+            const float* a_row = a + m * lda + k + half * 8;
+            acc[t][m][0] = _mm256_fmadd_ps(low, _mm256_loadu_ps(a_row), acc[t][m][0]);
+            acc[t][m][kSplit - 1] = _mm256_fmadd_ps(high, _mm256_loadu_ps(a_row + 16), acc[t][m][kSplit - 1]);
+          }
+        }
+      }
+    }
+  }
+  for (int t = 0; t < NT; ++t) {
+    for (int m = 0; m < M; ++m) {
+      __m256 total = acc[t][m][0];
+      if constexpr (kSplit == 2) total = _mm256_add_ps(total, acc[t][m][1]);
+      const float sum = horizontal_sum(total);
+      y[m * ldy + n0 + t] = bias != nullptr ? sum + bias[n0 + t] : sum;
+    }
+  }
+}
+
+using TileFn = void (*)(const Int4Weights&, const float*, int64_t, int64_t, const float*, float*, int64_t);
+constexpr TileFn kFourRowTiles[4] = {int4_tile<4, 1>, int4_tile<4, 2>, int4_tile<4, 3>, int4_tile<4, 4>};
+constexpr TileFn kOneRowTiles[4] = {int4_tile<1, 1>, int4_tile<1, 2>, int4_tile<1, 3>, int4_tile<1, 4>};
+
+}  // namespace
+
+void int4_matmul_rows__avx2(const Int4Weights& w, const float* a, int64_t lda, int64_t rows, int64_t n_begin,
+                            int64_t n_end, const float* bias, float* y, int64_t ldy) {
+  for (int64_t n = n_begin; n < n_end;) {
+    const bool four = n + 4 <= n_end;
+    const TileFn* tiles = four ? kFourRowTiles : kOneRowTiles;
+    for (int64_t m = 0; m < rows; m += 4) {
+      tiles[std::min<int64_t>(4, rows - m) - 1](w, a + m * lda, lda, n, bias, y + m * ldy, ldy);
+    }
+    n += four ? 4 : 1;
+  }
+}
+
+}  // namespace nxrt::cpu
