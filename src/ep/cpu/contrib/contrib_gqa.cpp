@@ -16,12 +16,17 @@
 //   + attention_bias, keys after the query's position hidden (causal) and keys at or before position - W hidden
 //   (local_window_size W > 0), softmax whose denominator also counts exp(sink) (head_sink[n], or 0 with
 //   smooth_softmax), times V.
+// Float32 caches are built and read in the present outputs themselves. When present_key / present_value are the
+// past_key / past_value buffers (past_present_share_buffer: the caller binds one buffer to both, of capacity
+// C = P_buffer), the past rows are not copied and only the Q_b new rows are written: rows from T_b on keep
+// whatever the buffer holds.
 // Quantized caches (k_scale / v_scale, a cache type other than T), sliding_window_cache and qk_output are
 // NOT_IMPLEMENTED. Everything computes in float; half-type outputs and caches are rounded once.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/scratch_space.h"
@@ -98,13 +103,15 @@ class GroupQueryAttentionKernel final : public Kernel {
                const RunLimits* limits) const {
     const int64_t n_heads = c_.heads, kv = c_.kv_heads, h = d.head;
     const int64_t cache = d.b * kv * d.capacity * h;
-    float* const q = scratch_floats(ScratchUse::kContribProjection, d.b * d.s * n_heads * h + 2 * cache);
-    float* const keys = q + d.b * d.s * n_heads * h;
-    float* const values = keys + cache;
-    fill_queries_and_caches<T>(d, inputs, q, keys, values);
+    const CachePlacement placement = place_caches<T>(d, inputs, outputs);
+    const bool direct = placement != CachePlacement::kScratch;
+    float* const q = scratch_floats(ScratchUse::kContribProjection, d.b * d.s * n_heads * h + (direct ? 0 : 2 * cache));
+    float* const keys = direct ? outputs[1].data<float>() : q + d.b * d.s * n_heads * h;
+    float* const values = direct ? outputs[2].data<float>() : keys + cache;
+    fill_queries_and_caches<T>(d, inputs, q, keys, values, placement == CachePlacement::kSharedWithPast);
     normalize_and_rotate<T>(d, inputs, q, keys);
-    if (outputs_ > 1 && present_[0]) store_cache(keys, outputs[1].data<T>(), cache);
-    if (outputs_ > 2 && present_[1]) store_cache(values, outputs[2].data<T>(), cache);
+    if (!direct && outputs_ > 1 && present_[0]) store_cache(keys, outputs[1].data<T>(), cache);
+    if (!direct && outputs_ > 2 && present_[1]) store_cache(values, outputs[2].data<T>(), cache);
     const contrib_detail::RowBlocks split = contrib_detail::row_blocks(d.s, d.capacity);
     const int64_t block = split.rows, blocks = split.blocks;
     const float scale = c_.scale != 0.0f ? c_.scale : 1.0f / std::sqrt(static_cast<float>(h));
@@ -142,9 +149,28 @@ class GroupQueryAttentionKernel final : public Kernel {
     });
   }
 
-  // q [B, S, N, H] from the query rows; keys / values [B, Nk, C, H]: the past's first P_b rows, the new rows, zeros.
+  // Where the float caches are built: in scratch (then rounded into the presents), in the present outputs, or in
+  // the present outputs that are the past buffers themselves (same buffers and capacity).
+  enum class CachePlacement { kScratch, kPresent, kSharedWithPast };
+
   template <class T>
-  void fill_queries_and_caches(const GqaDims& d, KernelInputs inputs, float* q, float* keys, float* values) const {
+  CachePlacement place_caches(const GqaDims& d, KernelInputs inputs, std::span<Tensor> outputs) const {
+    if (!std::is_same_v<T, float> || outputs_ < 3 || !present_[0] || !present_[1]) return CachePlacement::kScratch;
+    const Tensor* past_key = optional_input(inputs, kPastKey);
+    const Tensor* past_value = optional_input(inputs, kPastValue);
+    const bool key_shared = past_key != nullptr && past_key->raw_data() == outputs[1].raw_data();
+    const bool value_shared = past_value != nullptr && past_value->raw_data() == outputs[2].raw_data();
+    if (!key_shared && !value_shared) return CachePlacement::kPresent;
+    // A shared buffer of another capacity is read whole into scratch before the presents are written.
+    if (key_shared && value_shared && d.capacity == d.past_buffer) return CachePlacement::kSharedWithPast;
+    return CachePlacement::kScratch;
+  }
+
+  // q [B, S, N, H] from the query rows; keys / values [B, Nk, C, H]: the past's first P_b rows (already there when
+  // past_in_place), the new rows, then zeros (left as they are when past_in_place).
+  template <class T>
+  void fill_queries_and_caches(const GqaDims& d, KernelInputs inputs, float* q, float* keys, float* values,
+                               bool past_in_place) const {
     const int64_t n_heads = c_.heads, kv = c_.kv_heads, h = d.head;
     const T* query = inputs[kQuery]->data<T>();
     const T* key = d.packed ? query + n_heads * h : inputs[kKey]->data<T>();
@@ -155,14 +181,16 @@ class GroupQueryAttentionKernel final : public Kernel {
     for (int64_t row = 0; row < d.b * d.s; ++row) {
       for (int64_t e = 0; e < n_heads * h; ++e) q[row * n_heads * h + e] = as_float(query[row * d.query_stride + e]);
     }
-    std::fill_n(keys, d.b * kv * d.capacity * h, 0.0f);
-    std::fill_n(values, d.b * kv * d.capacity * h, 0.0f);
     for (int64_t b = 0; b < d.b; ++b) {
       for (int64_t g = 0; g < kv; ++g) {
         float* k = keys + (b * kv + g) * d.capacity * h;
         float* v = values + (b * kv + g) * d.capacity * h;
         const int64_t past_rows = d.past[b] * h;
-        if (past_rows > 0) {
+        if (!past_in_place) {
+          std::fill(k + d.total[b] * h, k + d.capacity * h, 0.0f);
+          std::fill(v + d.total[b] * h, v + d.capacity * h, 0.0f);
+        }
+        if (past_rows > 0 && !past_in_place) {
           const T* pk = past_key->data<T>() + (b * kv + g) * d.past_buffer * h;
           const T* pv = past_value->data<T>() + (b * kv + g) * d.past_buffer * h;
           for (int64_t e = 0; e < past_rows; ++e) k[e] = as_float(pk[e]);

@@ -176,6 +176,80 @@ TEST(ContribGroupQueryAttention, DecodeStepReadsThePastAndSharesKeyHeads) {
   EXPECT_NE(bad.status().message().find("seqlens_k[0]"), std::string::npos);
 }
 
+TEST(ContribGroupQueryAttention, SharedPastPresentBufferWritesOnlyTheNewRows) {
+  // past_present_share_buffer: present_key / present_value are the past buffers (capacity 4, 2 cached rows). The
+  // step must give the output of a run with separate presents, write row 2 and leave row 3 as it was.
+  const int64_t heads = 4, kv = 2, h = 8, capacity = 4, cached = 2;
+  const auto q = random_values(heads * h, 31);
+  const auto k = random_values(kv * h, 32);
+  const auto v = random_values(kv * h, 33);
+  std::vector<float> past_k = random_values(kv * capacity * h, 34);
+  std::vector<float> past_v = random_values(kv * capacity * h, 35);
+  const graph::Node node = ms_node(NodeBuilder("GroupQueryAttention")
+                                       .attr_int("num_heads", heads)
+                                       .attr_int("kv_num_heads", kv)
+                                       .attr_int("do_rotary", 1),
+                                   3);
+  std::vector<float> cos(16 * h / 2), sin(16 * h / 2);
+  for (size_t i = 0; i < cos.size(); ++i) {
+    cos[i] = std::cos(0.1f * static_cast<float>(i));
+    sin[i] = std::sin(0.1f * static_cast<float>(i));
+  }
+  const Tensor past_key = make_tensor<float>({1, kv, capacity, h}, past_k);
+  const Tensor past_value = make_tensor<float>({1, kv, capacity, h}, past_v);
+  std::vector<Tensor> inputs = {make_tensor<float>({1, 1, heads * h}, q), make_tensor<float>({1, 1, kv * h}, k),
+                                make_tensor<float>({1, 1, kv * h}, v),   past_key,
+                                past_value,                             make_tensor<int32_t>({1}, {cached}),
+                                make_tensor<int32_t>({}, {cached + 1}), make_tensor<float>({16, h / 2}, cos),
+                                make_tensor<float>({16, h / 2}, sin)};
+  auto separate = run_kernel(node, inputs);
+  ASSERT_TRUE(separate) << separate.status().to_string();
+
+  graph::Node bound = node;
+  bound.inputs.clear();
+  for (size_t i = 0; i < inputs.size(); ++i) bound.inputs.push_back(static_cast<int>(i));
+  const KernelDef* def = find_kernel(bound.domain, bound.op_type, bound.opset);
+  ASSERT_NE(def, nullptr);
+  KernelInfo info{bound, {}, std::vector<DataType>(3, DataType::kUndefined), {}};
+  std::vector<const Tensor*> pointers;
+  for (const Tensor& t : inputs) {
+    pointers.push_back(&t);
+    info.input_types.push_back(t.dtype());
+    info.constant_inputs.push_back(nullptr);
+  }
+  auto kernel = def->create(info);
+  ASSERT_TRUE(kernel) << kernel.status().to_string();
+  std::vector<OutputDesc> descs;
+  ASSERT_TRUE((*kernel)->reshape(pointers, descs).is_ok());
+  ASSERT_EQ(descs[1].shape, past_key.shape());
+  auto y = Tensor::allocate(DataType::kFloat32, descs[0].shape);
+  ASSERT_TRUE(y);
+  std::vector<Tensor> outputs = {*y, past_key, past_value};  // the presents share the past buffers
+  ThreadPool pool(2);
+  ASSERT_TRUE((*kernel)->run(pointers, outputs, pool).is_ok());
+
+  EXPECT_EQ(to_vector<float>(outputs[0]), to_vector<float>((*separate)[0]));
+  const std::vector<float> separate_key = to_vector<float>((*separate)[1]);
+  const std::vector<float> shared_key = to_vector<float>(past_key);
+  const std::vector<float> shared_value = to_vector<float>(past_value);
+  for (int64_t g = 0; g < kv; ++g) {
+    for (int64_t row = 0; row < capacity; ++row) {
+      for (int64_t e = 0; e < h; ++e) {
+        const int64_t at = (g * capacity + row) * h + e;
+        if (row <= cached) {
+          EXPECT_EQ(shared_key[at], separate_key[at]) << g << " " << row << " " << e;
+        } else {
+          EXPECT_EQ(shared_key[at], past_k[at]) << "row past T changed";
+          EXPECT_EQ(separate_key[at], 0.0f) << "separate presents are zero past T";
+        }
+      }
+      if (row == cached) {
+        EXPECT_EQ(shared_value[(g * capacity + row) * h], v[g * h]);
+      }
+    }
+  }
+}
+
 TEST(ContribQuantized, MatMulNBitsFourBitsWithPackedZeroPoints) {
   const int64_t k = 40, n = 3, block = 16, k_blocks = 3;  // the last block holds 8 of 16 values
   std::mt19937 engine(31);
