@@ -2,10 +2,11 @@
 Hugging Face checkpoints are made here with transformers (no download), converted at fp32 and at int4 for the
 CPU, and each runs a prefill plus 16 greedy decode steps with its growing past_key_values cache.
 
-Tolerances: fp32 logits within 1e-4 (relative to the largest logit); int4 models use MatMulNBits with
-accuracy_level 4, where onnxruntime quantizes A to int8 per block and nxrt multiplies in float, so their logits
-differ by about the int8 rounding of the activations: within 3e-2 of the largest logit, with the same greedy
-tokens while the top two logits are further apart than that."""
+Tolerances: fp32 logits within 1e-4 of the largest logit, with the same greedy tokens. int4 models use MatMulNBits
+with accuracy_level 4, where A is quantized to int8 per block by both runtimes alike (one MatMulNBits agrees to
+~1e-6); a float difference upstream of ~1e-7 can still move one activation across an int8 rounding boundary, a
+step of max|a| / 127, so int4 logits agree within 1e-2 of the largest, with the same greedy tokens while
+onnxruntime's top two logits are further apart than that."""
 
 import json
 import pathlib
@@ -111,7 +112,7 @@ def test_builder_decoder_matches_onnxruntime(built, name, precision):
     theirs, their_tokens = greedy_logits(
         onnxruntime.InferenceSession(model, providers=["CPUExecutionProvider"]), folder, prompt)
     scale = np.abs(theirs).max()
-    tolerance = 1e-4 if precision == "fp32" else 3e-2
+    tolerance = 1e-4 if precision == "fp32" else 1e-2
     if precision == "fp32":
         assert our_tokens == their_tokens
     # Steps up to the first different token saw the same inputs; an int4 run may part from onnxruntime's only

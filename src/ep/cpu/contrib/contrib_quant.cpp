@@ -6,11 +6,12 @@
 //     zero_points are packed the same way (uint8 [N, ceil(k_blocks * bits / 8)]) or unpacked in A's type
 //     ([N, k_blocks]); without them the zero point is 2^(bits - 1). A B with a zero dimension is an omitted
 //     projection: Y is the bias (or zeros).
-// Constant 4-bit weights with blocks of 32 or more stay 4-bit: they are regrouped once at session creation
-// (Int4Weights) and dequantized in registers by the product, or per chunk of rows into a float GEMM when A has many
-// rows. Other constant weights are dequantized to float and packed once; weights computed at run time are
-// dequantized per run. The product runs in float (accuracy_level is accepted and not needed: A is never
-// quantized). g_idx and prepacked weights are NOT_IMPLEMENTED.
+// Constant 4-bit weights stay 4-bit, regrouped once at session creation. With accuracy_level 4 (which permits
+// it) A is quantized to int8 per block of K (symmetric, round half to even, as onnxruntime's CPU kernel does) and
+// multiplied in integers (Int4Panels) at any row count; otherwise, for blocks of 32 or more, the weights are
+// dequantized in registers and multiplied in float (Int4Weights), or, when A has many rows, dequantized per chunk
+// of weight rows into the float GEMM. Other constant weights are dequantized to float and packed once;
+// weights computed at run time are dequantized per run. g_idx and prepacked weights are NOT_IMPLEMENTED.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -71,6 +72,50 @@ void dequantize_weights(const NBitsShape& s, const Tensor& b, const Tensor& scal
   }
 }
 
+// Each block's scale and offset (-zero_point * scale) of 4-bit weights, [n * k_blocks + b].
+void block_scales_and_offsets(const NBitsShape& s, const Tensor& scales, const Tensor* zero_points, float* out_scales,
+                              float* out_offsets) {
+  const bool packed_zero = zero_points != nullptr && zero_points->dtype() == DataType::kUInt8;
+  const int64_t zero_row = packed_zero ? (s.k_blocks * 4 + 7) / 8 : s.k_blocks;
+  for (int64_t n = 0; n < s.n; ++n) {
+    for (int64_t blk = 0; blk < s.k_blocks; ++blk) {
+      const int64_t at = n * s.k_blocks + blk;
+      float zero = 8.0f;
+      if (packed_zero) {
+        zero = static_cast<float>(packed_code(zero_points->data<uint8_t>() + n * zero_row, blk, 4));
+      } else if (zero_points != nullptr) {
+        zero = float_of(*zero_points, at);
+      }
+      out_scales[at] = float_of(scales, at);
+      out_offsets[at] = -zero * out_scales[at];
+    }
+  }
+}
+
+// Constant 4-bit weights in Int4Panels' layout (for int8 A).
+struct Int4PanelPacked {
+  std::vector<uint8_t> codes;
+  std::vector<float> scales, offsets;
+  int64_t k_blocks = 0, block = 0, panel = 8;
+  Int4Panels view() const { return {codes.data(), scales.data(), offsets.data(), k_blocks, block, panel}; }
+
+  static Int4PanelPacked pack(const NBitsShape& s, const Tensor& b, const Tensor& scales, const Tensor* zero_points) {
+    Int4PanelPacked p;
+    p.k_blocks = s.k_blocks;
+    p.block = s.block;
+    p.panel = int4_panel_rows();
+    const int64_t panels = (s.n + p.panel - 1) / p.panel;
+    std::vector<float> row_scales(static_cast<size_t>(s.n * s.k_blocks)), row_offsets(row_scales.size());
+    block_scales_and_offsets(s, scales, zero_points, row_scales.data(), row_offsets.data());
+    p.codes.resize(static_cast<size_t>(panels * s.k_blocks * s.block * p.panel / 2));
+    p.scales.resize(static_cast<size_t>(panels * s.k_blocks * p.panel));
+    p.offsets.resize(p.scales.size());
+    repack_int4_panels(b.data<uint8_t>(), row_scales.data(), row_offsets.data(), s.n, s.k, s.k_blocks, s.block,
+                       p.panel, p.codes.data(), p.scales.data(), p.offsets.data());
+    return p;
+  }
+};
+
 // Constant 4-bit weights in Int4Weights' layout, with each block's zero point folded into an offset.
 struct Int4Packed {
   std::vector<uint8_t> codes;
@@ -86,26 +131,12 @@ struct Int4Packed {
     repack_int4_codes(b.data<uint8_t>(), s.n, s.k, s.k_blocks, s.block, p.codes.data());
     p.scales.resize(static_cast<size_t>(s.n * s.k_blocks));
     p.offsets.resize(p.scales.size());
-    const bool packed_zero = zero_points != nullptr && zero_points->dtype() == DataType::kUInt8;
-    const int64_t zero_row = packed_zero ? (s.k_blocks * 4 + 7) / 8 : s.k_blocks;
-    for (int64_t n = 0; n < s.n; ++n) {
-      for (int64_t blk = 0; blk < s.k_blocks; ++blk) {
-        const int64_t at = n * s.k_blocks + blk;
-        float zero = 8.0f;
-        if (packed_zero) {
-          zero = static_cast<float>(packed_code(zero_points->data<uint8_t>() + n * zero_row, blk, 4));
-        } else if (zero_points != nullptr) {
-          zero = float_of(*zero_points, at);
-        }
-        p.scales[static_cast<size_t>(at)] = float_of(scales, at);
-        p.offsets[static_cast<size_t>(at)] = -zero * p.scales[static_cast<size_t>(at)];
-      }
-    }
+    block_scales_and_offsets(s, scales, zero_points, p.scales.data(), p.offsets.data());
     return p;
   }
 };
 
-// Rows of A up to which the 4-bit product dequantizes in registers; beyond, chunks of weight rows are dequantized
+// Rows of A up to which the 4-bit products run on the packed codes; beyond, chunks of weight rows are dequantized
 // to float once and multiplied by the float GEMM.
 constexpr int64_t kInt4DirectRows = 32;
 // Floats of one dequantized chunk of weight rows.
@@ -114,8 +145,12 @@ constexpr int64_t kInt4ChunkFloats = int64_t{1} << 20;
 class MatMulNBitsKernel final : public Kernel {
  public:
   MatMulNBitsKernel(std::string description, NBitsShape shape, std::optional<PackedB<float>> packed,
-                    std::optional<Int4Packed> int4)
-      : description_(std::move(description)), s_(shape), packed_(std::move(packed)), int4_(std::move(int4)) {}
+                    std::optional<Int4Packed> int4, std::optional<Int4PanelPacked> panels)
+      : description_(std::move(description)),
+        s_(shape),
+        packed_(std::move(packed)),
+        int4_(std::move(int4)),
+        panels_(std::move(panels)) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     TRY(check(inputs));
@@ -133,6 +168,7 @@ class MatMulNBitsKernel final : public Kernel {
     const Tensor* bias = optional_input(inputs, 5);
     const bool omitted = inputs[1]->numel() == 0;
     if (int4_ && !omitted && s_.k > 0) return run_int4(a, m, bias, outputs[0], pool);
+    if (panels_ && !omitted && s_.k > 0) return run_int4_int8(a, m, bias, outputs[0], pool);
     const bool is_float = a.dtype() == DataType::kFloat32;
     // float A and Y (converted for half types), then W when it is not packed.
     const int64_t w_floats = packed_ || omitted ? 0 : s_.n * s_.k;
@@ -224,6 +260,44 @@ class MatMulNBitsKernel final : public Kernel {
     return Status::ok();
   }
 
+  // The product with the constant 4-bit weights in panels (panels_), A quantized to int8 per block at any row
+  // count (as onnxruntime does at accuracy_level 4, so prefill and decode agree with it alike).
+  Status run_int4_int8(const Tensor& a, int64_t m, const Tensor* bias, Tensor& out, ThreadPool& pool) const {
+    const Int4Panels w = panels_->view();
+    const int64_t kp = w.padded_k();
+    const bool is_float = a.dtype() == DataType::kFloat32;
+    // Floats: A and Y (half types), the bias, A's block scales; then A's block sums (int32) and codes (int8).
+    const int64_t a_floats = is_float ? 0 : m * s_.k;
+    const int64_t y_floats = is_float ? 0 : m * s_.n;
+    const int64_t floats = a_floats + y_floats + s_.n + m * s_.k_blocks;
+    char* const buffer = static_cast<char*>(scratch_buffer(
+        ScratchUse::kContribProjection, static_cast<size_t>(floats * 4 + m * s_.k_blocks * 4 + m * kp)));
+    float* const a_f = reinterpret_cast<float*>(buffer);
+    float* const y_f = is_float ? out.data<float>() : a_f + a_floats;
+    float* const bias_f = a_f + a_floats + y_floats;
+    float* const a_scales = bias_f + s_.n;
+    int32_t* const a_sums = reinterpret_cast<int32_t*>(buffer + floats * 4);
+    int8_t* const a_codes = reinterpret_cast<int8_t*>(a_sums + m * s_.k_blocks);
+    for (int64_t j = 0; j < s_.n; ++j) bias_f[j] = bias != nullptr ? float_of(*bias, j) : 0.0f;
+    for (int64_t i = 0; i < a_floats; ++i) a_f[i] = float_of(a, i);
+    quantize_int8_blocks(is_float ? a.data<float>() : a_f, s_.k, m, s_.k, s_.k_blocks, s_.block, a_codes, a_scales,
+                         a_sums);
+    const Int8Rows rows{a_codes, a_scales, a_sums};
+    const int64_t panels = (s_.n + w.panel - 1) / w.panel;
+    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / (w.panel * kp * m));
+    const float* bias_ptr = bias != nullptr ? bias_f : nullptr;
+    pool.parallel_for(panels, grain, [&](int64_t begin, int64_t end) {
+      int4_matmul_int8(w, rows, m, begin, end, s_.n, bias_ptr, y_f, s_.n);
+    });
+    if (!is_float) {
+      visit_dtype<TypeList<Float16, BFloat16>>(a.dtype(), [&]<class T>() {
+        T* y = out.data<T>();
+        for (int64_t i = 0; i < m * s_.n; ++i) y[i] = T(y_f[i]);
+      });
+    }
+    return Status::ok();
+  }
+
   Status check(KernelInputs inputs) const {
     TRY(require_inputs(inputs, 3, description_));
     TRY(check_input_type(inputs, 0, kHalfOrFloat, description_));
@@ -280,6 +354,7 @@ class MatMulNBitsKernel final : public Kernel {
   NBitsShape s_;
   std::optional<PackedB<float>> packed_;
   std::optional<Int4Packed> int4_;
+  std::optional<Int4PanelPacked> panels_;
 };
 
 Expected<std::unique_ptr<Kernel>> create_matmul_nbits(const KernelInfo& info) {
@@ -290,6 +365,7 @@ Expected<std::unique_ptr<Kernel>> create_matmul_nbits(const KernelInfo& info) {
   TRY_ASSIGN(s.bits, info.node.attr_int("bits", 4));
   TRY_ASSIGN(s.block, info.node.attr_int("block_size", 0));
   TRY_ASSIGN(const int64_t prepacked, info.node.attr_int("weight_prepacked", 0));
+  TRY_ASSIGN(const int64_t accuracy_level, info.node.attr_int("accuracy_level", 0));
   const bool power_of_two = s.block >= 16 && s.block <= (int64_t{1} << 20) && (s.block & (s.block - 1)) == 0;
   if (s.k < 0 || s.n < 0 || s.k > (int64_t{1} << 40) || s.n > (int64_t{1} << 40) ||
       (s.bits != 2 && s.bits != 4 && s.bits != 8) || !power_of_two) {
@@ -303,6 +379,7 @@ Expected<std::unique_ptr<Kernel>> create_matmul_nbits(const KernelInfo& info) {
   s.blob = s.block * s.bits / 8;
   std::optional<PackedB<float>> packed;
   std::optional<Int4Packed> int4;
+  std::optional<Int4PanelPacked> panels;
   const auto constant = [&](size_t i) { return i < info.constant_inputs.size() ? info.constant_inputs[i] : nullptr; };
   const bool zero_ready = info.node.inputs.size() <= 3 || info.node.inputs[3] == graph::kNoValue || constant(3);
   const bool weights_ready = constant(1) != nullptr && constant(2) != nullptr && zero_ready && constant(1)->numel() > 0;
@@ -310,14 +387,16 @@ Expected<std::unique_ptr<Kernel>> create_matmul_nbits(const KernelInfo& info) {
     const std::vector<const Tensor*> weights = {nullptr, constant(1), constant(2), constant(3), nullptr};
     TRY(MatMulNBitsKernel::check_weights(weights, s, description));
   }
-  if (weights_ready && s.bits == 4 && s.block % 32 == 0) {
+  if (weights_ready && s.bits == 4 && accuracy_level == 4) {
+    panels = Int4PanelPacked::pack(s, *constant(1), *constant(2), constant(3));
+  } else if (weights_ready && s.bits == 4 && s.block % 32 == 0) {
     int4 = Int4Packed::pack(s, *constant(1), *constant(2), constant(3));
   } else if (weights_ready && static_cast<double>(s.n) * static_cast<double>(s.k) < 0x1p31) {
     std::vector<float> w(static_cast<size_t>(s.n * s.k));
     dequantize_weights(s, *constant(1), *constant(2), constant(3), w.data());
     packed = PackedB<float>::pack(GemmArgs{false, true, 0, s.n, s.k, 0, s.k, 0}, w.data());
   }
-  return std::unique_ptr<Kernel>(std::make_unique<MatMulNBitsKernel>(description, s, std::move(packed), std::move(int4)));
+  return std::unique_ptr<Kernel>(std::make_unique<MatMulNBitsKernel>(description, s, std::move(packed), std::move(int4), std::move(panels)));
 }
 
 const KernelDef kContribQuantKernels[] = {

@@ -45,4 +45,51 @@ void int4_matmul_rows_generic(const Int4Weights& w, const float* a, int64_t lda,
 // Dequantizes weight rows [n_begin, n_end) into out (row n at out + (n - n_begin) * w.padded_k()).
 void int4_dequantize_rows(const Int4Weights& w, int64_t n_begin, int64_t n_end, float* out);
 
+// ---- Products with A quantized to int8 per block (MatMulNBits accuracy_level 4) ----------------------------------
+//
+// Layout (Int4Panels): weight rows in panels of `panel` rows (16 at the avx512 tier, else 8; rows past N are
+// zero), K in chunks of 8. Panel p, chunk c holds panel * 4 bytes at codes + (p * padded_k / 8 + c) * panel * 4:
+// byte 4 i + j holds the code of (row i, k = 8 c + j) in its low nibble and of (row i, k = 8 c + 4 + j) in its
+// high nibble, so one widening multiply-add per nibble half sums 4 k's of every row of the panel in its own lane.
+// scales / offsets [(p * k_blocks + b) * panel + i] are block b's scale and -zero_point * scale of row i.
+struct Int4Panels {
+  const uint8_t* codes = nullptr;
+  const float* scales = nullptr;
+  const float* offsets = nullptr;
+  int64_t k_blocks = 0;
+  int64_t block = 0;  // a multiple of 8
+  int64_t panel = 8;
+  int64_t padded_k() const { return k_blocks * block; }
+};
+
+// A row quantized per block of K: q[k] = round_half_even(a[k] * 127 / max|a in the block|) (0 for an all-zero
+// block), scale = max / 127, sum = the block's sum of q. Rows of `q` hold padded_k int8 (zeros past `k`).
+struct Int8Rows {
+  const int8_t* q = nullptr;
+  const float* scales = nullptr;  // [row * k_blocks + b]
+  const int32_t* sums = nullptr;  // [row * k_blocks + b]
+};
+
+// The panel width the active tier's kernels use.
+int64_t int4_panel_rows();
+// Repacks MatMulNBits' codes (see repack_int4_codes) of N rows into `codes` (Int4Panels' layout; its size is
+// panels * padded_k * panel / 2 bytes), and scales / offsets [n * k_blocks + b] into the panel order.
+void repack_int4_panels(const uint8_t* blob, const float* scales, const float* offsets, int64_t n, int64_t k,
+                        int64_t k_blocks, int64_t block, int64_t panel, uint8_t* codes, float* panel_scales,
+                        float* panel_offsets);
+// Quantizes `rows` rows of `k` floats (a + m * lda) into q (rows of k_blocks * block), scales and sums.
+void quantize_int8_blocks(const float* a, int64_t lda, int64_t rows, int64_t k, int64_t k_blocks, int64_t block,
+                          int8_t* q, float* scales, int32_t* sums);
+
+// Y[m, n] = sum_b a_scale[m, b] (w_scale[n, b] sum_k q_a[m, k] code[n, k] + w_offset[n, b] a_sum[m, b])
+// (+ bias[n]) for m < rows and the rows n < n_total of panels [panel_begin, panel_end). Runs on the calling thread.
+void int4_matmul_int8(const Int4Panels& w, const Int8Rows& a, int64_t rows, int64_t panel_begin, int64_t panel_end,
+                      int64_t n_total, const float* bias, float* y, int64_t ldy);
+void int4_matmul_int8__avx2(const Int4Panels& w, const Int8Rows& a, int64_t rows, int64_t panel_begin,
+                            int64_t panel_end, int64_t n_total, const float* bias, float* y, int64_t ldy);
+void int4_matmul_int8__avx512(const Int4Panels& w, const Int8Rows& a, int64_t rows, int64_t panel_begin,
+                              int64_t panel_end, int64_t n_total, const float* bias, float* y, int64_t ldy);
+void int4_matmul_int8_generic(const Int4Panels& w, const Int8Rows& a, int64_t rows, int64_t panel_begin,
+                              int64_t panel_end, int64_t n_total, const float* bias, float* y, int64_t ldy);
+
 }  // namespace nxrt::cpu

@@ -1,12 +1,13 @@
 // AVX2 products with packed 4-bit weights (contract and layout in ep/cpu/microkernels/int4_matmul.h). Compiled with
 // -mavx2 -mfma; callers check the CPU first.
 //
-// A tile is NT weight rows by M rows of A. Each 16-byte group of codes is widened once per weight row as two
+// Float A: a tile is NT weight rows by M rows of A. Each 16-byte group of codes is widened once per weight row as two
 // halves of 8 bytes, each split into its low nibbles (codes j) and high nibbles (codes j + 16), dequantized with
 // one FMA each and used for all M rows of A.
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "ep/cpu/microkernels/int4_matmul.h"
 
@@ -71,7 +72,70 @@ using TileFn = void (*)(const Int4Weights&, const float*, int64_t, int64_t, cons
 constexpr TileFn kFourRowTiles[4] = {int4_tile<4, 1>, int4_tile<4, 2>, int4_tile<4, 3>, int4_tile<4, 4>};
 constexpr TileFn kOneRowTiles[4] = {int4_tile<1, 1>, int4_tile<1, 2>, int4_tile<1, 3>, int4_tile<1, 4>};
 
+constexpr int64_t kPrefetchBytes = 4096;
+
+// int8 A (accuracy_level 4): one 8-row panel by M rows of A, as the AVX-512 copy does it with 16 rows.
+template <int M>
+void int8_panel(const Int4Panels& w, const Int8Rows& a, int64_t p, int64_t n_total, const float* bias, float* y,
+                int64_t ldy) {
+  const int64_t kp = w.padded_k();
+  const __m256i nibble = _mm256_set1_epi8(0x0F);
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256 acc[M];
+  for (auto& v : acc) v = _mm256_setzero_ps();
+  const uint8_t* codes = w.codes + p * (kp / 8) * 32;
+  for (int64_t b = 0; b < w.k_blocks; ++b) {
+    __m256i sums[M];
+    for (auto& v : sums) v = _mm256_setzero_si256();
+    for (int64_t kk = b * w.block; kk < (b + 1) * w.block; kk += 8, codes += 32) {
+      // One sequential stream per panel, fetched ahead (a prefetch past the end is harmless).
+      _mm_prefetch(reinterpret_cast<const char*>(codes) + kPrefetchBytes, _MM_HINT_T0);
+      const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes));
+      const __m256i low = _mm256_and_si256(bytes, nibble);
+      const __m256i high = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), nibble);
+      for (int m = 0; m < M; ++m) {
+        int32_t first, second;
+        std::memcpy(&first, a.q + m * kp + kk, 4);
+        std::memcpy(&second, a.q + m * kp + kk + 4, 4);
+        const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(low, _mm256_set1_epi32(first)),
+                                               _mm256_maddubs_epi16(high, _mm256_set1_epi32(second)));
+        sums[m] = _mm256_add_epi32(sums[m], _mm256_madd_epi16(pairs, ones));
+      }
+    }
+    const __m256 scales = _mm256_loadu_ps(w.scales + (p * w.k_blocks + b) * 8);
+    const __m256 offsets = _mm256_loadu_ps(w.offsets + (p * w.k_blocks + b) * 8);
+    for (int m = 0; m < M; ++m) {
+      const float a_scale = a.scales[m * w.k_blocks + b];
+      const float a_sum = a_scale * static_cast<float>(a.sums[m * w.k_blocks + b]);
+      acc[m] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[m]), _mm256_mul_ps(scales, _mm256_set1_ps(a_scale)), acc[m]);
+      acc[m] = _mm256_fmadd_ps(offsets, _mm256_set1_ps(a_sum), acc[m]);
+    }
+  }
+  const int64_t valid = std::min<int64_t>(8, n_total - p * 8);
+  for (int m = 0; m < M; ++m) {
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, acc[m]);
+    for (int64_t i = 0; i < valid; ++i) {
+      y[m * ldy + p * 8 + i] = bias != nullptr ? lanes[i] + bias[p * 8 + i] : lanes[i];
+    }
+  }
+}
+
+using PanelFn = void (*)(const Int4Panels&, const Int8Rows&, int64_t, int64_t, const float*, float*, int64_t);
+constexpr PanelFn kPanels[4] = {int8_panel<1>, int8_panel<2>, int8_panel<3>, int8_panel<4>};
+
 }  // namespace
+
+void int4_matmul_int8__avx2(const Int4Panels& w, const Int8Rows& a, int64_t rows, int64_t panel_begin,
+                            int64_t panel_end, int64_t n_total, const float* bias, float* y, int64_t ldy) {
+  const int64_t kp = w.padded_k();
+  for (int64_t p = panel_begin; p < panel_end; ++p) {
+    for (int64_t m = 0; m < rows; m += 4) {
+      const Int8Rows at{a.q + m * kp, a.scales + m * w.k_blocks, a.sums + m * w.k_blocks};
+      kPanels[std::min<int64_t>(4, rows - m) - 1](w, at, p, n_total, bias, y + m * ldy, ldy);
+    }
+  }
+}
 
 void int4_matmul_rows__avx2(const Int4Weights& w, const float* a, int64_t lda, int64_t rows, int64_t n_begin,
                             int64_t n_end, const float* bias, float* y, int64_t ldy) {

@@ -1,7 +1,7 @@
 // AVX-512 products with packed 4-bit weights (contract and layout in ep/cpu/microkernels/int4_matmul.h). Compiled
 // with -mavx512f and friends; callers check the CPU first.
 //
-// A tile is NT weight rows by M rows of A. Each 16-byte group of codes is widened once per weight row, split into
+// Float A: a tile is NT weight rows by M rows of A. Each 16-byte group of codes is widened once per weight row, split into
 // its low and high nibbles (codes j and j + 16), dequantized with one FMA each and used for all M rows of A.
 #include <immintrin.h>
 
@@ -12,6 +12,7 @@
 #endif
 
 #include <algorithm>
+#include <cstring>
 
 #include "ep/cpu/microkernels/int4_matmul.h"
 
@@ -84,7 +85,68 @@ using TileFn = void (*)(const Int4Weights&, const float*, int64_t, int64_t, cons
 constexpr TileFn kFourRowTiles[4] = {int4_tile<4, 1>, int4_tile<4, 2>, int4_tile<4, 3>, int4_tile<4, 4>};
 constexpr TileFn kOneRowTiles[4] = {int4_tile<1, 1>, int4_tile<1, 2>, int4_tile<1, 3>, int4_tile<1, 4>};
 
+// int8 A (accuracy_level 4): one 16-row panel by M rows of A. Each 64-byte chunk (8 k's of 16 rows) splits into
+// its low and high nibbles; an unsigned x signed byte multiply-add with 4 bytes of A broadcast gives every row's
+// sum over 4 k's in its lane, summed to int32 over the block, then scaled in float once per block.
+constexpr int64_t kPrefetchBytes = 4096;
+
+template <int M>
+void int8_panel(const Int4Panels& w, const Int8Rows& a, int64_t p, int64_t n_total, const float* bias, float* y,
+                int64_t ldy) {
+  const int64_t kp = w.padded_k();
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  const __m512i ones = _mm512_set1_epi16(1);
+  __m512 acc[M];
+  for (auto& v : acc) v = _mm512_setzero_ps();
+  const uint8_t* codes = w.codes + p * (kp / 8) * 64;
+  for (int64_t b = 0; b < w.k_blocks; ++b) {
+    __m512i sums[M];
+    for (auto& v : sums) v = _mm512_setzero_si512();
+    for (int64_t kk = b * w.block; kk < (b + 1) * w.block; kk += 8, codes += 64) {
+      // The panel is one sequential stream; fetching a few lines ahead hides the memory latency of a matrix that
+      // does not fit the caches (reading past the end is harmless for a prefetch).
+      _mm_prefetch(reinterpret_cast<const char*>(codes) + kPrefetchBytes, _MM_HINT_T0);
+      const __m512i bytes = _mm512_loadu_si512(codes);
+      const __m512i low = _mm512_and_si512(bytes, nibble);
+      const __m512i high = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble);
+      for (int m = 0; m < M; ++m) {
+        int32_t first, second;
+        std::memcpy(&first, a.q + m * kp + kk, 4);
+        std::memcpy(&second, a.q + m * kp + kk + 4, 4);
+        const __m512i pairs = _mm512_add_epi16(_mm512_maddubs_epi16(low, _mm512_set1_epi32(first)),
+                                               _mm512_maddubs_epi16(high, _mm512_set1_epi32(second)));
+        sums[m] = _mm512_add_epi32(sums[m], _mm512_madd_epi16(pairs, ones));
+      }
+    }
+    const __m512 scales = _mm512_loadu_ps(w.scales + (p * w.k_blocks + b) * 16);
+    const __m512 offsets = _mm512_loadu_ps(w.offsets + (p * w.k_blocks + b) * 16);
+    for (int m = 0; m < M; ++m) {
+      const float a_scale = a.scales[m * w.k_blocks + b];
+      const float a_sum = a_scale * static_cast<float>(a.sums[m * w.k_blocks + b]);
+      acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums[m]), _mm512_mul_ps(scales, _mm512_set1_ps(a_scale)), acc[m]);
+      acc[m] = _mm512_fmadd_ps(offsets, _mm512_set1_ps(a_sum), acc[m]);
+    }
+  }
+  const __mmask16 valid = static_cast<__mmask16>((1u << std::min<int64_t>(16, n_total - p * 16)) - 1u);
+  const __m512 add = bias != nullptr ? _mm512_maskz_loadu_ps(valid, bias + p * 16) : _mm512_setzero_ps();
+  for (int m = 0; m < M; ++m) _mm512_mask_storeu_ps(y + m * ldy + p * 16, valid, _mm512_add_ps(acc[m], add));
+}
+
+using PanelFn = void (*)(const Int4Panels&, const Int8Rows&, int64_t, int64_t, const float*, float*, int64_t);
+constexpr PanelFn kPanels[4] = {int8_panel<1>, int8_panel<2>, int8_panel<3>, int8_panel<4>};
+
 }  // namespace
+
+void int4_matmul_int8__avx512(const Int4Panels& w, const Int8Rows& a, int64_t rows, int64_t panel_begin,
+                              int64_t panel_end, int64_t n_total, const float* bias, float* y, int64_t ldy) {
+  const int64_t kp = w.padded_k();
+  for (int64_t p = panel_begin; p < panel_end; ++p) {
+    for (int64_t m = 0; m < rows; m += 4) {
+      const Int8Rows at{a.q + m * kp, a.scales + m * w.k_blocks, a.sums + m * w.k_blocks};
+      kPanels[std::min<int64_t>(4, rows - m) - 1](w, at, p, n_total, bias, y + m * ldy, ldy);
+    }
+  }
+}
 
 void int4_matmul_rows__avx512(const Int4Weights& w, const float* a, int64_t lda, int64_t rows, int64_t n_begin,
                               int64_t n_end, const float* bias, float* y, int64_t ldy) {

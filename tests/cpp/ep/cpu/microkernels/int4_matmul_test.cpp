@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ep/cpu/microkernels/cpu_features.h"
@@ -120,6 +121,104 @@ TEST(Int4Matmul, EveryCopyMatchesTheDequantizedProduct) {
                         {7, 5, 160, 64},  {16, 12, 64, 32}, {1, 64, 512, 128}};
   uint32_t seed = 1;
   for (const Case& c : cases) check_case(c, seed++);
+}
+
+// The int8-A products on panels of 8 and 16 rows against the exact integer sums of the same quantized A.
+void check_int8_case(const Case& c, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> code(0, 15);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  const int64_t k_blocks = (c.k + c.block - 1) / c.block;
+  const int64_t kp = k_blocks * c.block;
+  std::vector<std::vector<int>> codes(static_cast<size_t>(c.n), std::vector<int>(static_cast<size_t>(c.k)));
+  for (auto& row : codes) {
+    for (int& v : row) v = code(rng);
+  }
+  std::vector<float> scales(static_cast<size_t>(c.n * k_blocks)), offsets(scales.size());
+  for (size_t i = 0; i < scales.size(); ++i) {
+    scales[i] = 0.01f + 0.1f * std::abs(uniform(rng));
+    offsets[i] = -static_cast<float>(code(rng)) * scales[i];
+  }
+  const std::vector<uint8_t> blob = matmul_nbits_blob(codes, k_blocks, c.block);
+  std::vector<float> a(static_cast<size_t>(c.rows * c.k)), bias(static_cast<size_t>(c.n));
+  for (float& v : a) v = uniform(rng);
+  for (float& v : bias) v = uniform(rng);
+  std::vector<int8_t> q(static_cast<size_t>(c.rows * kp));
+  std::vector<float> a_scales(static_cast<size_t>(c.rows * k_blocks));
+  std::vector<int32_t> a_sums(a_scales.size());
+  quantize_int8_blocks(a.data(), c.k, c.rows, c.k, k_blocks, c.block, q.data(), a_scales.data(), a_sums.data());
+  for (int64_t m = 0; m < c.rows; ++m) {
+    for (int64_t b = 0; b < k_blocks; ++b) {  // the quantization: |q| <= 127, within half a step of a / scale
+      int32_t sum = 0;
+      for (int64_t t = 0; t < c.block; ++t) {
+        const int64_t k = b * c.block + t;
+        const int v = q[static_cast<size_t>(m * kp + k)];
+        sum += v;
+        if (k >= c.k) {
+          EXPECT_EQ(v, 0);
+          continue;
+        }
+        const float scale = a_scales[static_cast<size_t>(m * k_blocks + b)];
+        EXPECT_LE(std::abs(v), 127);
+        EXPECT_NEAR(v * scale, a[static_cast<size_t>(m * c.k + k)], 0.5001f * scale);
+      }
+      EXPECT_EQ(sum, a_sums[static_cast<size_t>(m * k_blocks + b)]);
+    }
+  }
+  std::vector<double> want(static_cast<size_t>(c.rows * c.n));
+  for (int64_t m = 0; m < c.rows; ++m) {
+    for (int64_t n = 0; n < c.n; ++n) {
+      double total = bias[static_cast<size_t>(n)];
+      for (int64_t b = 0; b < k_blocks; ++b) {
+        int64_t dot = 0;
+        for (int64_t k = b * c.block; k < std::min(c.k, (b + 1) * c.block); ++k) {
+          dot += codes[static_cast<size_t>(n)][static_cast<size_t>(k)] * q[static_cast<size_t>(m * kp + k)];
+        }
+        const size_t wb = static_cast<size_t>(n * k_blocks + b), ab = static_cast<size_t>(m * k_blocks + b);
+        total += double{a_scales[ab]} * (double{scales[wb]} * dot + double{offsets[wb]} * a_sums[ab]);
+      }
+      want[static_cast<size_t>(m * c.n + n)] = total;
+    }
+  }
+  using Int8Fn = void (*)(const Int4Panels&, const Int8Rows&, int64_t, int64_t, int64_t, int64_t, const float*, float*,
+                          int64_t);
+  std::vector<std::tuple<std::string, int64_t, Int8Fn>> copies = {{"generic/8", 8, int4_matmul_int8_generic},
+                                                                  {"generic/16", 16, int4_matmul_int8_generic},
+                                                                  {"dispatched", int4_panel_rows(), int4_matmul_int8}};
+#if defined(__x86_64__)
+  if (detected_cpu_isa() >= CpuIsa::kAvx2) copies.emplace_back("avx2", 8, int4_matmul_int8__avx2);
+  if (detected_cpu_isa() >= CpuIsa::kAvx512) copies.emplace_back("avx512", 16, int4_matmul_int8__avx512);
+#endif
+  const std::string where = "rows " + std::to_string(c.rows) + " n " + std::to_string(c.n) + " k " +
+                            std::to_string(c.k) + " block " + std::to_string(c.block);
+  for (const auto& [name, panel, fn] : copies) {
+    const int64_t panels = (c.n + panel - 1) / panel;
+    std::vector<uint8_t> packed(static_cast<size_t>(panels * kp * panel / 2));
+    std::vector<float> panel_scales(static_cast<size_t>(panels * k_blocks * panel)), panel_offsets(panel_scales.size());
+    repack_int4_panels(blob.data(), scales.data(), offsets.data(), c.n, c.k, k_blocks, c.block, panel, packed.data(),
+                       panel_scales.data(), panel_offsets.data());
+    const Int4Panels w{packed.data(), panel_scales.data(), panel_offsets.data(), k_blocks, c.block, panel};
+    const Int8Rows rows{q.data(), a_scales.data(), a_sums.data()};
+    const int64_t ldy = c.n + 1;
+    std::vector<float> y(static_cast<size_t>(c.rows * ldy), -7.0f);
+    fn(w, rows, c.rows, 0, panels / 2, c.n, bias.data(), y.data(), ldy);
+    fn(w, rows, c.rows, panels / 2, panels, c.n, bias.data(), y.data(), ldy);
+    for (int64_t m = 0; m < c.rows; ++m) {
+      for (int64_t n = 0; n < c.n; ++n) {
+        const double expected = want[static_cast<size_t>(m * c.n + n)];
+        EXPECT_NEAR(y[static_cast<size_t>(m * ldy + n)], expected, 1e-5 * (1.0 + std::abs(expected)) * std::sqrt(c.k))
+            << name << " " << where << " at " << m << ", " << n;
+      }
+      EXPECT_EQ(y[static_cast<size_t>(m * ldy + c.n)], -7.0f) << name << " wrote past row " << m;
+    }
+  }
+}
+
+TEST(Int4Matmul, Int8ProductsOnEveryPanelWidthMatchTheIntegerSums) {
+  const Case cases[] = {{1, 1, 16, 16},  {1, 9, 100, 32},  {2, 16, 64, 64},   {3, 17, 200, 128},
+                        {4, 33, 256, 32}, {5, 8, 96, 16},   {9, 6, 40, 32},    {1, 40, 1000, 256}};
+  uint32_t seed = 50;
+  for (const Case& c : cases) check_int8_case(c, seed++);
 }
 
 }  // namespace
