@@ -219,3 +219,55 @@ def test_fused_matmul(seed, dtype):
     if dtype != np.float64:  # onnxruntime's CPU FusedMatMul has no double kernel
         (theirs,) = helpers.run_feeds(onnxruntime, model, feeds)
         np.testing.assert_allclose(got, theirs, rtol=tol, atol=tol, err_msg=f"{attrs} vs onnxruntime")
+
+
+def window_averages(x, kernel, strides, pads, ceil_mode, count_include_pad):
+    """Average pooling of NCHW float64 x as ONNX Runtime's QLinearAveragePool divides: by the input elements in the
+    window, or with count_include_pad by the full kernel size (also for a ceil_mode window past the end pad)."""
+    rank = len(kernel)
+    spatial = x.shape[2:]
+    out = []
+    for d in range(rank):
+        span = spatial[d] + pads[d] + pads[rank + d] - kernel[d]
+        size = (-(-span // strides[d]) if ceil_mode else span // strides[d]) + 1
+        if ceil_mode and (size - 1) * strides[d] >= spatial[d] + pads[d]:
+            size -= 1
+        out.append(size)
+    y = np.zeros(x.shape[:2] + tuple(out))
+    for index in np.ndindex(*out):
+        window = tuple(slice(max(0, o * s - p), min(n, o * s - p + k))
+                       for o, s, p, n, k in zip(index, strides, pads, spatial, kernel))
+        part = x[(slice(None), slice(None)) + window]
+        count = part[0, 0].size
+        divisor = np.prod(kernel) if count_include_pad else count
+        y[(slice(None), slice(None)) + index] = part.sum(axis=tuple(range(2, 2 + rank))) / divisor if count else 0
+    return y
+
+
+@pytest.mark.parametrize("channels_last", [0, 1])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("seed", range(10))
+def test_qlinear_average_pool(seed, dtype, channels_last):
+    rng = np.random.default_rng(seed)
+    spatial_rank = 1 + seed % 2
+    spatial = [int(d) for d in rng.integers(3, 8, size=spatial_rank)]
+    n, c = int(rng.integers(1, 3)), int(rng.integers(1, 4))
+    kernel = [int(rng.integers(1, 4)) for _ in spatial]
+    strides = [int(rng.integers(1, 3)) for _ in spatial]
+    pads = [int(rng.integers(0, k)) for k in kernel] * 2
+    attrs = {"kernel_shape": kernel, "strides": strides, "pads": pads, "count_include_pad": seed % 2,
+             "ceil_mode": int(seed % 4 == 3), "channels_last": channels_last}
+    x_nchw = codes(rng, dtype, [n, c] + spatial)
+    x = np.moveaxis(x_nchw, 1, -1).copy() if channels_last else x_nchw
+    (x_scale, x_zero), (y_scale, y_zero) = params(rng, dtype), params(rng, dtype)
+    feeds = [("x", x), ("x_scale", x_scale), ("x_zero", x_zero), ("y_scale", y_scale), ("y_zero", y_zero)]
+    model = helpers.one_node_model("QLinearAveragePool", feeds, (True,), attrs, MS)
+    (got,) = helpers.run_feeds(nxrt, model, feeds)
+    average = window_averages(dequantize(x_nchw, x_scale, x_zero), kernel, strides, pads, attrs["ceil_mode"],
+                              attrs["count_include_pad"])
+    real = average / float(y_scale) + float(y_zero)
+    if channels_last:
+        real = np.moveaxis(real, 1, -1)
+    helpers.assert_requantized_equal(got, real, err_msg=f"QLinearAveragePool {attrs} vs exact")
+    (theirs,) = helpers.run_feeds(onnxruntime, model, feeds)
+    assert_within_one(got, theirs, f"QLinearAveragePool {attrs}")

@@ -14,8 +14,9 @@
 //   QLinearGlobalAveragePool(X, x_scale, x_zero_point, y_scale, y_zero_point; channels_last): the mean over the
 //     spatial dims of NCHW (or, channels_last, NHWC) X, from the exact integer sum:
 //     y = quantize((sum(x) - count * x_zero_point) * x_scale / count).
-// dequantize(q) = (q - zero_point) * scale, quantize(v) = saturate(round_half_even(v / scale) + zero_point), in
-// float. A value within float rounding of a half-way point may land on either neighbour of another runtime's.
+//   QLinearAveragePool: contrib_qlinear_pool.cpp.
+// dequantize and quantize as contrib_qlinear_common.h defines them. A value within float rounding of a half-way
+// point may land on either neighbour of another runtime's.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -23,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "ep/cpu/contrib/contrib_qlinear_common.h"
 #include "ep/cpu/elementwise/broadcast.h"
 #include "ep/cpu/elementwise/unary_common.h"
 #include "ep/cpu/kernel.h"
@@ -31,43 +33,11 @@ namespace nxrt::cpu {
 
 namespace {
 
-constexpr int64_t kGrain = 16384;
-constexpr DataTypeMask kQuantTypes = type_mask(TypeList<uint8_t, int8_t>{});
-
-// A scalar scale and an optional scalar zero point of the quantized type `type`.
-struct QuantParams {
-  float scale = 1.0f;
-  int32_t zero = 0;
-};
-
-Expected<QuantParams> read_params(KernelInputs inputs, size_t scale_index, size_t zero_index, DataType type,
-                                  const std::string& description) {
-  const Tensor* scale = optional_input(inputs, scale_index);
-  const Tensor* zero = optional_input(inputs, zero_index);
-  if (scale == nullptr || scale->dtype() != DataType::kFloat32 || scale->numel() != 1 ||
-      (zero != nullptr && (zero->dtype() != type || zero->numel() != 1))) {
-    return make_error(StatusCode::kInvalidArgument, description, ": inputs ", scale_index, " and ", zero_index,
-                      " must be a float scale and a zero point of the data's type, each one value (per tensor)");
-  }
-  QuantParams p;
-  p.scale = scale->data<float>()[0];
-  if (zero != nullptr) {
-    p.zero = type == DataType::kUInt8 ? zero->data<uint8_t>()[0] : zero->data<int8_t>()[0];
-  }
-  if (!(p.scale > 0.0f) || !std::isfinite(p.scale)) {
-    return make_error(StatusCode::kInvalidArgument, description, ": scale (input ", scale_index,
-                      ") must be positive and finite, got ", p.scale);
-  }
-  return p;
-}
-
-template <class Q>
-Q quantize(float value, const QuantParams& p) {
-  const float q = std::nearbyint(value / p.scale) + static_cast<float>(p.zero);
-  const float low = static_cast<float>(std::numeric_limits<Q>::min());
-  const float high = static_cast<float>(std::numeric_limits<Q>::max());
-  return static_cast<Q>(std::isnan(q) ? static_cast<float>(p.zero) : std::clamp(q, low, high));
-}
+using qlinear::kGrain;
+using qlinear::kQuantTypes;
+using qlinear::QuantParams;
+using qlinear::quantize;
+using qlinear::read_params;
 
 class QLinearUnaryKernel final : public Kernel {
  public:
@@ -527,6 +497,7 @@ const KernelDef kContribQLinearKernels[] = {
     {"QLinearSoftmax", graph::kMsDomain, 1, kLatestOpset, kQuantTypes, 0, create_qlinear_softmax},
     {"QLinearGlobalAveragePool", graph::kMsDomain, 1, kLatestOpset, kQuantTypes, 0,
      create_qlinear_global_average_pool},
+    {"QLinearAveragePool", graph::kMsDomain, 1, kLatestOpset, kQuantTypes, 0, qlinear::create_qlinear_average_pool},
 };
 
 }  // namespace
