@@ -10,8 +10,8 @@
 //     present_value [B, Nk, ?, H]; MultiHeadAttention: output [B, S, Dv]; MatMulNBits: A's shape ending in N;
 //     GatherBlockQuantized: data's logical shape with the gathered axis replaced by the indices' shape;
 //   the quantized forms of default-domain ops (QLinearAdd / Mul / Concat / Where / AveragePool / GlobalAveragePool,
-//     QGemm, MatMulIntegerToFloat, DynamicQuantizeMatMul, FusedMatMul) by the default rule over their data inputs,
-//     with the result type the schema gives; QLinearSoftmax, Trilu, Inverse, QuantizeLinear, DequantizeLinear keep
+//     QGemm, MatMulIntegerToFloat, DynamicQuantizeMatMul, FusedMatMul, QAttention) by the default (or Attention's)
+//     rule over their data inputs, with the result type the schema gives; QLinearSoftmax, Trilu, Inverse, QuantizeLinear, DequantizeLinear keep
 //     input 0's shape.
 // As for the default-domain rules, what a rule cannot tell stays unknown; the kernels check the inputs.
 #include <initializer_list>
@@ -275,6 +275,18 @@ Status infer_quantize_linear(ShapeRuleContext& ctx) {
   return Status::ok();
 }
 
+// QAttention: Attention's rule over (input in the bias' type, weight, bias, mask_index, past).
+Status infer_qattention(ShapeRuleContext& ctx) {
+  if (!ctx.input_is_tensor(0) || !ctx.input_is_tensor(2)) return Status::ok();
+  TypeInfo input = *ctx.input(0);
+  input.elem_type = ctx.input(2)->elem_type;
+  ShapeRuleContext sub{ctx.graph, ctx.node, {&input, ctx.input(1), ctx.input(2), ctx.input(5), ctx.input(8)},
+                       std::vector<TypeInfo>(ctx.outputs.size())};
+  TRY(infer_attention(sub));
+  ctx.outputs = std::move(sub.outputs);
+  return Status::ok();
+}
+
 const std::unordered_map<std::string_view, ShapeRule>& contrib_shape_rules() {
   static const std::unordered_map<std::string_view, ShapeRule> rules = [] {
     std::unordered_map<std::string_view, ShapeRule> table;
@@ -287,6 +299,7 @@ const std::unordered_map<std::string_view, ShapeRule>& contrib_shape_rules() {
     table["SkipSimplifiedLayerNormalization"] = infer_skip_norm;
     table["EmbedLayerNormalization"] = infer_embed_layer_norm;
     table["Attention"] = infer_attention;
+    table["QAttention"] = infer_qattention;
     table["GroupQueryAttention"] = infer_group_query_attention;
     table["MultiHeadAttention"] = infer_multi_head_attention;
     table["MatMulNBits"] = infer_matmul_nbits;

@@ -271,3 +271,47 @@ def test_qlinear_average_pool(seed, dtype, channels_last):
     helpers.assert_requantized_equal(got, real, err_msg=f"QLinearAveragePool {attrs} vs exact")
     (theirs,) = helpers.run_feeds(onnxruntime, model, feeds)
     assert_within_one(got, theirs, f"QLinearAveragePool {attrs}")
+
+
+@pytest.mark.parametrize("weight_type", [np.uint8, np.int8])
+@pytest.mark.parametrize("seed", range(8))
+def test_qattention(seed, weight_type):
+    # Attention of the dequantized input and weight; onnxruntime's CPU kernel takes a uint8 input.
+    rng = np.random.default_rng(seed)
+    b, s, hidden, heads = int(rng.integers(1, 3)), int(rng.integers(1, 5)), 8, [1, 2, 4][seed % 3]
+    head = hidden // heads
+    x = codes(rng, np.uint8, (b, s, hidden))
+    w = codes(rng, weight_type, (hidden, 3 * hidden))
+    bias = rng.standard_normal(3 * hidden).astype(np.float32)
+    x_scale, x_zero = params(rng, np.uint8)
+    per_column = seed % 2 == 1
+    w_scale = np.array(rng.uniform(0.005, 0.05, size=3 * hidden if per_column else ()), np.float32)
+    w_zero = np.array(rng.integers(-3, 4, size=3 * hidden if per_column else ()) +
+                      (128 if weight_type == np.uint8 else 0), weight_type)
+    past_len = int(rng.integers(0, 3)) if seed % 4 >= 2 else 0
+    past = rng.standard_normal((2, b, heads, past_len, head)).astype(np.float32) if past_len else None
+    unidirectional = seed % 3 == 0
+    feeds = [("x", x), ("w", w), ("bias", bias), ("x_scale", x_scale), ("w_scale", w_scale), ("mask", None),
+             ("x_zero", x_zero), ("w_zero", w_zero), ("past", past)]
+    constants = ("w", "w_scale", "w_zero") if seed % 2 == 0 else ()
+    model = helpers.one_node_model("QAttention", feeds, (True, past is not None),
+                                   {"num_heads": heads, "unidirectional": int(unidirectional)}, MS, constants)
+    got = helpers.run_feeds(nxrt, model, feeds, constants)
+    theirs = helpers.run_feeds(onnxruntime, model, feeds, constants)
+    qkv = dequantize(x, x_scale, x_zero) @ ((w.astype(np.float64) - w_zero.astype(np.float64)) *
+                                            w_scale.astype(np.float64)) + bias
+    q, k, v = (qkv[..., i * hidden:(i + 1) * hidden].reshape(b, s, heads, head).transpose(0, 2, 1, 3)
+               for i in range(3))
+    if past is not None:
+        k = np.concatenate([past[0], k], axis=2)
+        v = np.concatenate([past[1], v], axis=2)
+    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(head)
+    if unidirectional:
+        t = k.shape[2]
+        scores = np.where(np.arange(t)[None, :] > np.arange(s)[:, None] + past_len, -np.inf, scores)
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    want = ((e / e.sum(axis=-1, keepdims=True)) @ v).transpose(0, 2, 1, 3).reshape(b, s, hidden)
+    np.testing.assert_allclose(got[0], want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got[0], theirs[0], rtol=1e-4, atol=1e-4)
+    if past is not None:
+        np.testing.assert_allclose(got[1], theirs[1], rtol=1e-4, atol=1e-4)

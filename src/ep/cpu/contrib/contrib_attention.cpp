@@ -430,6 +430,8 @@ Expected<std::unique_ptr<Kernel>> create_contrib_attention(const KernelInfo& inf
 
 const KernelDef kContribAttentionKernels[] = {
     {"Attention", graph::kMsDomain, 1, kLatestOpset, kAttentionTypes, 0, create_contrib_attention},
+    {"QAttention", graph::kMsDomain, 1, kLatestOpset, type_mask(TypeList<uint8_t, int8_t>{}), 0,
+     contrib_detail::create_qattention},
     {"RotaryEmbedding", graph::kMsDomain, 1, kLatestOpset, type_mask(FloatTypes{}), 0,
      attention_detail::create_rotary_embedding},
 };

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include "ep/cpu/kernel.h"
@@ -117,5 +118,8 @@ void attend_rows(const float* q, int64_t ldq, const float* k, const float* v, in
   }
   if (hv > 0) gemm_f32(GemmArgs{false, false, count, hv, t, t, hv, ldy}, 1.0f, scores, v, 0.0f, y, pool);
 }
+
+// The com.microsoft QAttention row's create function (contrib_qattention.cpp).
+Expected<std::unique_ptr<Kernel>> create_qattention(const KernelInfo& info);
 
 }  // namespace nxrt::cpu::contrib_detail
