@@ -19,7 +19,8 @@ namespace nxrt::cpu::nchwc {
 
 inline constexpr int64_t kBlock = 16;
 
-inline int64_t blocks_of(int64_t channels) { return (channels + kBlock - 1) / kBlock; }
+// Blocks that hold `channels` >= 0 channels (without the overflow of rounding up by adding kBlock - 1).
+inline int64_t blocks_of(int64_t channels) { return channels / kBlock + (channels % kBlock > 0 ? 1 : 0); }
 
 // W [out_channels, in_channels, kernel_h, kernel_w] and bias repacked for the micro-kernel. With a blocked input:
 // [out_block][in_block][kh][kw][16 in lanes][16 out lanes]; with a plain NCHW input (a network's first conv):
