@@ -229,8 +229,12 @@ class MatMulKernel final : public Kernel {
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     DataType dtype;
     TRY(check_pair(description_, inputs, dtype));
-    const Shape a = operand_shape(*inputs[0], transposes_.trans_a, transposes_.trans_batch_a);
-    const Shape b = operand_shape(*inputs[1], transposes_.trans_b, transposes_.trans_batch_b);
+    // Permuted shapes only for com.microsoft:FusedMatMul's transposes (steady-state runs allocate nothing).
+    Shape a_permuted, b_permuted;
+    if (transposes_.any_a()) a_permuted = operand_shape(*inputs[0], transposes_.trans_a, transposes_.trans_batch_a);
+    if (transposes_.any_b()) b_permuted = operand_shape(*inputs[1], transposes_.trans_b, transposes_.trans_batch_b);
+    const Shape& a = transposes_.any_a() ? a_permuted : inputs[0]->shape();
+    const Shape& b = transposes_.any_b() ? b_permuted : inputs[1]->shape();
     if (a.empty() || b.empty()) {
       return make_error(StatusCode::kInvalidArgument, description_, ": input ", a.empty() ? 0 : 1,
                         " must have rank >= 1, got a scalar");
