@@ -416,16 +416,7 @@ class QLinearGlobalAveragePoolKernel final : public Kernel {
 
  private:
   Expected<Shape> output_shape(KernelInputs inputs) const {
-    TRY(require_inputs(inputs, 5, description_));
-    for (size_t i : {0, 1, 3}) {
-      if (inputs[i] == nullptr) return make_error(StatusCode::kInvalidArgument, description_, ": missing input ", i);
-    }
-    TRY(check_input_type(inputs, 0, kQuantTypes, description_));
-    const Shape& shape = inputs[0]->shape();
-    if (shape.size() < 3) {
-      return make_error(StatusCode::kInvalidArgument, description_, ": X ", shape_to_string(shape),
-                        " must have rank 3 or more (batch, channels and spatial dims)");
-    }
+    TRY_ASSIGN(const Shape shape, qlinear::check_pool_inputs(inputs, description_));
     Shape out(shape.size(), 1);
     out[0] = shape[0];
     if (channels_last_) {

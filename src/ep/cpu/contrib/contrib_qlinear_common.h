@@ -54,6 +54,22 @@ Q quantize(float value, const QuantParams& p) {
 }
 
 
+// The inputs of the QLinear pools (X, x_scale, x_zero_point?, y_scale, y_zero_point?): X quantized, of rank 3 or
+// more, the scales present. Returns X's shape.
+inline Expected<Shape> check_pool_inputs(KernelInputs inputs, const std::string& description) {
+  TRY(require_inputs(inputs, 4, description));
+  for (size_t i : {0, 1, 3}) {
+    if (inputs[i] == nullptr) return make_error(StatusCode::kInvalidArgument, description, ": missing input ", i);
+  }
+  TRY(check_input_type(inputs, 0, kQuantTypes, description));
+  const Shape& shape = inputs[0]->shape();
+  if (shape.size() < 3) {
+    return make_error(StatusCode::kInvalidArgument, description, ": X ", shape_to_string(shape),
+                      " must have rank 3 or more (batch, channels and spatial dims)");
+  }
+  return shape;
+}
+
 // The QLinearAveragePool row's create function (contrib_qlinear_pool.cpp).
 Expected<std::unique_ptr<Kernel>> create_qlinear_average_pool(const KernelInfo& info);
 

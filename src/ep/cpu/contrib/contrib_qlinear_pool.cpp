@@ -101,16 +101,7 @@ class QLinearAveragePoolKernel final : public Kernel {
 
  private:
   Expected<graph::WindowGeometry> geometry(KernelInputs inputs) const {
-    TRY(require_inputs(inputs, 4, description_));
-    for (size_t i : {0, 1, 3}) {
-      if (inputs[i] == nullptr) return make_error(StatusCode::kInvalidArgument, description_, ": missing input ", i);
-    }
-    TRY(check_input_type(inputs, 0, kQuantTypes, description_));
-    const Shape& shape = inputs[0]->shape();
-    if (shape.size() < 3) {
-      return make_error(StatusCode::kInvalidArgument, description_, ": X ", shape_to_string(shape),
-                        " must have rank 3 or more (batch, channels and spatial dims)");
-    }
+    TRY_ASSIGN(const Shape shape, check_pool_inputs(inputs, description_));
     const std::vector<int64_t> spatial = nhwc_ ? std::vector<int64_t>(shape.begin() + 1, shape.end() - 1)
                                                : std::vector<int64_t>(shape.begin() + 2, shape.end());
     if (attrs_.kernel_shape.size() != spatial.size()) {

@@ -37,22 +37,43 @@ std::vector<uint8_t> matmul_nbits_blob(const std::vector<std::vector<int>>& code
   return blob;
 }
 
-void check_case(const Case& c, uint32_t seed) {
-  std::mt19937 rng(seed);
+// Random codes [n][k], per-block scales and offsets, and the codes in MatMulNBits' layout.
+struct RandomWeights {
+  int64_t k_blocks = 0, kp = 0;
+  std::vector<std::vector<int>> codes;
+  std::vector<float> scales, offsets;
+  std::vector<uint8_t> blob;
+};
+
+RandomWeights random_weights(const Case& c, std::mt19937& rng) {
   std::uniform_int_distribution<int> code(0, 15);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  const int64_t k_blocks = (c.k + c.block - 1) / c.block;
-  const int64_t kp = k_blocks * c.block;
-  std::vector<std::vector<int>> codes(static_cast<size_t>(c.n), std::vector<int>(static_cast<size_t>(c.k)));
-  for (auto& row : codes) {
+  RandomWeights r;
+  r.k_blocks = (c.k + c.block - 1) / c.block;
+  r.kp = r.k_blocks * c.block;
+  r.codes.assign(static_cast<size_t>(c.n), std::vector<int>(static_cast<size_t>(c.k)));
+  for (auto& row : r.codes) {
     for (int& v : row) v = code(rng);
   }
-  std::vector<float> scales(static_cast<size_t>(c.n * k_blocks)), offsets(scales.size());
-  for (size_t i = 0; i < scales.size(); ++i) {
-    scales[i] = 0.01f + 0.1f * std::abs(uniform(rng));
-    offsets[i] = -static_cast<float>(code(rng)) * scales[i];
+  r.scales.resize(static_cast<size_t>(c.n * r.k_blocks));
+  r.offsets.resize(r.scales.size());
+  for (size_t i = 0; i < r.scales.size(); ++i) {
+    r.scales[i] = 0.01f + 0.1f * std::abs(uniform(rng));
+    r.offsets[i] = -static_cast<float>(code(rng)) * r.scales[i];
   }
-  const std::vector<uint8_t> blob = matmul_nbits_blob(codes, k_blocks, c.block);
+  r.blob = matmul_nbits_blob(r.codes, r.k_blocks, c.block);
+  return r;
+}
+
+void check_case(const Case& c, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  const RandomWeights r = random_weights(c, rng);
+  const int64_t k_blocks = r.k_blocks, kp = r.kp;
+  const auto& codes = r.codes;
+  const auto& scales = r.scales;
+  const auto& offsets = r.offsets;
+  const auto& blob = r.blob;
   std::vector<uint8_t> packed(blob.size());
   repack_int4_codes(blob.data(), c.n, c.k, k_blocks, c.block, packed.data());
   const Int4Weights w{packed.data(), scales.data(), offsets.data(), k_blocks, c.block};
@@ -126,20 +147,13 @@ TEST(Int4Matmul, EveryCopyMatchesTheDequantizedProduct) {
 // The int8-A products on panels of 8 and 16 rows against the exact integer sums of the same quantized A.
 void check_int8_case(const Case& c, uint32_t seed) {
   std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> code(0, 15);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  const int64_t k_blocks = (c.k + c.block - 1) / c.block;
-  const int64_t kp = k_blocks * c.block;
-  std::vector<std::vector<int>> codes(static_cast<size_t>(c.n), std::vector<int>(static_cast<size_t>(c.k)));
-  for (auto& row : codes) {
-    for (int& v : row) v = code(rng);
-  }
-  std::vector<float> scales(static_cast<size_t>(c.n * k_blocks)), offsets(scales.size());
-  for (size_t i = 0; i < scales.size(); ++i) {
-    scales[i] = 0.01f + 0.1f * std::abs(uniform(rng));
-    offsets[i] = -static_cast<float>(code(rng)) * scales[i];
-  }
-  const std::vector<uint8_t> blob = matmul_nbits_blob(codes, k_blocks, c.block);
+  const RandomWeights r = random_weights(c, rng);
+  const int64_t k_blocks = r.k_blocks, kp = r.kp;
+  const auto& codes = r.codes;
+  const auto& scales = r.scales;
+  const auto& offsets = r.offsets;
+  const auto& blob = r.blob;
   std::vector<float> a(static_cast<size_t>(c.rows * c.k)), bias(static_cast<size_t>(c.n));
   for (float& v : a) v = uniform(rng);
   for (float& v : bias) v = uniform(rng);
