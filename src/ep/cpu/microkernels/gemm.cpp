@@ -48,6 +48,8 @@ struct KernelSet {
   void (*pack_a_strip)(const T* a, int64_t lda, int64_t rows, int64_t kc, T* dst) = nullptr;
   // `tile` applies TileActivation::kGeluErf and kGeluTanh.
   bool tile_gelu = false;
+  // One row of A against rows of an unpacked transposed B (see f32_dot_rows__avx512); null: no such path.
+  void (*dot_rows)(const T* a, const T* b, int64_t ldb, int64_t n, int64_t k, T* c) = nullptr;
 };
 
 template <class T>
@@ -106,11 +108,11 @@ KernelSet<float> f32_kernels(GemmIsa isa) {
 #if defined(__x86_64__)
   if (isa == GemmIsa::kAvx512 && cpu_isa_at_least(CpuIsa::kAvx512)) {
     return {GemmIsa::kAvx512, kAvx512F32TileM, kAvx512F32TileN, 1024, 20 * kAvx512F32TileM, 0, 256 * 1024,
-            f32_gemm_14x32__avx512, true, f32_pack_a_14__avx512, true};
+            f32_gemm_14x32__avx512, true, f32_pack_a_14__avx512, true, f32_dot_rows__avx512};
   }
   if ((isa == GemmIsa::kAvx2 || isa == GemmIsa::kAvx512) && cpu_isa_at_least(CpuIsa::kAvx2)) {
     return {GemmIsa::kAvx2, kAvx2F32TileM, kAvx2F32TileN, 512, 20 * kAvx2F32TileM, 0, 256 * 1024,
-            f32_gemm_6x16__avx2, true};
+            f32_gemm_6x16__avx2, true, nullptr, false, f32_dot_rows__avx2};
   }
 #endif
   return {GemmIsa::kGeneric, kGemmF32TileM, kGemmF32TileN, kGemmBlockK, 16 * kGemmF32TileM, 512, 0,
@@ -555,6 +557,36 @@ void gemm_blocked(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a
   });
 }
 
+// A few rows of A against an unpacked transposed B without packing it (packing a k x n B^T for one row costs more
+// than the product: attention's Q K^T at decode): C[i, j] = alpha * dot(A row i, B row j), tasks over ranges of
+// B's rows. Only for beta 0 and no epilogue.
+constexpr int64_t kDotRowsMaxRows = 2;
+
+template <class T>
+bool dot_rows_applies(const KernelSet<T>& ks, const GemmArgs& g, const BOperand<T>& b, T beta,
+                      const EpiloguePlan<T>& plan) {
+  return ks.dot_rows != nullptr && b.packed == nullptr && b.trans && !g.trans_a && g.m <= kDotRowsMaxRows &&
+         beta == T{0} && plan.bias == nullptr && plan.residual == nullptr && plan.in_tile == TileActivation::kNone &&
+         plan.after == nullptr;
+}
+
+template <class T>
+void gemm_dot_rows(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a, const BOperand<T>& b, T* c,
+                   ThreadPool& pool, bool serial) {
+  const RunLimits* limits = current_run_limits();
+  const int64_t grain = std::max<int64_t>(16, 32768 / std::max<int64_t>(1, g.k * g.m));
+  pool.parallel_for(g.n, serial ? g.n : grain, [&](int64_t begin, int64_t end) {
+    if (run_should_stop(limits)) return;
+    for (int64_t i = 0; i < g.m; ++i) {
+      T* row = c + i * g.ldc;
+      ks.dot_rows(a + i * g.lda, b.raw + begin * b.ldb, b.ldb, end - begin, g.k, row + begin);
+      if (alpha != T{1}) {
+        for (int64_t j = begin; j < end; ++j) row[j] *= alpha;
+      }
+    }
+  });
+}
+
 template <class T>
 void gemm_engine(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a, BOperand<T> b, T beta, T* c,
                  ThreadPool& pool, const GemmEpilogue<T>& epilogue) {
@@ -566,6 +598,10 @@ void gemm_engine(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a,
   const EpiloguePlan<T> plan = plan_epilogue(epilogue, ks.tile_gelu);
   const bool serial = g.m * g.n * g.k < kInlineWork;
   const int threads = serial ? 1 : pool.num_threads();
+  if (dot_rows_applies(ks, g, b, beta, plan)) {
+    gemm_dot_rows(ks, g, alpha, a, b, c, pool, serial);
+    return;
+  }
   if (ks.direct && g.m <= std::min(kGemmDirectMaxRows, ks.mr) && (b.packed != nullptr || !b.trans)) {
     gemm_direct(ks, g, alpha, a, b, beta, c, pool, plan, serial);
     return;

@@ -65,4 +65,9 @@ void f64_gemm_14x16__avx512(const GemmTile<double>& tile);
 void f32_pack_a_14__avx512(const float* a, int64_t lda, int64_t rows, int64_t kc, float* dst);
 void f64_pack_a_14__avx512(const double* a, int64_t lda, int64_t rows, int64_t kc, double* dst);
 
+// c[j] = sum_p a[p] b[j * ldb + p] for j < n: one row of A against rows of a row-major B (a transposed op(B) read
+// in place, as attention's Q K^T at decode). Defined only on x86-64, for the avx2 / avx512 tiers.
+void f32_dot_rows__avx2(const float* a, const float* b, int64_t ldb, int64_t n, int64_t k, float* c);
+void f32_dot_rows__avx512(const float* a, const float* b, int64_t ldb, int64_t n, int64_t k, float* c);
+
 }  // namespace nxrt::cpu

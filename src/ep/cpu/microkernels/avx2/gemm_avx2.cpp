@@ -75,6 +75,40 @@ void f32_gemm_6x16__avx2(const GemmTile<float>& tile) { gemm_tile::run_tile<Vec<
 
 void f64_gemm_6x8__avx2(const GemmTile<double>& tile) { gemm_tile::run_tile<Vec<double>, kAvx2F64TileM>(tile); }
 
+void f32_dot_rows__avx2(const float* a, const float* b, int64_t ldb, int64_t n, int64_t k, float* c) {
+  const int64_t full = k / 8 * 8;
+  const auto finish = [&](__m256 sum, const float* r) {
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, sum);
+    float total = 0.0f;
+    for (float lane : lanes) total += lane;
+    for (int64_t p = full; p < k; ++p) total += a[p] * r[p];
+    return total;
+  };
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {  // four rows of B share each load of A
+    const float* r = b + j * ldb;
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+    for (int64_t p = 0; p < full; p += 8) {
+      const __m256 x = _mm256_loadu_ps(a + p);
+      s0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(r + p), s0);
+      s1 = _mm256_fmadd_ps(x, _mm256_loadu_ps(r + ldb + p), s1);
+      s2 = _mm256_fmadd_ps(x, _mm256_loadu_ps(r + 2 * ldb + p), s2);
+      s3 = _mm256_fmadd_ps(x, _mm256_loadu_ps(r + 3 * ldb + p), s3);
+    }
+    c[j] = finish(s0, r);
+    c[j + 1] = finish(s1, r + ldb);
+    c[j + 2] = finish(s2, r + 2 * ldb);
+    c[j + 3] = finish(s3, r + 3 * ldb);
+  }
+  for (; j < n; ++j) {
+    const float* r = b + j * ldb;
+    __m256 s0 = _mm256_setzero_ps();
+    for (int64_t p = 0; p < full; p += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p), _mm256_loadu_ps(r + p), s0);
+    c[j] = finish(s0, r);
+  }
+}
+
 }  // namespace nxrt::cpu
 
 #endif

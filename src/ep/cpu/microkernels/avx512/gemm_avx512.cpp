@@ -150,6 +150,50 @@ void f32_gemm_14x32__avx512(const GemmTile<float>& tile) {
 
 void f64_gemm_14x16__avx512(const GemmTile<double>& tile) { gemm_tile::run_tile<Vec<double>, kAvx512F64TileM>(tile); }
 
+void f32_dot_rows__avx512(const float* a, const float* b, int64_t ldb, int64_t n, int64_t k, float* c) {
+  const int64_t full = k / 16 * 16;
+  const __mmask16 tail = static_cast<__mmask16>((1u << (k - full)) - 1u);
+  const auto finish = [](__m512 sum) {
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, sum);
+    float total = 0.0f;
+    for (float lane : lanes) total += lane;
+    return total;
+  };
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {  // four rows of B share each load of A
+    const float* r = b + j * ldb;
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps(), s2 = _mm512_setzero_ps(), s3 = _mm512_setzero_ps();
+    for (int64_t p = 0; p < full; p += 16) {
+      const __m512 x = _mm512_loadu_ps(a + p);
+      s0 = _mm512_fmadd_ps(x, _mm512_loadu_ps(r + p), s0);
+      s1 = _mm512_fmadd_ps(x, _mm512_loadu_ps(r + ldb + p), s1);
+      s2 = _mm512_fmadd_ps(x, _mm512_loadu_ps(r + 2 * ldb + p), s2);
+      s3 = _mm512_fmadd_ps(x, _mm512_loadu_ps(r + 3 * ldb + p), s3);
+    }
+    if (tail != 0) {
+      const __m512 x = _mm512_maskz_loadu_ps(tail, a + full);
+      s0 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(tail, r + full), s0);
+      s1 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(tail, r + ldb + full), s1);
+      s2 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(tail, r + 2 * ldb + full), s2);
+      s3 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(tail, r + 3 * ldb + full), s3);
+    }
+    c[j] = finish(s0);
+    c[j + 1] = finish(s1);
+    c[j + 2] = finish(s2);
+    c[j + 3] = finish(s3);
+  }
+  for (; j < n; ++j) {
+    const float* r = b + j * ldb;
+    __m512 s0 = _mm512_setzero_ps();
+    for (int64_t p = 0; p < full; p += 16) s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p), _mm512_loadu_ps(r + p), s0);
+    if (tail != 0) {
+      s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, a + full), _mm512_maskz_loadu_ps(tail, r + full), s0);
+    }
+    c[j] = finish(s0);
+  }
+}
+
 }  // namespace nxrt::cpu
 
 #endif

@@ -156,6 +156,17 @@ TEST_P(GemmIsaTest, F32TransposesAlphaBetaLeadingDimensions) {
       }
     }
   }
+  // One or two rows against a transposed B with beta 0: B's rows are dotted in place (every depth tail).
+  for (int64_t m : {1, 2}) {
+    for (int64_t k : {1, 7, 15, 16, 17, 129}) {
+      for (int64_t n : {1, 3, 4, 9, 1025}) {
+        GemmCase tc;
+        tc.m = m, tc.n = n, tc.k = k, tc.ta = false, tc.tb = true, tc.alpha = k % 2 ? 0.5 : 1.0, tc.beta = 0.0;
+        tc.ld_pad = n % 2 ? 3 : 0;
+        check_case<float>(tc, pool, GetParam());
+      }
+    }
+  }
 }
 
 TEST_P(GemmIsaTest, F64MatchesReferenceAroundTileSizes) {
