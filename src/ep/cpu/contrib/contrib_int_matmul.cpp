@@ -74,6 +74,12 @@ class IntMatMulToFloatKernel final : public Kernel {
       const int64_t column = i % std::max<int64_t>(1, p.n);
       b_codes[i] = int_at(b, i) - (b_zero == nullptr ? 0 : int_at(*b_zero, b_zero->numel() == 1 ? 0 : column));
     }
+    // Per column: a_scale * b_scale[n] and the bias, read once (float or float16).
+    std::vector<float> column_scale(static_cast<size_t>(p.n)), column_bias(static_cast<size_t>(p.n), 0.0f);
+    for (int64_t j = 0; j < p.n; ++j) {
+      column_scale[j] = a_scale * float_at(b_scale, b_scale.numel() == 1 ? 0 : j);
+      if (bias != nullptr) column_bias[j] = float_at(*bias, j);
+    }
     int64_t batches = 1;
     for (int64_t dim : p.batch) batches *= dim;
     Tensor& y = outputs[0];
@@ -97,10 +103,7 @@ class IntMatMulToFloatKernel final : public Kernel {
           const int32_t* b_row = b_codes.data() + b_base + kk * p.n;
           for (int64_t j = 0; j < p.n; ++j) sums[j] += x * b_row[j];
         }
-        for (int64_t j = 0; j < p.n; ++j) {
-          const float scale = a_scale * float_at(b_scale, b_scale.numel() == 1 ? 0 : j);
-          row[j] = static_cast<float>(sums[j]) * scale + (bias != nullptr ? float_at(*bias, j) : 0.0f);
-        }
+        for (int64_t j = 0; j < p.n; ++j) row[j] = static_cast<float>(sums[j]) * column_scale[j] + column_bias[j];
         const int64_t at = task * p.n;
         if (y.dtype() == DataType::kFloat16) {
           for (int64_t j = 0; j < p.n; ++j) y.data<Float16>()[at + j] = Float16(row[j]);
