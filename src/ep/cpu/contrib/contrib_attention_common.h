@@ -4,9 +4,11 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "ep/cpu/kernel.h"
@@ -95,12 +97,22 @@ inline Expected<KeyMask> resolve_key_mask(const Tensor* mask, int64_t b, int64_t
   return m;
 }
 
+// Softmax of one row of t > 0 scores whose denominator also counts exp(sink) (GroupQueryAttention's head sink).
+inline void softmax_row_with_sink(float* row, int64_t t, float sink) {
+  float max = sink;
+  for (int64_t j = 0; j < t; ++j) max = std::max(max, row[j]);
+  const float inverse = 1.0f / (vector_exp_shifted_sum(row, row, t, max) + std::exp(sink - max));
+  for (int64_t j = 0; j < t; ++j) row[j] *= inverse;
+}
+
 // Attention of `count` query rows q (row stride ldq) over t keys k [t, hk] and values v [t, hv]:
-// scores = scale q k^T, then finish(i, row) adds the masks and biases of row i, the softmax, and y (row stride
-// ldy) = probabilities v. `scores` holds count * t floats. With no keys the rows of y are zero.
+// scores = scale q k^T, then finish(i, row) adds the masks and biases of row i, the softmax (with `sink` in its
+// denominator when given), and y (row stride ldy) = probabilities v. `scores` holds count * t floats. With no keys
+// the rows of y are zero.
 template <class Finish>
 void attend_rows(const float* q, int64_t ldq, const float* k, const float* v, int64_t count, int64_t t, int64_t hk,
-                 int64_t hv, float scale, float* scores, float* y, int64_t ldy, Finish&& finish) {
+                 int64_t hv, float scale, float* scores, float* y, int64_t ldy, Finish&& finish,
+                 std::optional<float> sink = std::nullopt) {
   ThreadPool& pool = single_thread_pool();
   if (t == 0) {
     for (int64_t i = 0; i < count; ++i) std::fill_n(y + i * ldy, hv, 0.0f);
@@ -114,7 +126,11 @@ void attend_rows(const float* q, int64_t ldq, const float* k, const float* v, in
   for (int64_t i = 0; i < count; ++i) {
     float* row = scores + i * t;
     finish(i, row);
-    softmax_row_f32(row, row, t);
+    if (sink) {
+      softmax_row_with_sink(row, t, *sink);
+    } else {
+      softmax_row_f32(row, row, t);
+    }
   }
   if (hv > 0) gemm_f32(GemmArgs{false, false, count, hv, t, t, hv, ldy}, 1.0f, scores, v, 0.0f, y, pool);
 }

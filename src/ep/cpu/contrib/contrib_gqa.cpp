@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -129,13 +130,10 @@ class GroupQueryAttentionKernel final : public Kernel {
         const int64_t t = d.total[b];
         const int64_t kv_head = b * kv + n / (n_heads / kv);
         if (valid > 0) {
-          const GemmArgs qk{false, true, valid, t, h, n_heads * h, h, t};
-          gemm_f32(qk, scale, q + ((b * d.s + s0) * n_heads + n) * h, keys + kv_head * d.capacity * h, 0.0f, scores,
-                   contrib_detail::single_thread_pool());
-          for (int64_t i = 0; i < valid; ++i) finish_scores(d, inputs, b, n, s0 + i, scores + i * t, t);
-          const GemmArgs pv{false, false, valid, h, t, t, h, h};
-          gemm_f32(pv, 1.0f, scores, values + kv_head * d.capacity * h, 0.0f, rows,
-                   contrib_detail::single_thread_pool());
+          contrib_detail::attend_rows(
+              q + ((b * d.s + s0) * n_heads + n) * h, n_heads * h, keys + kv_head * d.capacity * h,
+              values + kv_head * d.capacity * h, valid, t, h, h, scale, scores, rows, h,
+              [&](int64_t i, float* row) { finish_scores(d, inputs, b, n, s0 + i, row, t); }, head_sink(inputs, n));
         }
         for (int64_t i = 0; i < count; ++i) {
           T* y = out + ((b * d.s + s0 + i) * n_heads + n) * h;
@@ -256,7 +254,7 @@ class GroupQueryAttentionKernel final : public Kernel {
     for (int64_t i = 0; i < count; ++i) to[i] = T(from[i]);
   }
 
-  // Softcap, attention_bias, the causal and window masks and the softmax (with the sink) of one row of t scores.
+  // Softcap, attention_bias and the causal and window masks of one row of t scores (attend_rows adds the softmax).
   void finish_scores(const GqaDims& d, KernelInputs inputs, int64_t b, int64_t n, int64_t s, float* row,
                      int64_t t) const {
     if (c_.softcap > 0.0f) {
@@ -277,19 +275,19 @@ class GroupQueryAttentionKernel final : public Kernel {
     for (int64_t j = 0; j < t; ++j) {
       if (j > last || j < first) row[j] = kHidden;
     }
-    float sink = kHidden;
+  }
+
+  // Head n's sink in the softmax denominator: head_sink[n], 0 with smooth_softmax, else none.
+  std::optional<float> head_sink(KernelInputs inputs, int64_t n) const {
     if (const Tensor* sinks = optional_input(inputs, kHeadSink)) {
+      float sink = 0.0f;
       visit_dtype<TypeList<float, Float16, BFloat16>>(sinks->dtype(), [&]<class B>() {
         sink = as_float(sinks->data<B>()[n]);
       });
-    } else if (c_.smooth_softmax) {
-      sink = 0.0f;
+      return sink;
     }
-    float max = sink;
-    for (int64_t j = 0; j < t; ++j) max = std::max(max, row[j]);
-    const float sum = vector_exp_shifted_sum(row, row, t, max) + (sink == kHidden ? 0.0f : std::exp(sink - max));
-    const float inverse = 1.0f / sum;
-    for (int64_t j = 0; j < t; ++j) row[j] *= inverse;
+    if (c_.smooth_softmax) return 0.0f;
+    return std::nullopt;
   }
 
   Expected<GqaDims> resolve(KernelInputs inputs) const {
