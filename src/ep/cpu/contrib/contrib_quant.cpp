@@ -42,26 +42,35 @@ float float_of(const Tensor& t, int64_t i) {
   return v;
 }
 
+// Y of a half type from the float product computed in its place (y_f holds Y's element count).
+void store_rounded(const float* y_f, Tensor& y) {
+  visit_dtype<TypeList<Float16, BFloat16>>(y.dtype(), [&]<class T>() {
+    T* out = y.data<T>();
+    for (int64_t i = 0; i < y.numel(); ++i) out[i] = T(y_f[i]);
+  });
+}
+
 struct NBitsShape {
   int64_t k = 0, n = 0, bits = 4, block = 0, k_blocks = 0, blob = 0;
 };
+
+// Block blk's zero point of weight row n: packed uint8 codes, a value of the scales' type, or 2^(bits - 1) without
+// zero_points (shapes checked by the caller).
+float block_zero_point(const NBitsShape& s, const Tensor* zero_points, int64_t n, int64_t blk) {
+  if (zero_points == nullptr) return static_cast<float>(1 << (s.bits - 1));
+  if (zero_points->dtype() != DataType::kUInt8) return float_of(*zero_points, n * s.k_blocks + blk);
+  const int64_t zero_row = (s.k_blocks * s.bits + 7) / 8;
+  return static_cast<float>(packed_code(zero_points->data<uint8_t>() + n * zero_row, blk, s.bits));
+}
 
 // W [N, K] in float from B, scales and zero_points (shapes checked by the caller).
 void dequantize_weights(const NBitsShape& s, const Tensor& b, const Tensor& scales, const Tensor* zero_points,
                         float* w) {
   const uint8_t* q = b.data<uint8_t>();
-  const bool packed_zero = zero_points != nullptr && zero_points->dtype() == DataType::kUInt8;
-  const int64_t zero_row = packed_zero ? (s.k_blocks * s.bits + 7) / 8 : s.k_blocks;
-  const float default_zero = static_cast<float>(1 << (s.bits - 1));
   for (int64_t n = 0; n < s.n; ++n) {
     for (int64_t blk = 0; blk < s.k_blocks; ++blk) {
       const float scale = float_of(scales, n * s.k_blocks + blk);
-      float zero = default_zero;
-      if (packed_zero) {
-        zero = static_cast<float>(packed_code(zero_points->data<uint8_t>() + n * zero_row, blk, s.bits));
-      } else if (zero_points != nullptr) {
-        zero = float_of(*zero_points, n * s.k_blocks + blk);
-      }
+      const float zero = block_zero_point(s, zero_points, n, blk);
       const uint8_t* blob = q + (n * s.k_blocks + blk) * s.blob;
       const int64_t k0 = blk * s.block;
       const int64_t count = std::min(s.block, s.k - k0);
@@ -75,19 +84,11 @@ void dequantize_weights(const NBitsShape& s, const Tensor& b, const Tensor& scal
 // Each block's scale and offset (-zero_point * scale) of 4-bit weights, [n * k_blocks + b].
 void block_scales_and_offsets(const NBitsShape& s, const Tensor& scales, const Tensor* zero_points, float* out_scales,
                               float* out_offsets) {
-  const bool packed_zero = zero_points != nullptr && zero_points->dtype() == DataType::kUInt8;
-  const int64_t zero_row = packed_zero ? (s.k_blocks * 4 + 7) / 8 : s.k_blocks;
   for (int64_t n = 0; n < s.n; ++n) {
     for (int64_t blk = 0; blk < s.k_blocks; ++blk) {
       const int64_t at = n * s.k_blocks + blk;
-      float zero = 8.0f;
-      if (packed_zero) {
-        zero = static_cast<float>(packed_code(zero_points->data<uint8_t>() + n * zero_row, blk, 4));
-      } else if (zero_points != nullptr) {
-        zero = float_of(*zero_points, at);
-      }
       out_scales[at] = float_of(scales, at);
-      out_offsets[at] = -zero * out_scales[at];
+      out_offsets[at] = -block_zero_point(s, zero_points, n, blk) * out_scales[at];
     }
   }
 }
@@ -196,12 +197,7 @@ class MatMulNBitsKernel final : public Kernel {
         gemm_f32(args, 1.0f, a_ptr, w, 0.0f, y_f, pool, best_gemm_isa(), epilogue);
       }
     }
-    if (!is_float) {
-      visit_dtype<TypeList<Float16, BFloat16>>(a.dtype(), [&]<class T>() {
-        T* y = outputs[0].data<T>();
-        for (int64_t i = 0; i < m * s_.n; ++i) y[i] = T(y_f[i]);
-      });
-    }
+    if (!is_float) store_rounded(y_f, outputs[0]);
     return Status::ok();
   }
 
@@ -251,12 +247,7 @@ class MatMulNBitsKernel final : public Kernel {
                  best_gemm_isa(), epilogue);
       }
     }
-    if (!is_float) {
-      visit_dtype<TypeList<Float16, BFloat16>>(a.dtype(), [&]<class T>() {
-        T* y = out.data<T>();
-        for (int64_t i = 0; i < m * s_.n; ++i) y[i] = T(y_f[i]);
-      });
-    }
+    if (!is_float) store_rounded(y_f, out);
     return Status::ok();
   }
 
@@ -289,12 +280,7 @@ class MatMulNBitsKernel final : public Kernel {
     pool.parallel_for(panels, grain, [&](int64_t begin, int64_t end) {
       int4_matmul_int8(w, rows, m, begin, end, s_.n, bias_ptr, y_f, s_.n);
     });
-    if (!is_float) {
-      visit_dtype<TypeList<Float16, BFloat16>>(a.dtype(), [&]<class T>() {
-        T* y = out.data<T>();
-        for (int64_t i = 0; i < m * s_.n; ++i) y[i] = T(y_f[i]);
-      });
-    }
+    if (!is_float) store_rounded(y_f, out);
     return Status::ok();
   }
 
