@@ -242,6 +242,7 @@ class QGemmKernel final : public Kernel {
         b_codes[kk * d.n + j] = int_at(b, trans_b_ ? j * d.k + kk : kk * d.n + j) - zero;
       }
     }
+    const float y_offset = y_zero != nullptr ? static_cast<float>(int_at(*y_zero, 0)) : 0.0f;
     std::vector<float> multiplier(static_cast<size_t>(d.n));
     for (int64_t j = 0; j < d.n; ++j) {
       multiplier[j] = alpha_ * a_scale * b_scale.data<float>()[b_scale.numel() == 1 ? 0 : j];
@@ -273,7 +274,7 @@ class QGemmKernel final : public Kernel {
             y.data<float>()[i * d.n + j] = value;
             continue;
           }
-          const float q = std::nearbyint(value) + static_cast<float>(int_at(*y_zero, 0));
+          const float q = std::nearbyint(value) + y_offset;
           if (y_zero->dtype() == DataType::kUInt8) {
             y.data<uint8_t>()[i * d.n + j] = static_cast<uint8_t>(std::isnan(q) ? 0.0f : std::clamp(q, 0.0f, 255.0f));
           } else {
