@@ -1,6 +1,6 @@
 """com.microsoft ops where generation speed is decided, for the CPU benchmark (``bench/suite/run.py --suite
 contrib``): MatMulNBits at M = 1 (4096 x 4096 and 4096 x 11008, 4-bit, block 32, accuracy_level 4 as
-onnxruntime_genai's builder writes it for the CPU), a GroupQueryAttention decode step over a 1024-token cache, and
+onnxruntime_genai's builder writes it for the CPU; 8-bit 4096 x 4096 at accuracy_level 4 and 0), a GroupQueryAttention decode step over a 1024-token cache, and
 one decode step of a ~125M-parameter Llama-shaped int4 decoder made by onnxruntime_genai.models.builder from a
 random-weight checkpoint (transformers; built once into ``$NXRT_BENCH_CACHE``, default ``~/.cache/nxrt-bench``).
 
@@ -29,20 +29,22 @@ def opsets():
     return [helper.make_opsetid("", 21), helper.make_opsetid(MS, 1)]
 
 
-def matmul_nbits(k, n, block=32, m=1):
+def matmul_nbits(k, n, block=32, m=1, bits=4, accuracy_level=4):
     rng = np.random.default_rng(k + n)
     k_blocks = k // block
-    weights = rng.integers(0, 256, size=(n, k_blocks, block // 2), dtype=np.uint8)
-    scales = rng.uniform(0.001, 0.01, size=(n, k_blocks)).astype(np.float32)
-    node = helper.make_node("MatMulNBits", ["a", "b", "scales"], ["y"], domain=MS, K=k, N=n, bits=4,
-                            block_size=block, accuracy_level=4)
+    weights = rng.integers(0, 256, size=(n, k_blocks, block * bits // 8), dtype=np.uint8)
+    scales = rng.uniform(0.001, 0.01, size=(n, k_blocks)).astype(np.float32) / (1 << (bits - 4))
+    node = helper.make_node("MatMulNBits", ["a", "b", "scales"], ["y"], domain=MS, K=k, N=n, bits=bits,
+                            block_size=block, accuracy_level=accuracy_level)
     initializers = [onnx.numpy_helper.from_array(weights, "b"), onnx.numpy_helper.from_array(scales, "scales")]
     graph = helper.make_graph([node], "nbits", [helper.make_tensor_value_info("a", TensorProto.FLOAT, [m, k])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n])], initializers)
     model = helper.make_model(graph, opset_imports=opsets())
     feeds = {"a": rng.standard_normal((m, k)).astype(np.float32)}
-    return Case(f"MatMulNBits M={m} {k}x{n} int4 b{block}", model.SerializeToString(), feeds, rtol=5e-2, atol=5e-2,
-                notes="accuracy_level 4: A quantized to int8 per block")
+    level = "" if accuracy_level == 4 else f" level {accuracy_level}"
+    notes = "accuracy_level 4: A quantized to int8 per block" if accuracy_level == 4 else "float A"
+    return Case(f"MatMulNBits M={m} {k}x{n} int{bits} b{block}{level}", model.SerializeToString(), feeds, rtol=5e-2,
+                atol=5e-2, notes=notes)
 
 
 def gqa_decode(past=1024, heads=32, kv_heads=8, head=128):
@@ -98,4 +100,5 @@ def builder_decoder(past=128):
 
 
 def build_all():
-    return [matmul_nbits(4096, 4096), matmul_nbits(4096, 11008), gqa_decode(), builder_decoder()]
+    return [matmul_nbits(4096, 4096), matmul_nbits(4096, 11008), matmul_nbits(4096, 4096, bits=8),
+            matmul_nbits(4096, 4096, bits=8, accuracy_level=0), gqa_decode(), builder_decoder()]

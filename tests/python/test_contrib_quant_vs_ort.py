@@ -71,63 +71,66 @@ def test_matmul_nbits(seed, dtype):
     np.testing.assert_array_less(np.abs(got.astype(np.float64) - theirs) / scale, tol, err_msg=f"vs ort {attrs}")
 
 
+def constant_weights_case(rng, bits, block, n_high, a_dtype):
+    """Random MatMulNBits weights of `bits` bits for a random K (half a block to three blocks) and N (below n_high):
+    codes [N, padded K] (zero past K), zero-point codes [N, k_blocks], scales of A's type (smaller for more bits)."""
+    k = int(rng.integers(block // 2, 3 * block))
+    n = int(rng.integers(1, n_high))
+    k_blocks = -(-k // block)
+    codes = rng.integers(0, 1 << bits, size=(n, k_blocks * block))
+    codes[:, k:] = 0
+    zero_codes = rng.integers(0, 1 << bits, size=(n, k_blocks))
+    scales = rng.uniform(0.01, 0.1, size=(n, k_blocks)).astype(a_dtype) / (1 << (bits - 4))
+    return k, n, k_blocks, codes, zero_codes, scales
+
+
+@pytest.mark.parametrize("bits", [4, 8])
 @pytest.mark.parametrize("rows", [1, 3, 6, 33, 70])
 @pytest.mark.parametrize("seed", range(4))
-def test_matmul_nbits_int4_constant_weights_at_any_row_count(seed, rows):
-    # Constant 4-bit weights with blocks of 32 or more take the packed path: in-register dequantization up to 32
-    # rows of A, chunks dequantized into the float GEMM beyond.
+def test_matmul_nbits_constant_weights_at_any_row_count(seed, rows, bits):
+    # Constant 4-bit weights with blocks of 32 or more and constant 8-bit weights take the packed paths: in-register
+    # dequantization up to 32 rows of A, chunks dequantized into the float GEMM beyond.
     rng = np.random.default_rng(100 + seed)
-    block = [32, 64, 128, 32][seed]
-    k = int(rng.integers(block // 2, 3 * block))
-    n = int(rng.integers(1, 70))
-    k_blocks = -(-k // block)
-    codes = rng.integers(0, 16, size=(n, k_blocks * block))
-    codes[:, k:] = 0
-    zero_codes = rng.integers(0, 16, size=(n, k_blocks))
-    scales = rng.uniform(0.01, 0.1, size=(n, k_blocks)).astype(np.float32)
+    block = [32, 64, 128, 32][seed] if bits == 4 else [16, 32, 64, 256][seed]
+    k, n, k_blocks, codes, zero_codes, scales = constant_weights_case(rng, bits, block, 70, np.float32)
     a = rng.standard_normal((rows, k)).astype(np.float32)
     bias = rng.standard_normal(n).astype(np.float32) if seed % 2 else None
-    zero = pack_codes(zero_codes, 4) if seed < 2 else None
-    zero_values = zero_codes if zero is not None else np.full((n, k_blocks), 8)
-    feeds = [("a", a), ("b", pack_codes(codes.reshape(n, k_blocks, block), 4)), ("scales", scales),
+    zero = pack_codes(zero_codes, bits) if seed < 2 else None
+    zero_values = zero_codes if zero is not None else np.full((n, k_blocks), 1 << (bits - 1))
+    feeds = [("a", a), ("b", pack_codes(codes.reshape(n, k_blocks, block), bits)), ("scales", scales),
              ("zero_points", zero), ("g_idx", None), ("bias", bias)]
     constants = ("b", "scales", "zero_points")
-    model = helpers.one_node_model("MatMulNBits", feeds, (True,), {"K": k, "N": n, "bits": 4, "block_size": block},
-                                   MS, constants)
+    attrs = {"K": k, "N": n, "bits": bits, "block_size": block}
+    model = helpers.one_node_model("MatMulNBits", feeds, (True,), attrs, MS, constants)
     (got,) = helpers.run_feeds(nxrt, model, feeds, constants)
     (theirs,) = helpers.run_feeds(onnxruntime, model, feeds, constants)
     weights = ((codes - np.repeat(zero_values, block, axis=1)) * np.repeat(scales.astype(np.float64), block,
                                                                             axis=1))[:, :k]
     want = a.astype(np.float64) @ weights.T + (bias if bias is not None else 0)
     scale = 1 + np.abs(want)
-    np.testing.assert_array_less(np.abs(got - want) / scale, 1e-5, err_msg=f"vs numpy k={k} n={n} block={block}")
-    np.testing.assert_array_less(np.abs(got - theirs) / scale, 1e-5, err_msg=f"vs ort k={k} n={n} block={block}")
+    np.testing.assert_array_less(np.abs(got - want) / scale, 1e-5, err_msg=f"vs numpy {attrs}")
+    np.testing.assert_array_less(np.abs(got - theirs) / scale, 1e-5, err_msg=f"vs ort {attrs}")
 
 
+@pytest.mark.parametrize("bits", [4, 8])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("rows", [1, 4, 7, 40])
 @pytest.mark.parametrize("seed", range(4))
-def test_matmul_nbits_accuracy_level_4(seed, rows, dtype):
+def test_matmul_nbits_accuracy_level_4(seed, rows, dtype, bits):
     # accuracy_level 4: A is quantized to int8 per block, as onnxruntime does. Against numpy's float product the
     # int8 rounding of A bounds the error (half a step of the block's largest |a| / 127 per element); against
     # onnxruntime, which quantizes A the same way, only the float summation order differs.
     rng = np.random.default_rng(200 + seed)
     block = [16, 32, 64, 128][seed]
-    k = int(rng.integers(block // 2, 3 * block))
-    n = int(rng.integers(1, 50))
-    k_blocks = -(-k // block)
-    codes = rng.integers(0, 16, size=(n, k_blocks * block))
-    codes[:, k:] = 0
-    zero_codes = rng.integers(0, 16, size=(n, k_blocks))
-    scales = rng.uniform(0.01, 0.1, size=(n, k_blocks)).astype(dtype)
+    k, n, k_blocks, codes, zero_codes, scales = constant_weights_case(rng, bits, block, 50, dtype)
     a = rng.standard_normal((rows, k)).astype(dtype)
     bias = rng.standard_normal(n).astype(dtype) if seed % 2 else None
-    zero = pack_codes(zero_codes, 4) if seed < 2 else None
-    zero_values = zero_codes if zero is not None else np.full((n, k_blocks), 8)
-    feeds = [("a", a), ("b", pack_codes(codes.reshape(n, k_blocks, block), 4)), ("scales", scales),
+    zero = pack_codes(zero_codes, bits) if seed < 2 else None
+    zero_values = zero_codes if zero is not None else np.full((n, k_blocks), 1 << (bits - 1))
+    feeds = [("a", a), ("b", pack_codes(codes.reshape(n, k_blocks, block), bits)), ("scales", scales),
              ("zero_points", zero), ("g_idx", None), ("bias", bias)]
     constants = ("b", "scales", "zero_points")
-    attrs = {"K": k, "N": n, "bits": 4, "block_size": block, "accuracy_level": 4}
+    attrs = {"K": k, "N": n, "bits": bits, "block_size": block, "accuracy_level": 4}
     model = helpers.one_node_model("MatMulNBits", feeds, (True,), attrs, MS, constants)
     (got,) = helpers.run_feeds(nxrt, model, feeds, constants)
     (theirs,) = helpers.run_feeds(onnxruntime, model, feeds, constants)
@@ -138,9 +141,9 @@ def test_matmul_nbits_accuracy_level_4(seed, rows, dtype):
     bound = np.abs(weights).sum(axis=1) * np.abs(a.astype(np.float64)).max() / 254 + 1e-4 * (1 + np.abs(want))
     if dtype == np.float16:
         bound = bound + 2e-2 * (1 + np.abs(want))
-    assert np.all(np.abs(got - want) <= bound), f"vs numpy k={k} n={n} block={block}"
+    assert np.all(np.abs(got - want) <= bound), f"vs numpy {attrs}"
     close = 1e-4 * (1 + np.abs(want)) + (2e-2 * (1 + np.abs(want)) if dtype == np.float16 else 0)
-    assert np.all(np.abs(got.astype(np.float64) - theirs) <= close), f"vs ort k={k} n={n} block={block}"
+    assert np.all(np.abs(got.astype(np.float64) - theirs) <= close), f"vs ort {attrs}"
 
 
 def test_matmul_nbits_omitted_projection_gives_the_bias():

@@ -10,8 +10,10 @@
 // it) A is quantized to int8 per block of K (symmetric, round half to even, as onnxruntime's CPU kernel does) and
 // multiplied in integers (Int4Panels) at any row count; otherwise, for blocks of 32 or more, the weights are
 // dequantized in registers and multiplied in float (Int4Weights), or, when A has many rows, dequantized per chunk
-// of weight rows into the float GEMM. Other constant weights are dequantized to float and packed once;
-// weights computed at run time are dequantized per run. g_idx and prepacked weights are NOT_IMPLEMENTED.
+// of weight rows into the float GEMM. Constant 8-bit weights stay 8-bit in panels (Int8Panels), multiplied with
+// int8 A at accuracy_level 4 and otherwise with float A (dequantized in registers, or per chunk into the float GEMM
+// when A has many rows). Other constant weights are dequantized to float and packed once; weights computed at run
+// time are dequantized per run. g_idx and prepacked weights are NOT_IMPLEMENTED.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -23,6 +25,7 @@
 #include "ep/cpu/kernel.h"
 #include "ep/cpu/microkernels/gemm.h"
 #include "ep/cpu/microkernels/int4_matmul.h"
+#include "ep/cpu/microkernels/int8_weight_matmul.h"
 
 namespace nxrt::cpu {
 
@@ -81,7 +84,7 @@ void dequantize_weights(const NBitsShape& s, const Tensor& b, const Tensor& scal
   }
 }
 
-// Each block's scale and offset (-zero_point * scale) of 4-bit weights, [n * k_blocks + b].
+// Each block's scale and offset (-zero_point * scale), [n * k_blocks + b].
 void block_scales_and_offsets(const NBitsShape& s, const Tensor& scales, const Tensor* zero_points, float* out_scales,
                               float* out_offsets) {
   for (int64_t n = 0; n < s.n; ++n) {
@@ -137,6 +140,39 @@ struct Int4Packed {
   }
 };
 
+// Constant 8-bit weights in Int8Panels' layout.
+struct Int8WeightPacked {
+  std::vector<int8_t> codes;
+  std::vector<float> scales, offsets;
+  int64_t k_blocks = 0, block = 0, panel = 8;
+  Int8Panels view() const { return {codes.data(), scales.data(), offsets.data(), k_blocks, block, panel}; }
+
+  static Int8WeightPacked pack(const NBitsShape& s, const Tensor& b, const Tensor& scales, const Tensor* zero_points) {
+    Int8WeightPacked p;
+    p.k_blocks = s.k_blocks;
+    p.block = s.block;
+    p.panel = int8_weight_panel_rows();
+    const int64_t panels = (s.n + p.panel - 1) / p.panel;
+    std::vector<float> row_scales(static_cast<size_t>(s.n * s.k_blocks)), row_offsets(row_scales.size());
+    block_scales_and_offsets(s, scales, zero_points, row_scales.data(), row_offsets.data());
+    p.codes.resize(static_cast<size_t>(panels * s.k_blocks * s.block * p.panel));
+    p.scales.resize(static_cast<size_t>(panels * s.k_blocks * p.panel));
+    p.offsets.resize(p.scales.size());
+    repack_int8_weight_panels(b.data<uint8_t>(), row_scales.data(), row_offsets.data(), s.n, s.k, s.k_blocks,
+                              s.block, p.panel, p.codes.data(), p.scales.data(), p.offsets.data());
+    return p;
+  }
+};
+
+// The constant weights in the form the kernel multiplies them (at most one member is set).
+struct PackedWeights {
+  std::optional<PackedB<float>> floats;
+  std::optional<Int4Packed> int4;
+  std::optional<Int4PanelPacked> int4_panels;  // for int8 A
+  std::optional<Int8WeightPacked> int8;
+  bool int8_a = false;  // accuracy_level 4: A is quantized to int8 per block
+};
+
 // Rows of A up to which the 4-bit products run on the packed codes; beyond, chunks of weight rows are dequantized
 // to float once and multiplied by the float GEMM.
 constexpr int64_t kInt4DirectRows = 32;
@@ -145,13 +181,8 @@ constexpr int64_t kInt4ChunkFloats = int64_t{1} << 20;
 
 class MatMulNBitsKernel final : public Kernel {
  public:
-  MatMulNBitsKernel(std::string description, NBitsShape shape, std::optional<PackedB<float>> packed,
-                    std::optional<Int4Packed> int4, std::optional<Int4PanelPacked> panels)
-      : description_(std::move(description)),
-        s_(shape),
-        packed_(std::move(packed)),
-        int4_(std::move(int4)),
-        panels_(std::move(panels)) {}
+  MatMulNBitsKernel(std::string description, NBitsShape shape, PackedWeights weights)
+      : description_(std::move(description)), s_(shape), w_(std::move(weights)) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     TRY(check(inputs));
@@ -167,16 +198,27 @@ class MatMulNBitsKernel final : public Kernel {
     int64_t m = 1;  // rows of A
     for (size_t d = 0; d + 1 < a.shape().size(); ++d) m *= a.shape()[d];
     const Tensor* bias = optional_input(inputs, 5);
+    if (inputs[1]->numel() != 0 && s_.k > 0) {
+      if (w_.int4) return run_int4(a, m, bias, outputs[0], pool);
+      if (w_.int4_panels) return run_int4_int8(a, m, bias, outputs[0], pool);
+      if (w_.int8 && w_.int8_a) return run_int8_int8(a, m, bias, outputs[0], pool);
+      if (w_.int8) return run_int8(a, m, bias, outputs[0], pool);
+    }
+    return run_float(inputs, m, bias, outputs[0], pool);
+  }
+
+ private:
+  // The product in float: weights packed at creation, dequantized here, or omitted (Y is the bias).
+  Status run_float(KernelInputs inputs, int64_t m, const Tensor* bias, Tensor& out, ThreadPool& pool) const {
+    const Tensor& a = *inputs[0];
     const bool omitted = inputs[1]->numel() == 0;
-    if (int4_ && !omitted && s_.k > 0) return run_int4(a, m, bias, outputs[0], pool);
-    if (panels_ && !omitted && s_.k > 0) return run_int4_int8(a, m, bias, outputs[0], pool);
     const bool is_float = a.dtype() == DataType::kFloat32;
     // float A and Y (converted for half types), then W when it is not packed.
-    const int64_t w_floats = packed_ || omitted ? 0 : s_.n * s_.k;
+    const int64_t w_floats = w_.floats || omitted ? 0 : s_.n * s_.k;
     float* const buffer = scratch_floats(ScratchUse::kContribProjection,
                                          (is_float ? 0 : m * (s_.k + s_.n)) + w_floats + s_.n);
     float* const a_f = is_float ? nullptr : buffer;
-    float* const y_f = is_float ? outputs[0].data<float>() : buffer + m * s_.k;
+    float* const y_f = is_float ? out.data<float>() : buffer + m * s_.k;
     float* const w = buffer + (is_float ? 0 : m * (s_.k + s_.n));
     float* const bias_f = w + w_floats;
     for (int64_t j = 0; j < s_.n; ++j) bias_f[j] = bias != nullptr ? float_of(*bias, j) : 0.0f;
@@ -190,72 +232,126 @@ class MatMulNBitsKernel final : public Kernel {
       GemmEpilogue<float> epilogue;
       epilogue.bias = bias != nullptr ? bias_f : nullptr;
       const GemmArgs args{false, true, m, s_.n, s_.k, s_.k, s_.k, s_.n};
-      if (packed_) {
-        gemm_f32_packed(args, 1.0f, a_ptr, *packed_, 0.0f, y_f, pool, epilogue);
+      if (w_.floats) {
+        gemm_f32_packed(args, 1.0f, a_ptr, *w_.floats, 0.0f, y_f, pool, epilogue);
       } else {
         dequantize_weights(s_, *inputs[1], *inputs[2], optional_input(inputs, 3), w);
         gemm_f32(args, 1.0f, a_ptr, w, 0.0f, y_f, pool, best_gemm_isa(), epilogue);
-      }
-    }
-    if (!is_float) store_rounded(y_f, outputs[0]);
-    return Status::ok();
-  }
-
- private:
-  // The product with the constant 4-bit weights (int4_), A [m, K] of A's type.
-  Status run_int4(const Tensor& a, int64_t m, const Tensor* bias, Tensor& out, ThreadPool& pool) const {
-    const Int4Weights w = int4_->view();
-    const int64_t kp = w.padded_k();
-    const bool is_float = a.dtype() == DataType::kFloat32;
-    const bool pad_a = !is_float || kp != s_.k;
-    const bool direct = m <= kInt4DirectRows;
-    const int64_t chunk_rows = std::clamp<int64_t>(kInt4ChunkFloats / kp, 16, std::max<int64_t>(s_.n, 16));
-    const int64_t a_floats = pad_a ? m * kp : 0;
-    const int64_t y_floats = is_float ? 0 : m * s_.n;
-    const int64_t chunk_floats = direct ? 0 : chunk_rows * kp;
-    float* const buffer =
-        scratch_floats(ScratchUse::kContribProjection, a_floats + y_floats + chunk_floats + s_.n);
-    float* const a_f = buffer;
-    float* const y_f = is_float ? out.data<float>() : buffer + a_floats;
-    float* const chunk = buffer + a_floats + y_floats;
-    float* const bias_f = chunk + chunk_floats;
-    for (int64_t j = 0; j < s_.n; ++j) bias_f[j] = bias != nullptr ? float_of(*bias, j) : 0.0f;
-    if (pad_a) {
-      for (int64_t i = 0; i < m; ++i) {
-        for (int64_t k = 0; k < s_.k; ++k) a_f[i * kp + k] = float_of(a, i * s_.k + k);
-        std::fill(a_f + i * kp + s_.k, a_f + (i + 1) * kp, 0.0f);
-      }
-    }
-    const float* a_ptr = pad_a ? a_f : a.data<float>();
-    const float* bias_ptr = bias != nullptr ? bias_f : nullptr;
-    if (direct) {
-      // Tiles of four weight rows; a range should carry at least ~64k multiply-adds.
-      const int64_t tiles = (s_.n + 3) / 4;
-      const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / (4 * kp * m));
-      pool.parallel_for(tiles, grain, [&](int64_t begin, int64_t end) {
-        int4_matmul_rows(w, a_ptr, kp, m, begin * 4, std::min(end * 4, s_.n), bias_ptr, y_f, s_.n);
-      });
-    } else {
-      for (int64_t n0 = 0; n0 < s_.n; n0 += chunk_rows) {
-        const int64_t rows = std::min(chunk_rows, s_.n - n0);
-        pool.parallel_for(rows, 4, [&](int64_t begin, int64_t end) {
-          int4_dequantize_rows(w, n0 + begin, n0 + end, chunk + begin * kp);
-        });
-        GemmEpilogue<float> epilogue;
-        epilogue.bias = bias_ptr != nullptr ? bias_ptr + n0 : nullptr;
-        gemm_f32(GemmArgs{false, true, m, rows, kp, kp, kp, s_.n}, 1.0f, a_ptr, chunk, 0.0f, y_f + n0, pool,
-                 best_gemm_isa(), epilogue);
       }
     }
     if (!is_float) store_rounded(y_f, out);
     return Status::ok();
   }
 
-  // The product with the constant 4-bit weights in panels (panels_), A quantized to int8 per block at any row
-  // count (as onnxruntime does at accuracy_level 4, so prefill and decode agree with it alike).
-  Status run_int4_int8(const Tensor& a, int64_t m, const Tensor* bias, Tensor& out, ThreadPool& pool) const {
-    const Int4Panels w = panels_->view();
+  // Float operands of the packed-weight products, carved from the projection scratch: A padded to kp columns
+  // (A itself when it needs no copy), Y in float (the output itself for float A), the bias in float (null without
+  // one), and `extra_floats` more for the caller.
+  struct FloatOperands {
+    const float* a = nullptr;
+    float* y = nullptr;
+    const float* bias = nullptr;
+    float* extra = nullptr;
+  };
+  FloatOperands float_operands(const Tensor& a, int64_t m, int64_t kp, const Tensor* bias, Tensor& out,
+                               int64_t extra_floats) const {
+    const bool is_float = a.dtype() == DataType::kFloat32;
+    const bool pad_a = !is_float || kp != s_.k;
+    const int64_t a_floats = pad_a ? m * kp : 0;
+    const int64_t y_floats = is_float ? 0 : m * s_.n;
+    float* const buffer = scratch_floats(ScratchUse::kContribProjection, a_floats + y_floats + s_.n + extra_floats);
+    float* const bias_f = buffer + a_floats + y_floats;
+    for (int64_t j = 0; j < s_.n; ++j) bias_f[j] = bias != nullptr ? float_of(*bias, j) : 0.0f;
+    if (pad_a) {
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t k = 0; k < s_.k; ++k) buffer[i * kp + k] = float_of(a, i * s_.k + k);
+        std::fill(buffer + i * kp + s_.k, buffer + (i + 1) * kp, 0.0f);
+      }
+    }
+    return {pad_a ? buffer : a.data<float>(), is_float ? out.data<float>() : buffer + a_floats,
+            bias != nullptr ? bias_f : nullptr, bias_f + s_.n};
+  }
+
+  // Y = A W^T + bias for A's many rows: chunks of weight rows dequantized to float (by dequantize(first, end,
+  // out)) and multiplied by the float GEMM.
+  template <class Dequantize>
+  void run_dequantized_chunks(const FloatOperands& f, int64_t m, int64_t kp, float* chunk, int64_t chunk_rows,
+                              ThreadPool& pool, const Dequantize& dequantize) const {
+    for (int64_t n0 = 0; n0 < s_.n; n0 += chunk_rows) {
+      const int64_t rows = std::min(chunk_rows, s_.n - n0);
+      pool.parallel_for(rows, 4, [&](int64_t begin, int64_t end) {
+        dequantize(n0 + begin, n0 + end, chunk + begin * kp);
+      });
+      GemmEpilogue<float> epilogue;
+      epilogue.bias = f.bias != nullptr ? f.bias + n0 : nullptr;
+      gemm_f32(GemmArgs{false, true, m, rows, kp, kp, kp, s_.n}, 1.0f, f.a, chunk, 0.0f, f.y + n0, pool,
+               best_gemm_isa(), epilogue);
+    }
+  }
+
+  int64_t chunk_rows(int64_t kp) const {
+    return std::clamp<int64_t>(kInt4ChunkFloats / kp, 16, std::max<int64_t>(s_.n, 16));
+  }
+
+  // The product with the constant 4-bit weights (int4), A [m, K] of A's type.
+  Status run_int4(const Tensor& a, int64_t m, const Tensor* bias, Tensor& out, ThreadPool& pool) const {
+    const Int4Weights w = w_.int4->view();
     const int64_t kp = w.padded_k();
+    const bool direct = m <= kInt4DirectRows;
+    const int64_t rows = chunk_rows(kp);
+    const FloatOperands f = float_operands(a, m, kp, bias, out, direct ? 0 : rows * kp);
+    if (direct) {
+      // Tiles of four weight rows; a range should carry at least ~64k multiply-adds.
+      const int64_t tiles = (s_.n + 3) / 4;
+      const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / (4 * kp * m));
+      pool.parallel_for(tiles, grain, [&](int64_t begin, int64_t end) {
+        int4_matmul_rows(w, f.a, kp, m, begin * 4, std::min(end * 4, s_.n), f.bias, f.y, s_.n);
+      });
+    } else {
+      run_dequantized_chunks(f, m, kp, f.extra, rows, pool, [&](int64_t first, int64_t end, float* chunk) {
+        int4_dequantize_rows(w, first, end, chunk);
+      });
+    }
+    if (a.dtype() != DataType::kFloat32) store_rounded(f.y, out);
+    return Status::ok();
+  }
+
+  // The product with the constant 8-bit weights (int8) and float A.
+  Status run_int8(const Tensor& a, int64_t m, const Tensor* bias, Tensor& out, ThreadPool& pool) const {
+    const Int8Panels w = w_.int8->view();
+    const int64_t kp = w.padded_k();
+    const bool direct = m <= kInt4DirectRows;
+    const int64_t rows = chunk_rows(kp);
+    const FloatOperands f = float_operands(a, m, kp, bias, out, direct ? m * s_.k_blocks : rows * kp);
+    if (direct) {
+      float* const a_sums = f.extra;  // each block's sum of each row of A
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t b = 0; b < s_.k_blocks; ++b) {
+          const float* block = f.a + i * kp + b * s_.block;
+          float sum = 0.0f;
+          for (int64_t t = 0; t < s_.block; ++t) sum += block[t];
+          a_sums[i * s_.k_blocks + b] = sum;
+        }
+      }
+      const int64_t panels = (s_.n + w.panel - 1) / w.panel;
+      const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / (w.panel * kp * m));
+      pool.parallel_for(panels, grain, [&](int64_t begin, int64_t end) {
+        int8_weight_matmul_rows(w, f.a, kp, a_sums, m, begin, end, s_.n, f.bias, f.y, s_.n);
+      });
+    } else {
+      run_dequantized_chunks(f, m, kp, f.extra, rows, pool, [&](int64_t first, int64_t end, float* chunk) {
+        int8_weight_dequantize_rows(w, first, end, chunk);
+      });
+    }
+    if (a.dtype() != DataType::kFloat32) store_rounded(f.y, out);
+    return Status::ok();
+  }
+
+  // A quantized to int8 per block (as onnxruntime does at accuracy_level 4, at any row count, so prefill and decode
+  // agree with it alike), then product(rows, panel_begin, panel_end, bias, y) over ranges of panels of `panel`
+  // weight rows.
+  template <class Product>
+  Status run_int8_a(const Tensor& a, int64_t m, int64_t kp, int64_t panel, const Tensor* bias, Tensor& out,
+                    ThreadPool& pool, const Product& product) const {
     const bool is_float = a.dtype() == DataType::kFloat32;
     // Floats: A and Y (half types), the bias, A's block scales; then A's block sums (int32) and codes (int8).
     const int64_t a_floats = is_float ? 0 : m * s_.k;
@@ -274,14 +370,28 @@ class MatMulNBitsKernel final : public Kernel {
     quantize_int8_blocks(is_float ? a.data<float>() : a_f, s_.k, m, s_.k, s_.k_blocks, s_.block, a_codes, a_scales,
                          a_sums);
     const Int8Rows rows{a_codes, a_scales, a_sums};
-    const int64_t panels = (s_.n + w.panel - 1) / w.panel;
-    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / (w.panel * kp * m));
+    const int64_t panels = (s_.n + panel - 1) / panel;
+    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / (panel * kp * m));
     const float* bias_ptr = bias != nullptr ? bias_f : nullptr;
-    pool.parallel_for(panels, grain, [&](int64_t begin, int64_t end) {
-      int4_matmul_int8(w, rows, m, begin, end, s_.n, bias_ptr, y_f, s_.n);
-    });
+    pool.parallel_for(panels, grain, [&](int64_t begin, int64_t end) { product(rows, begin, end, bias_ptr, y_f); });
     if (!is_float) store_rounded(y_f, out);
     return Status::ok();
+  }
+
+  Status run_int4_int8(const Tensor& a, int64_t m, const Tensor* bias, Tensor& out, ThreadPool& pool) const {
+    const Int4Panels w = w_.int4_panels->view();
+    return run_int8_a(a, m, w.padded_k(), w.panel, bias, out, pool,
+                      [&](const Int8Rows& rows, int64_t begin, int64_t end, const float* bias_f, float* y) {
+                        int4_matmul_int8(w, rows, m, begin, end, s_.n, bias_f, y, s_.n);
+                      });
+  }
+
+  Status run_int8_int8(const Tensor& a, int64_t m, const Tensor* bias, Tensor& out, ThreadPool& pool) const {
+    const Int8Panels w = w_.int8->view();
+    return run_int8_a(a, m, w.padded_k(), w.panel, bias, out, pool,
+                      [&](const Int8Rows& rows, int64_t begin, int64_t end, const float* bias_f, float* y) {
+                        int8_weight_matmul_int8(w, rows, m, begin, end, s_.n, bias_f, y, s_.n);
+                      });
   }
 
   Status check(KernelInputs inputs) const {
@@ -338,9 +448,7 @@ class MatMulNBitsKernel final : public Kernel {
 
   std::string description_;
   NBitsShape s_;
-  std::optional<PackedB<float>> packed_;
-  std::optional<Int4Packed> int4_;
-  std::optional<Int4PanelPacked> panels_;
+  PackedWeights w_;
 };
 
 Expected<std::unique_ptr<Kernel>> create_matmul_nbits(const KernelInfo& info) {
@@ -363,9 +471,8 @@ Expected<std::unique_ptr<Kernel>> create_matmul_nbits(const KernelInfo& info) {
   }
   s.k_blocks = (s.k + s.block - 1) / s.block;
   s.blob = s.block * s.bits / 8;
-  std::optional<PackedB<float>> packed;
-  std::optional<Int4Packed> int4;
-  std::optional<Int4PanelPacked> panels;
+  PackedWeights packed;
+  packed.int8_a = accuracy_level == 4;
   const auto constant = [&](size_t i) { return i < info.constant_inputs.size() ? info.constant_inputs[i] : nullptr; };
   const bool zero_ready = info.node.inputs.size() <= 3 || info.node.inputs[3] == graph::kNoValue || constant(3);
   const bool weights_ready = constant(1) != nullptr && constant(2) != nullptr && zero_ready && constant(1)->numel() > 0;
@@ -373,16 +480,18 @@ Expected<std::unique_ptr<Kernel>> create_matmul_nbits(const KernelInfo& info) {
     const std::vector<const Tensor*> weights = {nullptr, constant(1), constant(2), constant(3), nullptr};
     TRY(MatMulNBitsKernel::check_weights(weights, s, description));
   }
-  if (weights_ready && s.bits == 4 && accuracy_level == 4) {
-    panels = Int4PanelPacked::pack(s, *constant(1), *constant(2), constant(3));
+  if (weights_ready && s.bits == 4 && packed.int8_a) {
+    packed.int4_panels = Int4PanelPacked::pack(s, *constant(1), *constant(2), constant(3));
   } else if (weights_ready && s.bits == 4 && s.block % 32 == 0) {
-    int4 = Int4Packed::pack(s, *constant(1), *constant(2), constant(3));
+    packed.int4 = Int4Packed::pack(s, *constant(1), *constant(2), constant(3));
+  } else if (weights_ready && s.bits == 8) {
+    packed.int8 = Int8WeightPacked::pack(s, *constant(1), *constant(2), constant(3));
   } else if (weights_ready && static_cast<double>(s.n) * static_cast<double>(s.k) < 0x1p31) {
     std::vector<float> w(static_cast<size_t>(s.n * s.k));
     dequantize_weights(s, *constant(1), *constant(2), constant(3), w.data());
-    packed = PackedB<float>::pack(GemmArgs{false, true, 0, s.n, s.k, 0, s.k, 0}, w.data());
+    packed.floats = PackedB<float>::pack(GemmArgs{false, true, 0, s.n, s.k, 0, s.k, 0}, w.data());
   }
-  return std::unique_ptr<Kernel>(std::make_unique<MatMulNBitsKernel>(description, s, std::move(packed), std::move(int4), std::move(panels)));
+  return std::unique_ptr<Kernel>(std::make_unique<MatMulNBitsKernel>(description, s, std::move(packed)));
 }
 
 const KernelDef kContribQuantKernels[] = {
