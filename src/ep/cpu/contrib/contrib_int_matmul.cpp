@@ -119,8 +119,10 @@ class IntMatMulToFloatKernel final : public Kernel {
   static void quantize_dynamic(const Tensor& a, std::vector<int32_t>& codes, float& scale, int32_t& zero) {
     const float* x = a.data<float>();
     float low = 0.0f, high = 0.0f;
+    // The range covers the finite values only: an infinity would make the scale infinite and the zero point NaN;
+    // infinities then saturate to 0 or 255 and NaN takes the zero point.
     for (int64_t i = 0; i < a.numel(); ++i) {
-      if (!std::isnan(x[i])) {
+      if (std::isfinite(x[i])) {
         low = std::min(low, x[i]);
         high = std::max(high, x[i]);
       }
