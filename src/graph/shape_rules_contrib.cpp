@@ -7,7 +7,7 @@
 //   Attention: output [B, S, Dv] (Dv from qkv_hidden_sizes, else a third of weights' columns), present
 //     [2, B, N, P + S, Dk / N];
 //   RotaryEmbedding: input 0's type and shape; GroupQueryAttention: output [B, S, N * H], present_key and
-//     present_value [B, Nk, ?, H]; MultiHeadAttention: output [B, S, Dv]; MatMulNBits: A's shape ending in N;
+//     present_value [B, Nk, ?, H] (SparseAttention: the same, presents shaped as the pasts); MultiHeadAttention: output [B, S, Dv]; MatMulNBits: A's shape ending in N;
 //     GatherBlockQuantized: data's logical shape with the gathered axis replaced by the indices' shape;
 //   the quantized forms of default-domain ops (QLinearAdd / Mul / Concat / Where / AveragePool / GlobalAveragePool,
 //     QGemm, MatMulIntegerToFloat, DynamicQuantizeMatMul, FusedMatMul, QAttention) by the default (or Attention's)
@@ -114,6 +114,15 @@ Status infer_group_query_attention(ShapeRuleContext& ctx) {
   for (size_t o = 1; o < 3 && o < ctx.outputs.size(); ++o) {
     ctx.outputs[o].shape = SymbolicShape{(*q)[0], Dim::known(*kv_heads), Dim::unknown(), Dim::known(head)};
   }
+  return Status::ok();
+}
+
+// SparseAttention: GroupQueryAttention's rule, with the presents shaped as the pasts (one buffer in ONNX Runtime).
+Status infer_sparse_attention(ShapeRuleContext& ctx) {
+  TRY(infer_group_query_attention(ctx));
+  const SymbolicShape* past = ctx.input_shape(3);
+  if (!ctx.input_is_tensor(0) || past == nullptr || past->size() != 4) return Status::ok();
+  for (size_t o = 1; o < 3 && o < ctx.outputs.size(); ++o) ctx.outputs[o].shape = *past;
   return Status::ok();
 }
 
@@ -301,6 +310,7 @@ const std::unordered_map<std::string_view, ShapeRule>& contrib_shape_rules() {
     table["Attention"] = infer_attention;
     table["QAttention"] = infer_qattention;
     table["GroupQueryAttention"] = infer_group_query_attention;
+    table["SparseAttention"] = infer_sparse_attention;
     table["MultiHeadAttention"] = infer_multi_head_attention;
     table["MatMulNBits"] = infer_matmul_nbits;
     table["GatherBlockQuantized"] = infer_gather_block_quantized;

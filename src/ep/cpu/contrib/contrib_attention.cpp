@@ -432,6 +432,8 @@ const KernelDef kContribAttentionKernels[] = {
     {"Attention", graph::kMsDomain, 1, kLatestOpset, kAttentionTypes, 0, create_contrib_attention},
     {"QAttention", graph::kMsDomain, 1, kLatestOpset, type_mask(TypeList<uint8_t, int8_t>{}), 0,
      contrib_detail::create_qattention},
+    {"SparseAttention", graph::kMsDomain, 1, kLatestOpset, type_mask(TypeList<float, Float16, BFloat16>{}), 0,
+     contrib_detail::create_sparse_attention},
     {"RotaryEmbedding", graph::kMsDomain, 1, kLatestOpset, type_mask(FloatTypes{}), 0,
      attention_detail::create_rotary_embedding},
 };

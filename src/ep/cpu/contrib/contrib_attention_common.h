@@ -135,7 +135,9 @@ void attend_rows(const float* q, int64_t ldq, const float* k, const float* v, in
   if (hv > 0) gemm_f32(GemmArgs{false, false, count, hv, t, t, hv, ldy}, 1.0f, scores, v, 0.0f, y, pool);
 }
 
-// The com.microsoft QAttention row's create function (contrib_qattention.cpp).
+// The create functions of the com.microsoft QAttention and SparseAttention rows (contrib_qattention.cpp,
+// contrib_sparse_attention.cpp).
 Expected<std::unique_ptr<Kernel>> create_qattention(const KernelInfo& info);
+Expected<std::unique_ptr<Kernel>> create_sparse_attention(const KernelInfo& info);
 
 }  // namespace nxrt::cpu::contrib_detail
