@@ -9,11 +9,12 @@
 //   float scalar constants, or per-channel constants (blocked here)   -> the same op on the blocked values
 //   Concat on channels of blocked values (whole blocks but the last), nearest Resize keeping N and C
 //                                                                 -> the same op on the blocked values
-// A conv whose input is not blocked reads it as it is when it has at most kPlainInputChannels channels (a network's
-// first conv), else through an NchwcReorderIn shared by all its readers. Every converted node's original output is
-// rebuilt by an NchwcReorderOut, dropped at the end when nothing reads the plain value. Padding lanes of blocked
-// values hold one finite value each (BlockedTwin::padding): NchwcConv multiplies them by zero weights and the pools
-// only combine a lane with itself, so they never reach real channels.
+// A conv whose input is not blocked reads it as it is when it has at most kPlainInputChannels channels (less than a
+// block: a network's first conv or a space-to-depth stem, whose padded lanes would only add multiply-adds), else
+// through an NchwcReorderIn shared by all its readers. Every converted node's original output is rebuilt by an
+// NchwcReorderOut, dropped at the end when nothing reads the plain value. Padding lanes of blocked values hold one
+// finite value each (BlockedTwin::padding): NchwcConv multiplies them by zero weights and the pools only combine a
+// lane with itself, so they never reach real channels.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -33,7 +34,7 @@ namespace {
 
 using graph::kNoValue;
 
-constexpr int64_t kPlainInputChannels = 4;
+constexpr int64_t kPlainInputChannels = 15;
 
 // A plain value's blocked twin. `padding` is what every padding lane of the twin holds: 0 where a reorder or a conv
 // made it, op(padding...) after a blocked elementwise op. Only its finiteness matters (NchwcConv multiplies padding

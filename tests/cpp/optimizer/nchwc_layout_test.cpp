@@ -103,8 +103,10 @@ TEST(NchwcLayout, SingleConvGeometriesMatch) {
     int64_t in_channels, out_channels, height, width, kernel, stride;
     std::vector<int64_t> pads;
   } cases[] = {
-      {5, 16, 9, 30, 3, 1, {1, 1, 1, 1}},     // reordered input (5 > 4 channels),
+      {5, 16, 9, 30, 3, 1, {1, 1, 1, 1}},     // plain input (below a block of channels),
                                               // one output block
+      {12, 24, 10, 21, 3, 1, {1, 1, 1, 1}},   // plain input of 12 channels (a space-to-depth
+                                              // stem), partial output block
       {17, 40, 13, 27, 3, 2, {1, 0, 2, 1}},   // partial blocks in and out,
                                               // asymmetric pads
       {32, 48, 6, 5, 5, 1, {2, 2, 2, 2}},     // image narrower than the window:
