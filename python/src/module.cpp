@@ -13,6 +13,7 @@ namespace nb = nanobind;
 namespace nxrt::python {
 void register_session(nb::module_& m);
 void register_op_models(nb::module_& m);
+void register_genai(nb::module_& m);
 }  // namespace nxrt::python
 
 NB_MODULE(_nxrt, m) {
@@ -22,6 +23,7 @@ NB_MODULE(_nxrt, m) {
   register_values(m);
   register_session(m);
   register_op_models(m);
+  register_genai(m);
   m.attr("__version__") = NXRT_VERSION;
   m.def(
       "numpy_dtype", [](int element_type) { return numpy_dtype_of(static_cast<nxrt::DataType>(element_type)); },

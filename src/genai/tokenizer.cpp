@@ -1,0 +1,405 @@
+// Tokenizer from tokenizer.json (contract in tokenizer.h): loading and the encode / decode pipelines.
+#include "genai/tokenizer.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <utility>
+
+#include "genai/bpe_model.h"
+#include "genai/byte_level.h"
+#include "genai/json.h"
+#include "genai/unicode.h"
+
+namespace nxrt::genai {
+
+struct AddedToken {
+  std::string content;
+  int32_t id = 0;
+  bool special = false, normalized = false, lstrip = false, rstrip = false, single_word = false;
+};
+
+struct Tokenizer::State {
+  BpeModel bpe;
+  std::optional<int32_t> unk;
+  bool ignore_merges = false;
+  bool add_prefix_space = false, use_regex = true;
+  std::vector<AddedToken> added;
+  std::unordered_map<int32_t, size_t> added_by_id;
+  std::unordered_map<std::string, size_t> added_by_content;
+  std::vector<int32_t> prefix, suffix;  // the post-processor's special tokens around the sequence
+};
+
+namespace {
+
+Status not_implemented(std::string_view what, std::string_view key, std::string_view type) {
+  return make_error(StatusCode::kNotImplemented, what, ": ", key, " of type '", type, "' is not supported");
+}
+
+Status invalid(std::string_view what, std::string_view message) {
+  return make_error(StatusCode::kInvalidArgument, what, ": ", message);
+}
+
+std::string type_of(const JsonValue* v) {
+  if (v == nullptr || !v->is_object()) return "";
+  const JsonValue* type = v->find("type");
+  return type != nullptr && type->is_string() ? type->as_string() : "";
+}
+
+bool flag(const JsonValue& object, std::string_view key, bool fallback) {
+  const JsonValue* v = object.find(key);
+  return v != nullptr && v->is_bool() ? v->as_bool() : fallback;
+}
+
+// A member that is absent or null counts as absent.
+bool present(const JsonValue* v) { return v != nullptr && !v->is_null(); }
+
+Expected<BpeModel> load_bpe(const JsonValue& model, std::string_view what, Tokenizer::State& state) {
+  const JsonValue* vocab = model.find("vocab");
+  const JsonValue* merges = model.find("merges");
+  if (vocab == nullptr || !vocab->is_object() || merges == nullptr || !merges->is_array()) {
+    return invalid(what, "model.vocab must be an object and model.merges an array");
+  }
+  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+    const JsonValue* v = model.find(key);
+    if (present(v) && (!v->is_string() || !v->as_string().empty())) {
+      return make_error(StatusCode::kNotImplemented, what, ": model.", key, " is not supported");
+    }
+  }
+  const JsonValue* dropout = model.find("dropout");
+  if (present(dropout) && (!dropout->is_number() || dropout->as_number() != 0.0)) {
+    return make_error(StatusCode::kNotImplemented, what, ": model.dropout is not supported");
+  }
+  if (flag(model, "byte_fallback", false)) {
+    return make_error(StatusCode::kNotImplemented, what, ": model.byte_fallback is not supported yet");
+  }
+  state.ignore_merges = flag(model, "ignore_merges", false);
+  std::vector<std::pair<std::string, int32_t>> tokens;
+  tokens.reserve(vocab->members().size());
+  for (const auto& [token, id] : vocab->members()) {
+    if (!id.as_int() || *id.as_int() < 0 || *id.as_int() > INT32_MAX) {
+      return invalid(what, "model.vocab['" + token + "'] must be an id in [0, 2^31)");
+    }
+    tokens.emplace_back(token, static_cast<int32_t>(*id.as_int()));
+  }
+  std::vector<std::pair<std::string, std::string>> pairs;
+  pairs.reserve(merges->items().size());
+  for (const JsonValue& merge : merges->items()) {
+    if (merge.is_string()) {  // "left right"
+      const std::string& text = merge.as_string();
+      const size_t space = text.find(' ');
+      if (space == std::string::npos || text.find(' ', space + 1) != std::string::npos) {
+        return invalid(what, "merge '" + text + "' must be two tokens separated by one space");
+      }
+      pairs.emplace_back(text.substr(0, space), text.substr(space + 1));
+    } else if (merge.is_array() && merge.items().size() == 2 && merge.items()[0].is_string() &&
+               merge.items()[1].is_string()) {
+      pairs.emplace_back(merge.items()[0].as_string(), merge.items()[1].as_string());
+    } else {
+      return invalid(what, "model.merges entries must be \"left right\" strings or [left, right] pairs");
+    }
+  }
+  TRY_ASSIGN(BpeModel bpe, BpeModel::create(std::move(tokens), pairs, what));
+  if (const JsonValue* unk = model.find("unk_token"); present(unk)) {
+    if (!unk->is_string() || !bpe.id_of(unk->as_string())) return invalid(what, "model.unk_token is not a token");
+    state.unk = *bpe.id_of(unk->as_string());
+  }
+  return bpe;
+}
+
+Status load_added_tokens(const JsonValue* list, std::string_view what, Tokenizer::State& state) {
+  if (!present(list)) return Status::ok();
+  if (!list->is_array()) return invalid(what, "added_tokens must be an array");
+  for (const JsonValue& entry : list->items()) {
+    const JsonValue* id = entry.find("id");
+    const JsonValue* content = entry.find("content");
+    if (id == nullptr || !id->as_int() || *id->as_int() < 0 || *id->as_int() > INT32_MAX || content == nullptr ||
+        !content->is_string() || content->as_string().empty()) {
+      return invalid(what, "every added token needs an id in [0, 2^31) and a nonempty content");
+    }
+    AddedToken token;
+    token.content = content->as_string();
+    token.id = static_cast<int32_t>(*id->as_int());
+    token.special = flag(entry, "special", false);
+    token.normalized = flag(entry, "normalized", !token.special);
+    token.lstrip = flag(entry, "lstrip", false);
+    token.rstrip = flag(entry, "rstrip", false);
+    token.single_word = flag(entry, "single_word", false);
+    if (first_invalid_utf8(token.content) != token.content.size()) return invalid(what, "an added token is not UTF-8");
+    state.added_by_id[token.id] = state.added.size();
+    state.added_by_content[token.content] = state.added.size();
+    state.added.push_back(std::move(token));
+  }
+  return Status::ok();
+}
+
+// TemplateProcessing's single-sequence template: special tokens before and after $A.
+Status load_template(const JsonValue& post, std::string_view what, Tokenizer::State& state) {
+  const JsonValue* single = post.find("single");
+  const JsonValue* specials = post.find("special_tokens");
+  if (single == nullptr || !single->is_array()) return invalid(what, "post_processor.single must be an array");
+  bool after = false;
+  for (const JsonValue& item : single->items()) {
+    if (const JsonValue* seq = item.find("Sequence")) {
+      const JsonValue* id = seq->find("id");
+      if (id == nullptr || !id->is_string() || id->as_string() != "A" || after) {
+        return make_error(StatusCode::kNotImplemented, what, ": post_processor.single must hold sequence A once");
+      }
+      after = true;
+      continue;
+    }
+    const JsonValue* special = item.find("SpecialToken");
+    const JsonValue* name = special != nullptr ? special->find("id") : nullptr;
+    const JsonValue* entry = name != nullptr && name->is_string() && specials != nullptr
+                                 ? specials->find(name->as_string()) : nullptr;
+    const JsonValue* ids = entry != nullptr ? entry->find("ids") : nullptr;
+    if (ids == nullptr || !ids->is_array()) {
+      return invalid(what, "post_processor.single items must be Sequence or SpecialToken listed in special_tokens");
+    }
+    for (const JsonValue& id : ids->items()) {
+      if (!id.as_int() || *id.as_int() < 0 || *id.as_int() > INT32_MAX) return invalid(what, "bad special token id");
+      (after ? state.suffix : state.prefix).push_back(static_cast<int32_t>(*id.as_int()));
+    }
+  }
+  if (!after) return invalid(what, "post_processor.single has no Sequence");
+  return Status::ok();
+}
+
+bool is_word_character(char32_t c) { return is_letter(c) || is_number(c) || c == U'_'; }
+
+// The code point ending just before byte `end` (end > 0, text valid UTF-8).
+char32_t code_point_before(std::string_view text, size_t end) {
+  size_t begin = end - 1;
+  while (begin > 0 && (static_cast<uint8_t>(text[begin]) & 0xC0) == 0x80) --begin;
+  char32_t c = 0;
+  decode_utf8(text, begin, c);
+  return c;
+}
+
+struct Piece {
+  size_t begin, end;
+  const AddedToken* token;  // null: plain text
+};
+
+// Splits [begin, end) of text at the added tokens with normalized == `normalized`, leftmost then longest.
+void split_added(const Tokenizer::State& s, std::string_view text, size_t begin, size_t end, bool normalized,
+                 std::vector<Piece>& out) {
+  size_t cursor = begin;
+  for (size_t p = begin; p < end;) {
+    const AddedToken* best = nullptr;
+    for (const AddedToken& token : s.added) {
+      if (token.normalized != normalized || token.content.size() > end - p ||
+          text.compare(p, token.content.size(), token.content) != 0 ||
+          (best != nullptr && best->content.size() >= token.content.size())) {
+        continue;
+      }
+      if (token.single_word) {
+        const size_t after = p + token.content.size();
+        size_t at = after;
+        char32_t next = 0;
+        if ((p > begin && is_word_character(code_point_before(text, p))) ||
+            (after < end && decode_utf8(text, at, next) && is_word_character(next))) {
+          continue;
+        }
+      }
+      best = &token;
+    }
+    if (best == nullptr) {
+      ++p;
+      while (p < end && (static_cast<uint8_t>(text[p]) & 0xC0) == 0x80) ++p;
+      continue;
+    }
+    size_t match_begin = p, match_end = p + best->content.size();
+    if (best->lstrip) {
+      while (match_begin > cursor && is_white_space(code_point_before(text, match_begin))) {
+        --match_begin;
+        while ((static_cast<uint8_t>(text[match_begin]) & 0xC0) == 0x80) --match_begin;
+      }
+    }
+    if (best->rstrip) {
+      size_t at = match_end;
+      char32_t c = 0;
+      while (at < end && decode_utf8(text, at, c) && is_white_space(c)) match_end = at;
+    }
+    if (match_begin > cursor) out.push_back({cursor, match_begin, nullptr});
+    out.push_back({match_begin, match_end, best});
+    cursor = p = match_end;
+  }
+  if (cursor < end) out.push_back({cursor, end, nullptr});
+}
+
+// Appends `bytes` as text, each maximal invalid UTF-8 subsequence replaced by U+FFFD.
+void append_lossy(std::string_view bytes, std::string& out) {
+  for (size_t pos = 0; pos < bytes.size();) {
+    const size_t start = pos;
+    char32_t c = 0;
+    if (decode_utf8(bytes, pos, c)) {
+      out.append(bytes.substr(start, pos - start));
+      continue;
+    }
+    // The invalid subsequence: the lead byte and the continuation bytes that could still have begun a character.
+    const uint8_t lead = static_cast<uint8_t>(bytes[start]);
+    size_t length = lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 1;
+    size_t taken = 1;
+    for (; taken < length && start + taken < bytes.size(); ++taken) {
+      const uint8_t b = static_cast<uint8_t>(bytes[start + taken]);
+      const uint8_t low = taken == 1 && lead == 0xE0 ? 0xA0 : taken == 1 && lead == 0xF0 ? 0x90 : 0x80;
+      const uint8_t high = taken == 1 && lead == 0xED ? 0x9F : taken == 1 && lead == 0xF4 ? 0x8F : 0xBF;
+      if (b < low || b > high) break;
+    }
+    out += "\xEF\xBF\xBD";
+    pos = start + taken;
+  }
+}
+
+}  // namespace
+
+Tokenizer::Tokenizer(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+Tokenizer::~Tokenizer() = default;
+
+Expected<Tokenizer> Tokenizer::from_file(const std::string& path) {
+  TRY_ASSIGN(const JsonValue json, read_json_file(path));
+  return from_json(json, path);
+}
+
+Expected<Tokenizer> Tokenizer::from_json(const JsonValue& json, std::string_view what) {
+  if (!json.is_object()) return invalid(what, "a tokenizer.json holds an object");
+  auto state = std::make_unique<State>();
+  const JsonValue* model = json.find("model");
+  if (model == nullptr || !model->is_object()) return invalid(what, "model must be an object");
+  const std::string model_type = type_of(model);
+  if (!model_type.empty() && model_type != "BPE") return not_implemented(what, "model", model_type);
+  TRY_ASSIGN(state->bpe, load_bpe(*model, what, *state));
+  if (const JsonValue* normalizer = json.find("normalizer"); present(normalizer)) {
+    return not_implemented(what, "normalizer", type_of(normalizer));
+  }
+  const JsonValue* pre = json.find("pre_tokenizer");
+  if (type_of(pre) != "ByteLevel") return not_implemented(what, "pre_tokenizer", present(pre) ? type_of(pre) : "null");
+  state->add_prefix_space = flag(*pre, "add_prefix_space", true);
+  state->use_regex = flag(*pre, "use_regex", true);
+  const JsonValue* decoder = json.find("decoder");
+  if (type_of(decoder) != "ByteLevel") {
+    return not_implemented(what, "decoder", present(decoder) ? type_of(decoder) : "null");
+  }
+  if (const JsonValue* post = json.find("post_processor"); present(post)) {
+    const std::string post_type = type_of(post);
+    if (post_type == "TemplateProcessing") {
+      TRY(load_template(*post, what, *state));
+    } else if (post_type != "ByteLevel") {
+      return not_implemented(what, "post_processor", post_type);
+    }
+  }
+  TRY(load_added_tokens(json.find("added_tokens"), what, *state));
+  return Tokenizer(std::move(state));
+}
+
+Expected<std::vector<int32_t>> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
+  const State& s = *state_;
+  if (const size_t bad = first_invalid_utf8(text); bad != text.size()) {
+    return make_error(StatusCode::kInvalidArgument, "tokenizer: the text is not valid UTF-8 (byte ", bad, ")");
+  }
+  std::vector<Piece> raw, pieces;
+  split_added(s, text, 0, text.size(), false, raw);
+  for (const Piece& piece : raw) {
+    if (piece.token != nullptr) {
+      pieces.push_back(piece);
+    } else {
+      split_added(s, text, piece.begin, piece.end, true, pieces);
+    }
+  }
+  std::vector<int32_t> ids(s.prefix.begin(), add_special_tokens ? s.prefix.end() : s.prefix.begin());
+  std::string segment, symbol_text;
+  std::vector<int32_t> symbols;
+  for (const Piece& piece : pieces) {
+    if (piece.token != nullptr) {
+      ids.push_back(piece.token->id);
+      continue;
+    }
+    segment.assign(text.substr(piece.begin, piece.end - piece.begin));
+    if (s.add_prefix_space && segment.front() != ' ') segment.insert(segment.begin(), ' ');
+    const auto words = s.use_regex ? split_gpt2_pattern(segment)
+                                   : std::vector<std::pair<size_t, size_t>>{{0, segment.size()}};
+    for (const auto& [begin, end] : words) {
+      symbol_text.clear();
+      append_byte_level(std::string_view(segment).substr(begin, end - begin), symbol_text);
+      if (s.ignore_merges) {
+        if (const auto whole = s.bpe.id_of(symbol_text)) {
+          ids.push_back(*whole);
+          continue;
+        }
+      }
+      symbols.clear();
+      for (size_t at = 0; at < symbol_text.size();) {
+        const size_t start = at;
+        char32_t c = 0;
+        decode_utf8(symbol_text, at, c);
+        const auto id = s.bpe.id_of(std::string_view(symbol_text).substr(start, at - start));
+        if (!id && !s.unk) {
+          return make_error(StatusCode::kInvalidArgument, "tokenizer: byte symbol U+", static_cast<uint32_t>(c),
+                            " is not in the vocabulary and there is no unk_token");
+        }
+        symbols.push_back(id ? *id : *s.unk);
+      }
+      s.bpe.merge_word(symbols);
+      ids.insert(ids.end(), symbols.begin(), symbols.end());
+    }
+  }
+  if (add_special_tokens) ids.insert(ids.end(), s.suffix.begin(), s.suffix.end());
+  return ids;
+}
+
+Expected<std::string> Tokenizer::decode(std::span<const int32_t> ids, bool skip_special_tokens) const {
+  const State& s = *state_;
+  std::string bytes;
+  for (const int32_t id : ids) {
+    const std::string* token = nullptr;
+    if (const auto it = s.added_by_id.find(id); it != s.added_by_id.end()) {
+      const AddedToken& added = s.added[it->second];
+      if (skip_special_tokens && added.special) continue;
+      token = &added.content;
+    } else {
+      token = s.bpe.token_of(id);
+    }
+    if (token == nullptr) {
+      return make_error(StatusCode::kInvalidArgument, "tokenizer: id ", id, " is not a token (vocabulary size ",
+                        vocab_size(), ")");
+    }
+    const size_t mark = bytes.size();
+    bool mapped = true;
+    for (size_t at = 0; at < token->size() && mapped;) {
+      char32_t c = 0;
+      decode_utf8(*token, at, c);
+      const int b = byte_of_level_character(c);
+      mapped = b >= 0;
+      if (mapped) bytes += static_cast<char>(b);
+    }
+    if (!mapped) bytes.replace(mark, std::string::npos, *token);
+  }
+  std::string text;
+  append_lossy(bytes, text);
+  return text;
+}
+
+std::optional<int32_t> Tokenizer::token_to_id(std::string_view token) const {
+  if (const auto it = state_->added_by_content.find(std::string(token)); it != state_->added_by_content.end()) {
+    return state_->added[it->second].id;
+  }
+  return state_->bpe.id_of(token);
+}
+
+std::optional<std::string> Tokenizer::id_to_token(int32_t id) const {
+  if (const auto it = state_->added_by_id.find(id); it != state_->added_by_id.end()) {
+    return state_->added[it->second].content;
+  }
+  if (const std::string* token = state_->bpe.token_of(id)) return *token;
+  return std::nullopt;
+}
+
+int64_t Tokenizer::vocab_size() const {
+  int64_t bound = state_->bpe.id_bound();
+  for (const AddedToken& token : state_->added) bound = std::max<int64_t>(bound, int64_t{token.id} + 1);
+  return bound;
+}
+
+}  // namespace nxrt::genai

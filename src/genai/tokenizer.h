@@ -1,0 +1,55 @@
+// A text tokenizer read from a Hugging Face tokenizer.json, encoding to and decoding from the ids the tokenizers
+// library gives. Supported so far: model BPE over byte-level symbols (GPT-2 family: pre_tokenizer ByteLevel with
+// the GPT-2 pattern, decoder ByteLevel), no normalizer, added tokens (special or not, normalized or not, lstrip /
+// rstrip / single_word), post_processor ByteLevel, TemplateProcessing (single sequence) or none. Anything else in
+// the file is NOT_IMPLEMENTED naming its key and type.
+//
+// Encoding: the text (valid UTF-8) is split at the added tokens (leftmost, longest first), first those matched on
+// the raw text (not normalized), then those matched on the normalized text; the rest is split into pre-tokens,
+// each mapped to byte-level symbols and merged by the BPE model; with add_special_tokens the post-processor's
+// template adds its special tokens. Decoding maps ids to tokens (special tokens dropped when asked), each token's
+// byte-level characters back to bytes (a token with characters outside the byte map contributes its own UTF-8),
+// and the bytes to text with every invalid sequence replaced by U+FFFD.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace nxrt::genai {
+
+class JsonValue;
+
+class Tokenizer {
+ public:
+  static Expected<Tokenizer> from_json(const JsonValue& json, std::string_view what);
+  static Expected<Tokenizer> from_file(const std::string& path);
+
+  Tokenizer(Tokenizer&&) noexcept;
+  Tokenizer& operator=(Tokenizer&&) noexcept;
+  ~Tokenizer();
+
+  Expected<std::vector<int32_t>> encode(std::string_view text, bool add_special_tokens = true) const;
+  Expected<std::string> decode(std::span<const int32_t> ids, bool skip_special_tokens = false) const;
+
+  // The id of a token (vocabulary or added), or nullopt.
+  std::optional<int32_t> token_to_id(std::string_view token) const;
+  // The token of an id, or nullopt.
+  std::optional<std::string> id_to_token(int32_t id) const;
+  // One more than the largest id of any token.
+  int64_t vocab_size() const;
+
+  struct State;
+
+ private:
+  explicit Tokenizer(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace nxrt::genai

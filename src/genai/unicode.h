@@ -1,0 +1,25 @@
+// UTF-8 and the Unicode character classes the tokenizers' pre-tokenizer patterns use: \p{L} (general category L),
+// \p{N} (category N) and \s (the White_Space property, as Oniguruma's Unicode \s matches it).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace nxrt::genai {
+
+// Decodes the character at s[pos] and advances pos past it; false (pos unchanged) for an invalid, overlong or
+// truncated sequence, a surrogate or a code point above U+10FFFF.
+bool decode_utf8(std::string_view s, size_t& pos, char32_t& code_point);
+
+// Appends code_point (at most U+10FFFF, not a surrogate) as UTF-8.
+void append_utf8(char32_t code_point, std::string& out);
+
+// The byte offset of the first invalid sequence in s, or s.size() when s is valid UTF-8.
+size_t first_invalid_utf8(std::string_view s);
+
+bool is_letter(char32_t c);
+bool is_number(char32_t c);
+bool is_white_space(char32_t c);
+
+}  // namespace nxrt::genai

@@ -1,0 +1,150 @@
+"""nxrt.genai's C++ tokenizer against the tokenizers package (PyPI) on the GPT-2 tokenizer.json of the shared
+ONNX Runtime GenAI fixture: the same ids for a corpus of 2,400 strings (scripts, emoji, white-space runs that hit
+the fixture's white-space added tokens, code, numbers, contractions, special-token text), decode(encode(s)) == s,
+the same decoded text as tokenizers for arbitrary id sequences, and clear errors for malformed or unsupported
+files."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+tokenizers = pytest.importorskip("tokenizers")
+_nxrt = pytest.importorskip("nxrt._nxrt")
+
+FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "genai" / "tiny-random-gpt2-fp32" / "tokenizer.json"
+
+FRAGMENTS = [
+    "Hello", "world", "the", "The quick brown fox", "jumps over the lazy dog", "don't", "I'm", "we've", "they're",
+    "you'll", "she'd", "it's", "O'Neil", "'s", "'S", "rock'n'roll", "x = f(y) + 3.14159;", "for i in range(10):",
+    "    return a[i] ** 2", "#include <stdio.h>", "{\"key\": [1, 2, 3]}", "http://example.com/a?b=c&d=e",
+    "12345", "3.0e-8", "1,000,000", "١٢٣", "Ⅻ", "½", "²", "Привет мир", "Γειά σου κόσμε", "日本語のテキスト",
+    "中文分词测试", "한국어 문장", "مرحبا بالعالم", "שלום עולם", "नमस्ते दुनिया", "สวัสดีครับ", "Ελληνικά",
+    "naïve café", "Zürich", "façade", "😀", "👍🏽", "👨‍👩‍👧‍👦", "🇯🇵", "🤖 robots", "✓ done", "→ ← ↑ ↓", "€100", "£5",
+    "¥", "§1.2", "©", "—", "…", "«quoted»", "“smart quotes”", "<|endoftext|>", "<|endoftext|>text",
+    "a<|endoftext|>b", "<|endoftext", "|endoftext|>", "\u00a0", "\u3000", "\u2028", "\u200b", "\ufeff",
+    "\x0b", "\x0c", "\x85",
+]
+WHITE_SPACE = [" ", "  ", "   ", "    ", "      ", "\t", "\t\t", "\t\t\t\t", "\n", "\n\n", "\r\n", " \n ", "\t \t",
+               " " * 31, " " * 40, "\t" * 9, "\t" * 12]
+
+
+def corpus(count=2400, seed=7):
+    rng = np.random.default_rng(seed)
+    strings = list(FRAGMENTS) + list(WHITE_SPACE)
+    while len(strings) < count:
+        parts = []
+        for _ in range(int(rng.integers(1, 8))):
+            source = FRAGMENTS if rng.random() < 0.65 else WHITE_SPACE
+            parts.append(source[int(rng.integers(len(source)))])
+        strings.append("".join(parts))
+    strings.append("")
+    strings.append("x" * 5000)  # one long word: merges stay fast
+    strings.append(" ".join(FRAGMENTS) * 3)
+    return strings
+
+
+@pytest.fixture(scope="module")
+def pair():
+    if not FIXTURE.exists():
+        pytest.skip(f"fixture {FIXTURE} is missing")
+    return _nxrt.GenaiTokenizer.from_file(str(FIXTURE)), tokenizers.Tokenizer.from_file(str(FIXTURE))
+
+
+def test_same_ids_and_round_trip_on_the_corpus(pair):
+    ours, theirs = pair
+    strings = corpus()
+    assert len(strings) >= 2000
+    mismatches = []
+    for text in strings:
+        got = ours.encode(text)
+        want = theirs.encode(text).ids
+        if got != want:
+            mismatches.append((text, got, want))
+        assert ours.decode(got) == text, repr(text)
+    assert not mismatches, f"{len(mismatches)} of {len(strings)} differ, first: {mismatches[0]!r}"
+
+
+def test_decode_matches_tokenizers_on_arbitrary_ids(pair):
+    ours, theirs = pair
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        ids = [int(i) for i in rng.integers(0, ours.vocab_size, size=int(rng.integers(0, 20)))]
+        for skip in (False, True):
+            assert ours.decode(ids, skip) == theirs.decode(ids, skip_special_tokens=skip), ids
+
+
+def test_vocabulary_queries(pair):
+    ours, theirs = pair
+    assert ours.vocab_size == theirs.get_vocab_size()
+    for token in ["hello", "Ġworld", "<|endoftext|>", " " * 10, "not-a-token-at-all"]:
+        assert ours.token_to_id(token) == theirs.token_to_id(token)
+    for i in [0, 1, 255, 256, 50255, 50256, 50294]:
+        assert ours.id_to_token(i) == theirs.id_to_token(i)
+    assert ours.id_to_token(10 ** 6) is None
+
+
+def test_out_of_range_ids_are_errors(pair):
+    ours, _ = pair
+    with pytest.raises(Exception, match="id 99999999 is not a token"):
+        ours.decode([5, 99999999])
+    with pytest.raises(Exception, match="id -1 is not a token"):
+        ours.decode([-1])
+
+
+def tiny(**overrides):
+    """A small byte-level BPE tokenizer.json (the 256 byte symbols, one merge) with members replaced."""
+    table = [chr(b) if 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF else None for b in range(256)]
+    extra = iter(range(0x100, 0x200))
+    vocab = {(c if c is not None else chr(next(extra))): i for i, c in enumerate(table)}
+    vocab["ab"] = 256
+    document = {"version": "1.0", "added_tokens": [], "normalizer": None,
+                "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                                  "use_regex": True},
+                "post_processor": None,
+                "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+                "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                          "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "vocab": vocab,
+                          "merges": ["a b"]}}
+    document.update(overrides)
+    return json.dumps(document)
+
+
+def test_a_small_file_matches_tokenizers_with_a_template_and_added_tokens():
+    flags = {"single_word": False, "lstrip": False, "rstrip": False}
+    added = [dict(flags, id=257, content="<s>", special=True, normalized=False),
+             dict(flags, id=258, content="[X]", special=False, normalized=True, lstrip=True, rstrip=True),
+             dict(flags, id=259, content="zz", special=False, normalized=True, single_word=True)]
+    post = {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                                     {"Sequence": {"id": "A", "type_id": 0}}],
+            "pair": [], "special_tokens": {"<s>": {"id": "<s>", "ids": [257], "tokens": ["<s>"]}}}
+    text = tiny(added_tokens=added, post_processor=post)
+    ours = _nxrt.GenaiTokenizer.from_json_text(text)
+    theirs = tokenizers.Tokenizer.from_str(text)
+    for s in ["ab ab", "xab  [X]  yab", "<s>ab", "[X][X]", "", "zz,zz_zz 1zz zz!", "é zz\u00a0zzz", "azz zz"]:
+        for special in (True, False):
+            assert ours.encode(s, special) == theirs.encode(s, add_special_tokens=special).ids, (s, special)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{", "invalid JSON at line 1, column 2"),
+    ('{"model": [1, 2,]}', "invalid JSON at line 1"),
+    ('{"a": "\\ud800"}', "surrogate"),
+    ("[" * 300 + "]" * 300, "nesting deeper than 256"),
+    ('{"model": {"type": "Unigram", "vocab": []}}', "model of type 'Unigram' is not supported"),
+])
+def test_malformed_or_unsupported_files_are_clear_errors(text, message):
+    with pytest.raises(Exception, match=message):
+        _nxrt.GenaiTokenizer.from_json_text(text)
+
+
+def test_unsupported_parts_are_named():
+    with pytest.raises(Exception, match="normalizer of type 'NFC' is not supported"):
+        _nxrt.GenaiTokenizer.from_json_text(tiny(normalizer={"type": "NFC"}))
+    with pytest.raises(Exception, match="merge 0 .* uses a token outside the vocabulary"):
+        document = json.loads(tiny())
+        document["model"]["merges"] = ["q zz"]
+        _nxrt.GenaiTokenizer.from_json_text(json.dumps(document))
+    with pytest.raises(Exception, match="NO_SUCHFILE|cannot open"):
+        _nxrt.GenaiTokenizer.from_file("/nonexistent/tokenizer.json")
