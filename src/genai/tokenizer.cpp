@@ -22,7 +22,8 @@ struct Tokenizer::State {
   BpeModel bpe;
   std::optional<int32_t> unk;
   bool ignore_merges = false;
-  bool add_prefix_space = false, use_regex = true;
+  bool add_prefix_space = false;
+  std::vector<SplitPattern> splits;  // applied in order, each to the pieces of the one before
   std::vector<AddedToken> added;
   std::unordered_map<int32_t, size_t> added_by_id;
   std::unordered_map<std::string, size_t> added_by_content;
@@ -164,6 +165,46 @@ Status load_template(const JsonValue& post, std::string_view what, Tokenizer::St
   return Status::ok();
 }
 
+// ByteLevel (its GPT-2 split when use_regex), or a Sequence of Split pre-tokenizers with a known pattern and
+// behavior Isolated followed by ByteLevel.
+Status load_pre_tokenizer(const JsonValue* pre, std::string_view what, Tokenizer::State& state) {
+  const std::string type = present(pre) ? type_of(pre) : "null";
+  std::vector<const JsonValue*> steps;
+  if (type == "Sequence") {
+    const JsonValue* list = pre->find("pretokenizers");
+    if (list == nullptr || !list->is_array()) return invalid(what, "pre_tokenizer.pretokenizers must be an array");
+    for (const JsonValue& step : list->items()) steps.push_back(&step);
+  } else {
+    steps.push_back(pre);
+  }
+  bool byte_level = false;
+  for (const JsonValue* step : steps) {
+    const std::string step_type = type_of(step);
+    if (step_type == "ByteLevel" && !byte_level) {
+      byte_level = true;
+      state.add_prefix_space = flag(*step, "add_prefix_space", true);
+      if (flag(*step, "use_regex", true)) state.splits.push_back(SplitPattern::kGpt2);
+      continue;
+    }
+    if (step_type == "Split" && !byte_level) {
+      const JsonValue* pattern = step->find("pattern");
+      const JsonValue* regex = pattern != nullptr ? pattern->find("Regex") : nullptr;
+      const JsonValue* behavior = step->find("behavior");
+      const auto known = regex != nullptr && regex->is_string() ? known_split_pattern(regex->as_string()) : std::nullopt;
+      if (!known || behavior == nullptr || !behavior->is_string() || behavior->as_string() != "Isolated" ||
+          flag(*step, "invert", false)) {
+        return make_error(StatusCode::kNotImplemented, what, ": pre_tokenizer Split is supported with behavior ",
+                          "Isolated and the GPT-2, Llama 3 or Qwen2 pattern only");
+      }
+      state.splits.push_back(*known);
+      continue;
+    }
+    return not_implemented(what, "pre_tokenizer", type == "Sequence" ? "Sequence of " + step_type : type);
+  }
+  if (!byte_level) return not_implemented(what, "pre_tokenizer", type);
+  return Status::ok();
+}
+
 bool is_word_character(char32_t c) { return is_letter(c) || is_number(c) || c == U'_'; }
 
 // The code point ending just before byte `end` (end > 0, text valid UTF-8).
@@ -274,10 +315,7 @@ Expected<Tokenizer> Tokenizer::from_json(const JsonValue& json, std::string_view
   if (const JsonValue* normalizer = json.find("normalizer"); present(normalizer)) {
     return not_implemented(what, "normalizer", type_of(normalizer));
   }
-  const JsonValue* pre = json.find("pre_tokenizer");
-  if (type_of(pre) != "ByteLevel") return not_implemented(what, "pre_tokenizer", present(pre) ? type_of(pre) : "null");
-  state->add_prefix_space = flag(*pre, "add_prefix_space", true);
-  state->use_regex = flag(*pre, "use_regex", true);
+  TRY(load_pre_tokenizer(json.find("pre_tokenizer"), what, *state));
   const JsonValue* decoder = json.find("decoder");
   if (type_of(decoder) != "ByteLevel") {
     return not_implemented(what, "decoder", present(decoder) ? type_of(decoder) : "null");
@@ -318,8 +356,16 @@ Expected<std::vector<int32_t>> Tokenizer::encode(std::string_view text, bool add
     }
     segment.assign(text.substr(piece.begin, piece.end - piece.begin));
     if (s.add_prefix_space && segment.front() != ' ') segment.insert(segment.begin(), ' ');
-    const auto words = s.use_regex ? split_gpt2_pattern(segment)
-                                   : std::vector<std::pair<size_t, size_t>>{{0, segment.size()}};
+    std::vector<std::pair<size_t, size_t>> words{{0, segment.size()}}, finer;
+    for (const SplitPattern pattern : s.splits) {
+      finer.clear();
+      for (const auto& [begin, end] : words) {
+        for (const auto& [b, e] : split_by_pattern(std::string_view(segment).substr(begin, end - begin), pattern)) {
+          finer.emplace_back(begin + b, begin + e);
+        }
+      }
+      words.swap(finer);
+    }
     for (const auto& [begin, end] : words) {
       symbol_text.clear();
       append_byte_level(std::string_view(segment).substr(begin, end - begin), symbol_text);

@@ -1,6 +1,6 @@
 // A text tokenizer read from a Hugging Face tokenizer.json, encoding to and decoding from the ids the tokenizers
-// library gives. Supported so far: model BPE over byte-level symbols (GPT-2 family: pre_tokenizer ByteLevel with
-// the GPT-2 pattern, decoder ByteLevel), no normalizer, added tokens (special or not, normalized or not, lstrip /
+// library gives. Supported so far: model BPE over byte-level symbols (pre_tokenizer ByteLevel with the GPT-2
+// pattern, or a Sequence of Split with the Llama 3 or Qwen2 pattern and ByteLevel; decoder ByteLevel), no normalizer, added tokens (special or not, normalized or not, lstrip /
 // rstrip / single_word), post_processor ByteLevel, TemplateProcessing (single sequence) or none. Anything else in
 // the file is NOT_IMPLEMENTED naming its key and type.
 //

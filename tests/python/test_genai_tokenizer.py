@@ -24,7 +24,8 @@ FRAGMENTS = [
     "naïve café", "Zürich", "façade", "😀", "👍🏽", "👨‍👩‍👧‍👦", "🇯🇵", "🤖 robots", "✓ done", "→ ← ↑ ↓", "€100", "£5",
     "¥", "§1.2", "©", "—", "…", "«quoted»", "“smart quotes”", "<|endoftext|>", "<|endoftext|>text",
     "a<|endoftext|>b", "<|endoftext", "|endoftext|>", "\u00a0", "\u3000", "\u2028", "\u200b", "\ufeff",
-    "\x0b", "\x0c", "\x85",
+    "\x0b", "\x0c", "\x85", "DON'T", "I'LL", "WE'VE", "It'S", "1234567890", "a1b22c333d4444", "\r\n\r\n",
+    "a \n b", "\tfoo", "(foo)", "!!!\n\n", "x\n \ny", "end.\r\n", "-->\n\t<", "$$x", "\u00a0word",
 ]
 WHITE_SPACE = [" ", "  ", "   ", "    ", "      ", "\t", "\t\t", "\t\t\t\t", "\n", "\n\n", "\r\n", " \n ", "\t \t",
                " " * 31, " " * 40, "\t" * 9, "\t" * 12]
@@ -64,6 +65,26 @@ def test_same_ids_and_round_trip_on_the_corpus(pair):
             mismatches.append((text, got, want))
         assert ours.decode(got) == text, repr(text)
     assert not mismatches, f"{len(mismatches)} of {len(strings)} differ, first: {mismatches[0]!r}"
+
+
+LLAMA3 = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+QWEN2 = LLAMA3.replace(r"\p{N}{1,3}", r"\p{N}")
+GPT2 = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
+
+@pytest.mark.parametrize("pattern", ["llama3", "qwen2", "gpt2"])
+def test_split_pre_tokenizers_match_tokenizers(pair, pattern):
+    # The fixture's vocabulary behind the Split + ByteLevel pre-tokenizers of the Llama 3 and Qwen2 families (and
+    # GPT-2's pattern spelled as a Split), built with the tokenizers package.
+    from tokenizers import Regex, pre_tokenizers
+    theirs = tokenizers.Tokenizer.from_file(str(FIXTURE))
+    regex = {"llama3": LLAMA3, "qwen2": QWEN2, "gpt2": GPT2}[pattern]
+    theirs.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(regex), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    ours = _nxrt.GenaiTokenizer.from_json_text(theirs.to_str())
+    mismatches = [text for text in corpus(count=2000, seed=11) if ours.encode(text) != theirs.encode(text).ids]
+    assert not mismatches, f"{len(mismatches)} differ, first: {mismatches[0]!r}"
 
 
 def test_decode_matches_tokenizers_on_arbitrary_ids(pair):
