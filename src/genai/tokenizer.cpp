@@ -8,6 +8,7 @@
 #include "genai/bpe_model.h"
 #include "genai/byte_level.h"
 #include "genai/json.h"
+#include "genai/text_steps.h"
 #include "genai/unicode.h"
 
 namespace nxrt::genai {
@@ -21,9 +22,16 @@ struct AddedToken {
 struct Tokenizer::State {
   BpeModel bpe;
   std::optional<int32_t> unk;
-  bool ignore_merges = false;
-  bool add_prefix_space = false;
-  std::vector<SplitPattern> splits;  // applied in order, each to the pieces of the one before
+  bool ignore_merges = false, byte_fallback = false, fuse_unk = false;
+  Normalizer normalizer;
+  Decoder decoder;
+  // Pre-tokenizer: byte-level (pieces split by `splits`, each applied to the pieces of the one before, and mapped
+  // to byte-level symbols), Metaspace, or none (a piece is one word of characters).
+  bool byte_level = false, add_prefix_space = false;
+  std::vector<SplitPattern> splits;
+  bool metaspace = false, metaspace_split = false;
+  std::string replacement;
+  enum class Prepend { kAlways, kFirst, kNever } prepend = Prepend::kAlways;
   std::vector<AddedToken> added;
   std::unordered_map<int32_t, size_t> added_by_id;
   std::unordered_map<std::string, size_t> added_by_content;
@@ -70,9 +78,8 @@ Expected<BpeModel> load_bpe(const JsonValue& model, std::string_view what, Token
   if (present(dropout) && (!dropout->is_number() || dropout->as_number() != 0.0)) {
     return make_error(StatusCode::kNotImplemented, what, ": model.dropout is not supported");
   }
-  if (flag(model, "byte_fallback", false)) {
-    return make_error(StatusCode::kNotImplemented, what, ": model.byte_fallback is not supported yet");
-  }
+  state.byte_fallback = flag(model, "byte_fallback", false);
+  state.fuse_unk = flag(model, "fuse_unk", false);
   state.ignore_merges = flag(model, "ignore_merges", false);
   std::vector<std::pair<std::string, int32_t>> tokens;
   tokens.reserve(vocab->members().size());
@@ -165,10 +172,29 @@ Status load_template(const JsonValue& post, std::string_view what, Tokenizer::St
   return Status::ok();
 }
 
-// ByteLevel (its GPT-2 split when use_regex), or a Sequence of Split pre-tokenizers with a known pattern and
-// behavior Isolated followed by ByteLevel.
+// ByteLevel (its GPT-2 split when use_regex), a Sequence of Split pre-tokenizers with a known pattern and behavior
+// Isolated followed by ByteLevel, Metaspace, or none.
 Status load_pre_tokenizer(const JsonValue* pre, std::string_view what, Tokenizer::State& state) {
   const std::string type = present(pre) ? type_of(pre) : "null";
+  if (type == "null") return Status::ok();
+  if (type == "Metaspace") {
+    const JsonValue* replacement = pre->find("replacement");
+    const JsonValue* scheme = pre->find("prepend_scheme");
+    state.metaspace = true;
+    state.metaspace_split = flag(*pre, "split", true);
+    state.replacement = replacement != nullptr && replacement->is_string() ? replacement->as_string() : "\xE2\x96\x81";
+    if (scheme != nullptr && scheme->is_string()) {
+      const std::string& name = scheme->as_string();
+      if (name != "always" && name != "first" && name != "never") return invalid(what, "unknown prepend_scheme");
+      state.prepend = name == "always"  ? Tokenizer::State::Prepend::kAlways
+                      : name == "first" ? Tokenizer::State::Prepend::kFirst
+                                        : Tokenizer::State::Prepend::kNever;
+    } else if (!flag(*pre, "add_prefix_space", true)) {
+      state.prepend = Tokenizer::State::Prepend::kNever;
+    }
+    if (state.replacement.empty()) return invalid(what, "Metaspace needs a replacement");
+    return Status::ok();
+  }
   std::vector<const JsonValue*> steps;
   if (type == "Sequence") {
     const JsonValue* list = pre->find("pretokenizers");
@@ -177,16 +203,15 @@ Status load_pre_tokenizer(const JsonValue* pre, std::string_view what, Tokenizer
   } else {
     steps.push_back(pre);
   }
-  bool byte_level = false;
   for (const JsonValue* step : steps) {
     const std::string step_type = type_of(step);
-    if (step_type == "ByteLevel" && !byte_level) {
-      byte_level = true;
+    if (step_type == "ByteLevel" && !state.byte_level) {
+      state.byte_level = true;
       state.add_prefix_space = flag(*step, "add_prefix_space", true);
       if (flag(*step, "use_regex", true)) state.splits.push_back(SplitPattern::kGpt2);
       continue;
     }
-    if (step_type == "Split" && !byte_level) {
+    if (step_type == "Split" && !state.byte_level) {
       const JsonValue* pattern = step->find("pattern");
       const JsonValue* regex = pattern != nullptr ? pattern->find("Regex") : nullptr;
       const JsonValue* behavior = step->find("behavior");
@@ -201,7 +226,7 @@ Status load_pre_tokenizer(const JsonValue* pre, std::string_view what, Tokenizer
     }
     return not_implemented(what, "pre_tokenizer", type == "Sequence" ? "Sequence of " + step_type : type);
   }
-  if (!byte_level) return not_implemented(what, "pre_tokenizer", type);
+  if (!state.byte_level) return not_implemented(what, "pre_tokenizer", type);
   return Status::ok();
 }
 
@@ -268,30 +293,6 @@ void split_added(const Tokenizer::State& s, std::string_view text, size_t begin,
   if (cursor < end) out.push_back({cursor, end, nullptr});
 }
 
-// Appends `bytes` as text, each maximal invalid UTF-8 subsequence replaced by U+FFFD.
-void append_lossy(std::string_view bytes, std::string& out) {
-  for (size_t pos = 0; pos < bytes.size();) {
-    const size_t start = pos;
-    char32_t c = 0;
-    if (decode_utf8(bytes, pos, c)) {
-      out.append(bytes.substr(start, pos - start));
-      continue;
-    }
-    // The invalid subsequence: the lead byte and the continuation bytes that could still have begun a character.
-    const uint8_t lead = static_cast<uint8_t>(bytes[start]);
-    size_t length = lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 1;
-    size_t taken = 1;
-    for (; taken < length && start + taken < bytes.size(); ++taken) {
-      const uint8_t b = static_cast<uint8_t>(bytes[start + taken]);
-      const uint8_t low = taken == 1 && lead == 0xE0 ? 0xA0 : taken == 1 && lead == 0xF0 ? 0x90 : 0x80;
-      const uint8_t high = taken == 1 && lead == 0xED ? 0x9F : taken == 1 && lead == 0xF4 ? 0x8F : 0xBF;
-      if (b < low || b > high) break;
-    }
-    out += "\xEF\xBF\xBD";
-    pos = start + taken;
-  }
-}
-
 }  // namespace
 
 Tokenizer::Tokenizer(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -312,14 +313,9 @@ Expected<Tokenizer> Tokenizer::from_json(const JsonValue& json, std::string_view
   const std::string model_type = type_of(model);
   if (!model_type.empty() && model_type != "BPE") return not_implemented(what, "model", model_type);
   TRY_ASSIGN(state->bpe, load_bpe(*model, what, *state));
-  if (const JsonValue* normalizer = json.find("normalizer"); present(normalizer)) {
-    return not_implemented(what, "normalizer", type_of(normalizer));
-  }
+  TRY_ASSIGN(state->normalizer, Normalizer::from_json(json.find("normalizer"), what));
   TRY(load_pre_tokenizer(json.find("pre_tokenizer"), what, *state));
-  const JsonValue* decoder = json.find("decoder");
-  if (type_of(decoder) != "ByteLevel") {
-    return not_implemented(what, "decoder", present(decoder) ? type_of(decoder) : "null");
-  }
+  TRY_ASSIGN(state->decoder, Decoder::from_json(json.find("decoder"), what));
   if (const JsonValue* post = json.find("post_processor"); present(post)) {
     const std::string post_type = type_of(post);
     if (post_type == "TemplateProcessing") {
@@ -332,63 +328,121 @@ Expected<Tokenizer> Tokenizer::from_json(const JsonValue& json, std::string_view
   return Tokenizer(std::move(state));
 }
 
+namespace {
+
+// Appends the ids of one word: its symbols (byte-level characters, or characters with the byte fallback or the
+// unknown token for those outside the vocabulary) merged by the model.
+Status encode_word(const Tokenizer::State& s, std::string_view word, std::vector<int32_t>& ids) {
+  std::string symbol_text;
+  if (s.byte_level) {
+    append_byte_level(word, symbol_text);
+  } else {
+    symbol_text.assign(word);
+  }
+  if (s.ignore_merges) {
+    if (const auto whole = s.bpe.id_of(symbol_text)) {
+      ids.push_back(*whole);
+      return Status::ok();
+    }
+  }
+  std::vector<int32_t> symbols;
+  bool last_unknown = false;
+  for (size_t at = 0; at < symbol_text.size();) {
+    const size_t start = at;
+    char32_t c = 0;
+    decode_utf8(symbol_text, at, c);
+    const std::string_view symbol = std::string_view(symbol_text).substr(start, at - start);
+    if (const auto id = s.bpe.id_of(symbol)) {
+      symbols.push_back(*id);
+      last_unknown = false;
+      continue;
+    }
+    if (s.byte_fallback) {
+      std::vector<int32_t> bytes;
+      for (const char b : symbol) {
+        static constexpr char kHex[] = "0123456789ABCDEF";
+        const uint8_t v = static_cast<uint8_t>(b);
+        const std::string name = std::string("<0x") + kHex[v >> 4] + kHex[v & 15] + ">";
+        if (const auto id = s.bpe.id_of(name)) bytes.push_back(*id);
+      }
+      if (bytes.size() == symbol.size()) {
+        symbols.insert(symbols.end(), bytes.begin(), bytes.end());
+        last_unknown = false;
+        continue;
+      }
+    }
+    if (!s.unk) {
+      return make_error(StatusCode::kInvalidArgument, "tokenizer: character U+", static_cast<uint32_t>(c),
+                        " is not in the vocabulary and there is no unk_token");
+    }
+    if (!(s.fuse_unk && last_unknown)) symbols.push_back(*s.unk);
+    last_unknown = true;
+  }
+  s.bpe.merge_word(symbols);
+  ids.insert(ids.end(), symbols.begin(), symbols.end());
+  return Status::ok();
+}
+
+// Pre-tokenizes one normalized piece between added tokens and appends the ids of its words. `at_start`: the
+// piece begins the text (Metaspace's prepend_scheme "first").
+Status encode_piece(const Tokenizer::State& s, std::string_view piece, bool at_start, std::vector<int32_t>& ids) {
+  if (s.metaspace) {
+    std::string text = replace_all(piece, " ", s.replacement);
+    const bool prepend = s.prepend == Tokenizer::State::Prepend::kAlways ||
+                         (s.prepend == Tokenizer::State::Prepend::kFirst && at_start);
+    if (prepend && text.compare(0, s.replacement.size(), s.replacement) != 0) text.insert(0, s.replacement);
+    size_t begin = 0;
+    while (begin < text.size()) {  // with split, each word runs up to the next replacement
+      size_t end = s.metaspace_split ? text.find(s.replacement, begin + 1) : std::string::npos;
+      if (end == std::string::npos) end = text.size();
+      TRY(encode_word(s, std::string_view(text).substr(begin, end - begin), ids));
+      begin = end;
+    }
+    return Status::ok();
+  }
+  if (!s.byte_level) return encode_word(s, piece, ids);
+  std::string segment(piece);
+  if (s.add_prefix_space && segment.front() != ' ') segment.insert(segment.begin(), ' ');
+  std::vector<std::pair<size_t, size_t>> words{{0, segment.size()}}, finer;
+  for (const SplitPattern pattern : s.splits) {
+    finer.clear();
+    for (const auto& [begin, end] : words) {
+      for (const auto& [b, e] : split_by_pattern(std::string_view(segment).substr(begin, end - begin), pattern)) {
+        finer.emplace_back(begin + b, begin + e);
+      }
+    }
+    words.swap(finer);
+  }
+  for (const auto& [begin, end] : words) TRY(encode_word(s, std::string_view(segment).substr(begin, end - begin), ids));
+  return Status::ok();
+}
+
+}  // namespace
+
 Expected<std::vector<int32_t>> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
   const State& s = *state_;
   if (const size_t bad = first_invalid_utf8(text); bad != text.size()) {
     return make_error(StatusCode::kInvalidArgument, "tokenizer: the text is not valid UTF-8 (byte ", bad, ")");
   }
+  std::vector<int32_t> ids(s.prefix.begin(), add_special_tokens ? s.prefix.end() : s.prefix.begin());
   std::vector<Piece> raw, pieces;
   split_added(s, text, 0, text.size(), false, raw);
   for (const Piece& piece : raw) {
     if (piece.token != nullptr) {
-      pieces.push_back(piece);
-    } else {
-      split_added(s, text, piece.begin, piece.end, true, pieces);
-    }
-  }
-  std::vector<int32_t> ids(s.prefix.begin(), add_special_tokens ? s.prefix.end() : s.prefix.begin());
-  std::string segment, symbol_text;
-  std::vector<int32_t> symbols;
-  for (const Piece& piece : pieces) {
-    if (piece.token != nullptr) {
       ids.push_back(piece.token->id);
       continue;
     }
-    segment.assign(text.substr(piece.begin, piece.end - piece.begin));
-    if (s.add_prefix_space && segment.front() != ' ') segment.insert(segment.begin(), ' ');
-    std::vector<std::pair<size_t, size_t>> words{{0, segment.size()}}, finer;
-    for (const SplitPattern pattern : s.splits) {
-      finer.clear();
-      for (const auto& [begin, end] : words) {
-        for (const auto& [b, e] : split_by_pattern(std::string_view(segment).substr(begin, end - begin), pattern)) {
-          finer.emplace_back(begin + b, begin + e);
-        }
+    // The added tokens matched on normalized text are found in the normalized piece.
+    const std::string normalized = s.normalizer.apply(text.substr(piece.begin, piece.end - piece.begin));
+    pieces.clear();
+    if (!normalized.empty()) split_added(s, normalized, 0, normalized.size(), true, pieces);
+    for (const Piece& part : pieces) {
+      if (part.token != nullptr) {
+        ids.push_back(part.token->id);
+      } else {
+        const bool at_start = piece.begin == 0 && part.begin == 0;
+        TRY(encode_piece(s, std::string_view(normalized).substr(part.begin, part.end - part.begin), at_start, ids));
       }
-      words.swap(finer);
-    }
-    for (const auto& [begin, end] : words) {
-      symbol_text.clear();
-      append_byte_level(std::string_view(segment).substr(begin, end - begin), symbol_text);
-      if (s.ignore_merges) {
-        if (const auto whole = s.bpe.id_of(symbol_text)) {
-          ids.push_back(*whole);
-          continue;
-        }
-      }
-      symbols.clear();
-      for (size_t at = 0; at < symbol_text.size();) {
-        const size_t start = at;
-        char32_t c = 0;
-        decode_utf8(symbol_text, at, c);
-        const auto id = s.bpe.id_of(std::string_view(symbol_text).substr(start, at - start));
-        if (!id && !s.unk) {
-          return make_error(StatusCode::kInvalidArgument, "tokenizer: byte symbol U+", static_cast<uint32_t>(c),
-                            " is not in the vocabulary and there is no unk_token");
-        }
-        symbols.push_back(id ? *id : *s.unk);
-      }
-      s.bpe.merge_word(symbols);
-      ids.insert(ids.end(), symbols.begin(), symbols.end());
     }
   }
   if (add_special_tokens) ids.insert(ids.end(), s.suffix.begin(), s.suffix.end());
@@ -397,34 +451,22 @@ Expected<std::vector<int32_t>> Tokenizer::encode(std::string_view text, bool add
 
 Expected<std::string> Tokenizer::decode(std::span<const int32_t> ids, bool skip_special_tokens) const {
   const State& s = *state_;
-  std::string bytes;
+  std::vector<std::string> tokens;
+  tokens.reserve(ids.size());
   for (const int32_t id : ids) {
-    const std::string* token = nullptr;
     if (const auto it = s.added_by_id.find(id); it != s.added_by_id.end()) {
       const AddedToken& added = s.added[it->second];
-      if (skip_special_tokens && added.special) continue;
-      token = &added.content;
-    } else {
-      token = s.bpe.token_of(id);
+      if (!(skip_special_tokens && added.special)) tokens.push_back(added.content);
+      continue;
     }
+    const std::string* token = s.bpe.token_of(id);
     if (token == nullptr) {
       return make_error(StatusCode::kInvalidArgument, "tokenizer: id ", id, " is not a token (vocabulary size ",
                         vocab_size(), ")");
     }
-    const size_t mark = bytes.size();
-    bool mapped = true;
-    for (size_t at = 0; at < token->size() && mapped;) {
-      char32_t c = 0;
-      decode_utf8(*token, at, c);
-      const int b = byte_of_level_character(c);
-      mapped = b >= 0;
-      if (mapped) bytes += static_cast<char>(b);
-    }
-    if (!mapped) bytes.replace(mark, std::string::npos, *token);
+    tokens.push_back(*token);
   }
-  std::string text;
-  append_lossy(bytes, text);
-  return text;
+  return s.decoder.apply(std::move(tokens));
 }
 
 std::optional<int32_t> Tokenizer::token_to_id(std::string_view token) const {

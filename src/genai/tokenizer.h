@@ -1,15 +1,15 @@
 // A text tokenizer read from a Hugging Face tokenizer.json, encoding to and decoding from the ids the tokenizers
-// library gives. Supported so far: model BPE over byte-level symbols (pre_tokenizer ByteLevel with the GPT-2
-// pattern, or a Sequence of Split with the Llama 3 or Qwen2 pattern and ByteLevel; decoder ByteLevel), no normalizer, added tokens (special or not, normalized or not, lstrip /
-// rstrip / single_word), post_processor ByteLevel, TemplateProcessing (single sequence) or none. Anything else in
-// the file is NOT_IMPLEMENTED naming its key and type.
+// library gives. Supported so far: model BPE (byte_fallback, unk_token with fuse_unk, ignore_merges); the
+// normalizers and decoders of text_steps.h; pre_tokenizer ByteLevel (GPT-2 pattern), a Sequence of Split with the
+// Llama 3 or Qwen2 pattern and ByteLevel, Metaspace, or none (SentencePiece-style files); added tokens (special or
+// not, normalized or not, lstrip / rstrip / single_word); post_processor ByteLevel, TemplateProcessing (single
+// sequence) or none. Anything else in the file is NOT_IMPLEMENTED naming its key and type.
 //
-// Encoding: the text (valid UTF-8) is split at the added tokens (leftmost, longest first), first those matched on
-// the raw text (not normalized), then those matched on the normalized text; the rest is split into pre-tokens,
-// each mapped to byte-level symbols and merged by the BPE model; with add_special_tokens the post-processor's
-// template adds its special tokens. Decoding maps ids to tokens (special tokens dropped when asked), each token's
-// byte-level characters back to bytes (a token with characters outside the byte map contributes its own UTF-8),
-// and the bytes to text with every invalid sequence replaced by U+FFFD.
+// Encoding: the text (valid UTF-8) is split at the added tokens matched on the raw text (leftmost, longest first);
+// each piece between them is normalized and split at the added tokens matched on normalized text; the rest is
+// split into words by the pre-tokenizer, each word's symbols (byte-level characters, or characters) merged by the
+// BPE model; with add_special_tokens the post-processor's template adds its special tokens. Decoding maps ids to
+// tokens (special tokens dropped when asked) and runs the decoder over them.
 #pragma once
 
 #include <cstdint>

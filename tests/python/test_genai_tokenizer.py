@@ -87,6 +87,53 @@ def test_split_pre_tokenizers_match_tokenizers(pair, pattern):
     assert not mismatches, f"{len(mismatches)} differ, first: {mismatches[0]!r}"
 
 
+def sentencepiece_style(style, vocab_size=600):
+    """A Llama / Mistral / Phi-3-style tokenizer.json trained here with the tokenizers package: BPE over characters
+    with byte fallback (<0x00>..<0xFF> in the vocabulary), <unk> fused, <s> added by the template; `style` "legacy"
+    writes spaces as U+2581 with normalizers (Prepend, Replace) and decodes with Replace, ByteFallback, Fuse, Strip,
+    "metaspace" does it with the Metaspace pre-tokenizer and decoder (prepend_scheme first)."""
+    from tokenizers import decoders, models, normalizers, pre_tokenizers, processors, trainers
+    tokenizer = tokenizers.Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True, fuse_unk=True))
+    if style == "legacy":
+        tokenizer.normalizer = normalizers.Sequence([normalizers.Prepend("\u2581"), normalizers.Replace(" ", "\u2581")])
+        tokenizer.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(),
+                                               decoders.Fuse(), decoders.Strip(" ", 1, 0)])
+    else:
+        tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="first", split=False)
+        tokenizer.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="first", split=False)
+    byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<unk>", "<s>", "</s>"] + byte_tokens,
+                                  limit_alphabet=60)
+    tokenizer.train_from_iterator(corpus(count=600, seed=5), trainer)
+    tokenizer.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
+    document = json.loads(tokenizer.to_str())
+    # As in converted SentencePiece models the byte tokens are vocabulary entries, not added tokens.
+    document["added_tokens"] = [t for t in document["added_tokens"] if t["content"] not in byte_tokens]
+    return json.dumps(document)
+
+
+@pytest.mark.parametrize("style", ["legacy", "metaspace"])
+def test_sentencepiece_style_bpe_matches_tokenizers(style):
+    text = sentencepiece_style(style)
+    ours = _nxrt.GenaiTokenizer.from_json_text(text)
+    theirs = tokenizers.Tokenizer.from_str(text)
+    strings = corpus(count=2000, seed=13) + ["<s>hello</s> world", "  two leading", "\u2581already", "tab\there"]
+    mismatches = []
+    for s in strings:
+        for special in (True, False):
+            got, want = ours.encode(s, special), theirs.encode(s, add_special_tokens=special).ids
+            if got != want:
+                mismatches.append((s, special, got, want))
+        ids = theirs.encode(s).ids
+        for skip in (True, False):
+            assert ours.decode(ids, skip) == theirs.decode(ids, skip_special_tokens=skip), (s, skip)
+    assert not mismatches, f"{len(mismatches)} differ, first: {mismatches[0]!r}"
+    rng = np.random.default_rng(9)
+    for _ in range(300):  # arbitrary ids: byte tokens that do not form UTF-8, specials anywhere
+        ids = [int(i) for i in rng.integers(0, theirs.get_vocab_size(), size=int(rng.integers(0, 12)))]
+        assert ours.decode(ids, False) == theirs.decode(ids, skip_special_tokens=False), ids
+
+
 def test_decode_matches_tokenizers_on_arbitrary_ids(pair):
     ours, theirs = pair
     rng = np.random.default_rng(3)
