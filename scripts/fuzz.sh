@@ -3,6 +3,7 @@
 #   fuzz_loader  model bytes -> parse -> Session
 #   fuzz_kernel  one node of any registered op (fuzz/fuzz_model_builder.h has the byte format)
 #   fuzz_graph   small graphs of 2-6 nodes
+#   fuzz_tokenizer  tokenizer.json bytes, NUL, text -> nxrt.genai's tokenizer (load, encode, decode)
 # Tree: NXRT_FUZZ_TREE, when set, names an already-configured tree with NXRT_FUZZ=ON (e.g. the combined clang
 # sanitizer tree): only the fuzz targets are built there (ninja, no reconfigure). Unset, build-fuzz/ is configured
 # here (clang, RelWithDebInfo: the optimised tree for long runs) with nothing but the engine and the targets.
@@ -15,7 +16,7 @@ set -euo pipefail
 
 seconds="${1:-60}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-targets=(fuzz_loader fuzz_kernel fuzz_graph)
+targets=(fuzz_loader fuzz_kernel fuzz_graph fuzz_tokenizer)
 
 if [[ -n "${NXRT_FUZZ_TREE:-}" ]]; then
   build="$(cd "${NXRT_FUZZ_TREE}" && pwd)"
