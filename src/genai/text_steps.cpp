@@ -105,7 +105,7 @@ Expected<Normalizer> Normalizer::from_json(const JsonValue* json, std::string_vi
     if (type == "Prepend") {
       const std::string* prepend = string_member(*step, "prepend");
       if (prepend == nullptr) return make_error(StatusCode::kInvalidArgument, what, ": Prepend needs a string");
-      normalizer.steps_.push_back({true, "", *prepend});
+      normalizer.steps_.push_back({Step::Kind::kPrepend, "", *prepend});
     } else if (type == "Replace") {
       const std::string* pattern = string_member(*step, "pattern");
       const std::string* content = string_member(*step, "content");
@@ -113,7 +113,9 @@ Expected<Normalizer> Normalizer::from_json(const JsonValue* json, std::string_vi
         return make_error(StatusCode::kNotImplemented, what, ": normalizer Replace is supported with a nonempty ",
                           "string pattern only");
       }
-      normalizer.steps_.push_back({false, *pattern, *content});
+      normalizer.steps_.push_back({Step::Kind::kReplace, *pattern, *content});
+    } else if (type == "NFC") {
+      normalizer.steps_.push_back({Step::Kind::kNfc, "", ""});
     } else {
       return not_supported(what, "normalizer", type_of(*json) == "Sequence" ? "Sequence of " + type : type);
     }
@@ -124,10 +126,16 @@ Expected<Normalizer> Normalizer::from_json(const JsonValue* json, std::string_vi
 std::string Normalizer::apply(std::string_view text) const {
   std::string out(text);
   for (const Step& step : steps_) {
-    if (step.prepend) {
-      if (!out.empty()) out.insert(0, step.content);
-    } else {
-      out = replace_all(out, step.pattern, step.content);
+    switch (step.kind) {
+      case Step::Kind::kPrepend:
+        if (!out.empty()) out.insert(0, step.content);
+        break;
+      case Step::Kind::kReplace:
+        out = replace_all(out, step.pattern, step.content);
+        break;
+      case Step::Kind::kNfc:
+        out = to_nfc(out);
+        break;
     }
   }
   return out;

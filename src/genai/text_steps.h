@@ -1,5 +1,5 @@
 // The string-to-string steps of a tokenizer.json around its model, as the tokenizers library applies them:
-// normalizers (Prepend, Replace with a string pattern, in a Sequence or alone) and decoders (ByteLevel, Replace,
+// normalizers (Prepend, Replace with a string pattern, NFC, in a Sequence or alone) and decoders (ByteLevel, Replace,
 // ByteFallback, Fuse, Strip, Metaspace, in a Sequence or alone; without a decoder tokens are joined by spaces).
 // Anything else is NOT_IMPLEMENTED naming its type.
 #pragma once
@@ -24,7 +24,7 @@ class Normalizer {
 
  private:
   struct Step {
-    bool prepend = false;  // else Replace
+    enum class Kind { kPrepend, kReplace, kNfc } kind = Kind::kNfc;
     std::string pattern, content;
   };
   std::vector<Step> steps_;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace nxrt::genai {
 
@@ -10,6 +12,15 @@ namespace {
 
 struct CodePointRange {
   char32_t first, last;
+};
+struct Decomposition {
+  char32_t code_point, first, second;
+};
+struct CombiningClassRange {
+  char32_t first, last, combining_class;
+};
+struct Composition {
+  char32_t first, second, composite;
 };
 
 #include "genai/unicode_tables.inc"
@@ -19,6 +30,50 @@ bool in_ranges(const CodePointRange (&ranges)[N], char32_t c) {
   const auto* it = std::upper_bound(std::begin(ranges), std::end(ranges), c,
                                     [](char32_t value, const CodePointRange& r) { return value < r.first; });
   return it != std::begin(ranges) && c <= (it - 1)->last;
+}
+
+// Hangul syllables: S = 0xAC00 + (L * 21 + V) * 28 + T.
+constexpr char32_t kHangulBase = 0xAC00, kLeadBase = 0x1100, kVowelBase = 0x1161, kTrailBase = 0x11A7;
+constexpr char32_t kVowels = 21, kTrails = 28, kSyllables = 11172;
+
+unsigned combining_class(char32_t c) {
+  const auto* it = std::upper_bound(std::begin(kCombiningClasses), std::end(kCombiningClasses), c,
+                                    [](char32_t value, const CombiningClassRange& r) { return value < r.first; });
+  return it != std::begin(kCombiningClasses) && c <= (it - 1)->last ? (it - 1)->combining_class : 0;
+}
+
+void decompose(char32_t c, std::vector<char32_t>& out) {
+  if (c >= kHangulBase && c < kHangulBase + kSyllables) {
+    const char32_t index = c - kHangulBase;
+    out.push_back(kLeadBase + index / (kVowels * kTrails));
+    out.push_back(kVowelBase + (index % (kVowels * kTrails)) / kTrails);
+    if (index % kTrails != 0) out.push_back(kTrailBase + index % kTrails);
+    return;
+  }
+  const auto* it = std::lower_bound(std::begin(kDecompositions), std::end(kDecompositions), c,
+                                    [](const Decomposition& d, char32_t value) { return d.code_point < value; });
+  if (it == std::end(kDecompositions) || it->code_point != c) {
+    out.push_back(c);
+    return;
+  }
+  decompose(it->first, out);
+  if (it->second != 0) decompose(it->second, out);
+}
+
+// The primary composite of a pair, or 0.
+char32_t compose(char32_t first, char32_t second) {
+  if (first >= kLeadBase && first < kLeadBase + 19 && second >= kVowelBase && second < kVowelBase + kVowels) {
+    return kHangulBase + ((first - kLeadBase) * kVowels + (second - kVowelBase)) * kTrails;
+  }
+  if (first >= kHangulBase && first < kHangulBase + kSyllables && (first - kHangulBase) % kTrails == 0 &&
+      second > kTrailBase && second < kTrailBase + kTrails) {
+    return first + (second - kTrailBase);
+  }
+  const auto* it = std::lower_bound(std::begin(kCompositions), std::end(kCompositions), std::pair{first, second},
+                                    [](const Composition& c, const std::pair<char32_t, char32_t>& key) {
+                                      return std::pair{c.first, c.second} < key;
+                                    });
+  return it != std::end(kCompositions) && it->first == first && it->second == second ? it->composite : 0;
 }
 
 }  // namespace
@@ -93,6 +148,54 @@ bool is_number(char32_t c) {
 bool is_white_space(char32_t c) {
   return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
          (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+std::string to_nfc(std::string_view text) {
+  std::vector<char32_t> cps;
+  bool simple = true;  // every code point below U+0300 is its own NFC form, alone or in any sequence
+  for (size_t pos = 0; pos < text.size();) {
+    char32_t c = 0;
+    if (!decode_utf8(text, pos, c)) {
+      c = 0xFFFD;
+      ++pos;
+    }
+    simple = simple && c < 0x300;
+    decompose(c, cps);
+  }
+  if (simple) return std::string(text);
+  // Canonical ordering: stable sort of each run of non-starters by combining class.
+  for (size_t i = 0; i < cps.size();) {
+    if (combining_class(cps[i]) == 0) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < cps.size() && combining_class(cps[end]) != 0) ++end;
+    std::stable_sort(cps.begin() + static_cast<std::ptrdiff_t>(i), cps.begin() + static_cast<std::ptrdiff_t>(end),
+                     [](char32_t a, char32_t b) { return combining_class(a) < combining_class(b); });
+    i = end;
+  }
+  // Canonical composition: a mark joins the last starter when nothing between them blocks it.
+  size_t kept = 0;
+  std::ptrdiff_t starter = -1;
+  unsigned last_class = 0;
+  for (size_t i = 0; i < cps.size(); ++i) {
+    const char32_t c = cps[i];
+    const unsigned cls = combining_class(c);
+    if (starter >= 0 && (last_class < cls || (last_class == 0 && kept == static_cast<size_t>(starter) + 1))) {
+      if (const char32_t composite = compose(cps[static_cast<size_t>(starter)], c)) {
+        cps[static_cast<size_t>(starter)] = composite;
+        continue;
+      }
+    }
+    if (cls == 0) starter = static_cast<std::ptrdiff_t>(kept);
+    last_class = cls;
+    cps[kept++] = c;
+  }
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < kept; ++i) append_utf8(cps[i], out);
+  return out;
 }
 
 }  // namespace nxrt::genai

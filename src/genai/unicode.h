@@ -1,5 +1,6 @@
-// UTF-8 and the Unicode character classes the tokenizers' pre-tokenizer patterns use: \p{L} (general category L),
-// \p{N} (category N) and \s (the White_Space property, as Oniguruma's Unicode \s matches it).
+// UTF-8, the Unicode character classes the tokenizers' pre-tokenizer patterns use: \p{L} (general category L),
+// \p{N} (category N) and \s (the White_Space property, as Oniguruma's Unicode \s matches it), and Normalization
+// Form C (the NFC normalizer). The tables come from scripts/gen_unicode_tables.py.
 #pragma once
 
 #include <cstddef>
@@ -21,5 +22,9 @@ size_t first_invalid_utf8(std::string_view s);
 bool is_letter(char32_t c);
 bool is_number(char32_t c);
 bool is_white_space(char32_t c);
+
+// The NFC form of valid UTF-8 text: canonical decomposition (Hangul syllables algorithmically), canonical ordering
+// of combining marks, canonical composition.
+std::string to_nfc(std::string_view text);
 
 }  // namespace nxrt::genai
