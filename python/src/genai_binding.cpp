@@ -56,6 +56,20 @@ void register_genai(nb::module_& m) {
           nb::arg("token"))
       .def("id_to_token", &genai::Tokenizer::id_to_token, nb::arg("id"))
       .def_prop_ro("vocab_size", &genai::Tokenizer::vocab_size);
+  nb::class_<genai::TokenizerStream>(m, "GenaiTokenizerStream", "Incremental decoding of generated tokens.")
+      .def(nb::init<const genai::Tokenizer&, bool>(), nb::arg("tokenizer"), nb::arg("skip_special_tokens") = true,
+           nb::keep_alive<1, 2>())
+      .def(
+          "decode",
+          [](genai::TokenizerStream& stream, int32_t id) {
+            std::string text;
+            {
+              nb::gil_scoped_release release;
+              text = value_or_throw(stream.decode_next(id));
+            }
+            return text;
+          },
+          nb::arg("id"));
 }
 
 }  // namespace nxrt::python

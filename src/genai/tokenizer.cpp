@@ -490,4 +490,24 @@ int64_t Tokenizer::vocab_size() const {
   return bound;
 }
 
+Expected<std::string> TokenizerStream::decode_next(int32_t id) {
+  ids_.push_back(id);
+  const std::span<const int32_t> all(ids_);
+  TRY_ASSIGN(const std::string before, tokenizer_.decode(all.subspan(prefix_, read_ - prefix_), skip_special_));
+  TRY_ASSIGN(const std::string after, tokenizer_.decode(all.subspan(prefix_), skip_special_));
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+  const bool incomplete = after.size() >= kReplacement.size() &&
+                          std::string_view(after).substr(after.size() - kReplacement.size()) == kReplacement;
+  if (after.size() <= before.size() || incomplete) return std::string();
+  prefix_ = read_;
+  read_ = ids_.size();
+  // Keep the history short: everything before the window is emitted and never decoded again.
+  if (prefix_ > 64) {
+    ids_.erase(ids_.begin(), ids_.begin() + static_cast<std::ptrdiff_t>(prefix_));
+    read_ -= prefix_;
+    prefix_ = 0;
+  }
+  return after.substr(before.size());
+}
+
 }  // namespace nxrt::genai

@@ -52,4 +52,21 @@ class Tokenizer {
   std::unique_ptr<State> state_;
 };
 
+// Incremental decoding of generated tokens: decode_next(id) returns the text the id adds, never a partial UTF-8
+// character (an incomplete one waits for the ids that finish it), so the returned pieces concatenate to decode of
+// all ids (special tokens skipped when asked). The text is taken as the difference of two decodes of a short window
+// of recent ids, which keeps decoders that strip a leading space from eating spaces between tokens.
+class TokenizerStream {
+ public:
+  explicit TokenizerStream(const Tokenizer& tokenizer, bool skip_special_tokens = true)
+      : tokenizer_(tokenizer), skip_special_(skip_special_tokens) {}
+  Expected<std::string> decode_next(int32_t id);
+
+ private:
+  const Tokenizer& tokenizer_;
+  bool skip_special_;
+  std::vector<int32_t> ids_;
+  size_t prefix_ = 0, read_ = 0;  // the window is ids_[prefix_:]; ids_[prefix_:read_] are already emitted
+};
+
 }  // namespace nxrt::genai

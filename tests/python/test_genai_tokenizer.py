@@ -159,6 +159,17 @@ def test_nfc_normalizer_matches_python_and_tokenizers(pair):
         assert ids == theirs.encode(text).ids, repr(text)
 
 
+@pytest.mark.parametrize("family", ["gpt2", "legacy", "metaspace"])
+def test_stream_pieces_add_up_to_the_decode(pair, family):
+    ours = pair[0] if family == "gpt2" else _nxrt.GenaiTokenizer.from_json_text(sentencepiece_style(family))
+    for text in corpus(count=400, seed=29) + NFC_CASES:
+        ids = ours.encode(text)
+        stream = _nxrt.GenaiTokenizerStream(ours)
+        pieces = [stream.decode(i) for i in ids]
+        assert "".join(pieces) == ours.decode(ids, True), repr(text)
+        assert all("\ufffd" not in piece for piece in pieces) or "\ufffd" in text, repr(text)
+
+
 def test_decode_matches_tokenizers_on_arbitrary_ids(pair):
     ours, theirs = pair
     rng = np.random.default_rng(3)
