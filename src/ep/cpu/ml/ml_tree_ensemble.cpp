@@ -228,7 +228,10 @@ Expected<std::unique_ptr<Kernel>> create_tree_ensemble(const KernelInfo& info) {
   size_t member_at = 0;
   for (size_t i = 0; i < n; ++i) {
     TreeNode t;
-    if (modes[i] < 0 || modes[i] > 6) return make_error(StatusCode::kInvalidGraph, what, ": node mode ", modes[i]);
+    // Written as a comparison that NaN fails too (a float tensor can carry the modes).
+    if (!(modes[i] >= 0 && modes[i] <= 6) || modes[i] != std::floor(modes[i])) {
+      return make_error(StatusCode::kInvalidGraph, what, ": node mode ", modes[i], " is not one of 0..6");
+    }
     t.mode = static_cast<BranchMode>(static_cast<int>(modes[i]));
     t.feature = features[i];
     t.split = splits[i];
