@@ -8,13 +8,44 @@
 #include <string>
 #include <vector>
 
+#include <nanobind/stl/shared_ptr.h>
+
 #include "errors.h"
+#include "genai/generator.h"
 #include "genai/json.h"
 #include "genai/tokenizer.h"
 
 namespace nb = nanobind;
 
 namespace nxrt::python {
+
+namespace {
+
+// Search options from the model's defaults with the given ones (onnxruntime_genai's set_search_options names).
+genai::SearchOptions search_options(const genai::Model& model, const nb::dict& given) {
+  genai::SearchOptions s = model.config().search;
+  for (const auto& [key_handle, value] : given) {
+    const std::string key = nb::cast<std::string>(key_handle);
+    if (key == "max_length") s.max_length = nb::cast<int64_t>(value);
+    else if (key == "min_length") s.min_length = nb::cast<int64_t>(value);
+    else if (key == "do_sample") s.do_sample = nb::cast<bool>(value);
+    else if (key == "temperature") s.temperature = nb::cast<double>(value);
+    else if (key == "top_k") s.top_k = nb::cast<int64_t>(value);
+    else if (key == "top_p") s.top_p = nb::cast<double>(value);
+    else if (key == "min_p") s.min_p = nb::cast<double>(value);
+    else if (key == "repetition_penalty") s.repetition_penalty = nb::cast<double>(value);
+    else if (key == "num_beams") s.num_beams = nb::cast<int64_t>(value);
+    else if (key == "num_return_sequences") s.num_return_sequences = nb::cast<int64_t>(value);
+    else if (key == "past_present_share_buffer") s.past_present_share_buffer = nb::cast<bool>(value);
+    else if (key == "random_seed") s.random_seed = static_cast<uint64_t>(nb::cast<int64_t>(value));
+    else if (key == "early_stopping") s.early_stopping = nb::cast<bool>(value);
+    else if (key == "length_penalty") s.length_penalty = nb::cast<double>(value);
+    else throw_status(StatusCode::kInvalidArgument, "unknown search option '" + key + "'");
+  }
+  return s;
+}
+
+}  // namespace
 
 void register_genai(nb::module_& m) {
   nb::class_<genai::Tokenizer>(m, "GenaiTokenizer", "A tokenizer read from a tokenizer.json.")
@@ -70,6 +101,48 @@ void register_genai(nb::module_& m) {
             return text;
           },
           nb::arg("id"));
+  nb::class_<genai::Model>(m, "GenaiModel", "A generative model folder (genai_config.json, decoder, tokenizer).")
+      .def_static(
+          "load",
+          [](const std::string& folder, int threads) {
+            nb::gil_scoped_release release;
+            return std::const_pointer_cast<genai::Model>(value_or_throw(genai::Model::load(folder, threads)));
+          },
+          nb::arg("folder"), nb::arg("threads") = 0)
+      .def_prop_ro("type", [](const genai::Model& model) { return model.config().model_type; })
+      .def_prop_ro("vocab_size", [](const genai::Model& model) { return model.config().vocab_size; })
+      .def_prop_ro("context_length", [](const genai::Model& model) { return model.config().context_length; })
+      .def_prop_ro("eos_token_ids", [](const genai::Model& model) { return model.config().eos_token_ids; });
+  nb::class_<genai::Generator>(m, "GenaiGenerator", "Token generation over a GenaiModel.")
+      .def(
+          "__init__",
+          [](genai::Generator* self, std::shared_ptr<genai::Model> model, const nb::dict& options) {
+            auto generator = value_or_throw(genai::Generator::create(model, search_options(*model, options)));
+            new (self) genai::Generator(std::move(*generator));
+          },
+          nb::arg("model"), nb::arg("options") = nb::dict())
+      .def(
+          "append_tokens",
+          [](genai::Generator& g, const std::vector<std::vector<int32_t>>& prompts) {
+            nb::gil_scoped_release release;
+            throw_if_error(g.append_tokens(prompts));
+          },
+          nb::arg("prompts"))
+      .def("generate_next_token",
+           [](genai::Generator& g) {
+             nb::gil_scoped_release release;
+             throw_if_error(g.generate_next_token());
+           })
+      .def("is_done", &genai::Generator::is_done)
+      .def("get_sequence",
+           [](const genai::Generator& g, int64_t i) {
+             if (i < 0 || i >= g.batch_size()) throw_status(StatusCode::kInvalidArgument, "no such sequence");
+             const auto tokens = g.sequence(i);
+             return std::vector<int32_t>(tokens.begin(), tokens.end());
+           },
+           nb::arg("index"))
+      .def("get_next_tokens", &genai::Generator::next_tokens)
+      .def("get_logits", [](const genai::Generator& g) { return g.logits(); });
 }
 
 }  // namespace nxrt::python

@@ -94,6 +94,14 @@ Status read_token_ids(const JsonValue& model, std::string_view what, GenaiConfig
   }
   if (c.eos_token_ids.empty()) return r.wrong("eos_token_id", "a token id or a nonempty list of them");
   if (c.pad_token_id < 0) c.pad_token_id = c.eos_token_ids.front();
+  // As onnxruntime_genai, every special id must be a token of the model.
+  for (const int32_t id : c.eos_token_ids) {
+    if (id >= c.vocab_size) return r.wrong("eos_token_id", "below vocab_size " + std::to_string(c.vocab_size));
+  }
+  if (c.pad_token_id >= c.vocab_size || c.bos_token_id >= c.vocab_size) {
+    return r.wrong(c.pad_token_id >= c.vocab_size ? "pad_token_id" : "bos_token_id",
+                   "below vocab_size " + std::to_string(c.vocab_size));
+  }
   return Status::ok();
 }
 

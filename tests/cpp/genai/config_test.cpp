@@ -86,6 +86,8 @@ TEST(GenaiConfig, ErrorsNameTheKey) {
           "search": {"temperature": -1}})", "search.temperature must be", StatusCode::kInvalidArgument},
       {R"({"model": {"type": "whisper", "encoder": {}, "vocab_size": 10}})", "model.encoder (model type 'whisper')",
        StatusCode::kNotImplemented},
+      {R"({"model": {"type": "llama", "vocab_size": 10, "context_length": 8, "eos_token_id": [2, 50256],
+          "decoder": {}}})", "model.eos_token_id must be below vocab_size 10", StatusCode::kInvalidArgument},
   };
   for (const auto& c : cases) {
     auto config = from_text(c.text);

@@ -1,0 +1,357 @@
+// Model loading and the generation loop (contracts in generator.h).
+#include "genai/generator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <numeric>
+
+#include "core/half.h"
+#include "session/io_binding.h"
+#include "session/session.h"
+
+namespace nxrt::genai {
+
+namespace {
+
+const ValueDesc* find_value(const std::vector<ValueDesc>& values, const std::string& name) {
+  for (const ValueDesc& v : values) {
+    if (v.name == name) return &v;
+  }
+  return nullptr;
+}
+
+Status missing_value(const GenaiConfig& c, std::string_view kind, const std::string& name, std::string_view key) {
+  return make_error(StatusCode::kInvalidArgument, c.decoder_path(), ": the decoder has no ", kind, " '", name,
+                    "' (genai_config.json ", key, ")");
+}
+
+// Writes integer `value` at index i of an int32 or int64 tensor.
+void put_int(Tensor& t, int64_t i, int64_t value) {
+  if (t.dtype() == DataType::kInt32) {
+    t.data<int32_t>()[i] = static_cast<int32_t>(value);
+  } else {
+    t.data<int64_t>()[i] = value;
+  }
+}
+
+}  // namespace
+
+Model::~Model() = default;
+
+Expected<std::shared_ptr<const Model>> Model::load(const std::string& folder, int threads) {
+  auto model = std::shared_ptr<Model>(new Model());
+  TRY_ASSIGN(model->config_, load_genai_config(folder));
+  const GenaiConfig& c = model->config_;
+  SessionOptions options;
+  options.intra_op_num_threads = threads > 0 ? threads : static_cast<int>(c.intra_op_num_threads);
+  auto session = Session::create_from_file(c.decoder_path(), options);
+  if (!session) return session.status().with_context("genai: loading the decoder: ");
+  model->session_ = std::move(*session);
+  const auto& inputs = model->session_->inputs();
+  const auto& outputs = model->session_->outputs();
+  Io& io = model->io_;
+  const ValueDesc* ids = find_value(inputs, c.names.input_ids);
+  if (ids == nullptr) return missing_value(c, "input", c.names.input_ids, "model.decoder.inputs.input_ids");
+  io.ids = ids->type.elem_type;
+  if (const ValueDesc* mask = find_value(inputs, c.names.attention_mask)) {
+    io.has_mask = true;
+    io.mask = mask->type.elem_type;
+  }
+  if (const ValueDesc* positions = find_value(inputs, c.names.position_ids)) {
+    io.has_positions = true;
+    io.positions = positions->type.elem_type;
+  }
+  for (const DataType t : {io.ids, io.mask, io.positions}) {
+    if (t != DataType::kInt32 && t != DataType::kInt64) {
+      return make_error(StatusCode::kNotImplemented, c.decoder_path(), ": ids, masks and positions must be int32 or ",
+                        "int64");
+    }
+  }
+  if (find_value(outputs, c.names.logits) == nullptr) {
+    return missing_value(c, "output", c.names.logits, "model.decoder.outputs.logits");
+  }
+  io.combined_cache = !c.names.past_combined.empty();
+  for (int64_t layer = 0; layer < c.num_hidden_layers; ++layer) {
+    const std::vector<std::pair<std::string, std::string>> pairs =
+        io.combined_cache ? std::vector<std::pair<std::string, std::string>>{{c.names.past_combined,
+                                                                              c.names.present_combined}}
+                          : std::vector<std::pair<std::string, std::string>>{{c.names.past_key, c.names.present_key},
+                                                                             {c.names.past_value,
+                                                                              c.names.present_value}};
+    for (const auto& [past_pattern, present_pattern] : pairs) {
+      TRY_ASSIGN(const std::string past, layer_name(past_pattern, layer));
+      TRY_ASSIGN(const std::string present, layer_name(present_pattern, layer));
+      const ValueDesc* in = find_value(inputs, past);
+      if (in == nullptr) return missing_value(c, "input", past, "model.decoder.inputs past names");
+      if (find_value(outputs, present) == nullptr) {
+        return missing_value(c, "output", present, "model.decoder.outputs present names");
+      }
+      io.cache = in->type.elem_type;
+      io.past.push_back(past);
+      io.present.push_back(present);
+    }
+  }
+  if (io.cache != DataType::kFloat32 && io.cache != DataType::kFloat16) {
+    return make_error(StatusCode::kNotImplemented, c.decoder_path(), ": key / value caches must be float32 or float16");
+  }
+  const std::string tokenizer_path = c.folder + "/tokenizer.json";
+  if (std::ifstream(tokenizer_path).good()) {
+    TRY_ASSIGN(Tokenizer tokenizer, Tokenizer::from_file(tokenizer_path));
+    model->tokenizer_ = std::make_unique<Tokenizer>(std::move(tokenizer));
+  }
+  return std::shared_ptr<const Model>(std::move(model));
+}
+
+Generator::Generator(std::shared_ptr<const Model> model, SearchOptions search)
+    : model_(std::move(model)), search_(search) {
+  random_.seed(search_.random_seed ? *search_.random_seed : std::random_device{}());
+}
+
+Expected<std::unique_ptr<Generator>> Generator::create(std::shared_ptr<const Model> model, SearchOptions search) {
+  const GenaiConfig& c = model->config();
+  if (search.num_beams > 1) {
+    return make_error(StatusCode::kNotImplemented, "genai: beam search (num_beams ", search.num_beams,
+                      ") is not supported yet");
+  }
+  if (search.max_length <= 0 || search.max_length > c.context_length) {
+    return make_error(StatusCode::kInvalidArgument, "genai: max_length ", search.max_length, " must lie in [1, ",
+                      "context_length ", c.context_length, "]");
+  }
+  if (search.do_sample && !(search.temperature > 0.0)) {
+    return make_error(StatusCode::kInvalidArgument, "genai: sampling needs a positive temperature");
+  }
+  if (search.top_p <= 0.0 || search.top_p > 1.0 || search.min_p < 0.0 || search.min_p > 1.0 || search.top_k < 0 ||
+      !(search.repetition_penalty > 0.0)) {
+    return make_error(StatusCode::kInvalidArgument, "genai: top_p must lie in (0, 1], min_p in [0, 1], top_k be ",
+                      "nonnegative and repetition_penalty positive");
+  }
+  auto generator = std::unique_ptr<Generator>(new Generator(std::move(model), search));
+  generator->shared_buffer_ = search.past_present_share_buffer && !generator->model_->io().combined_cache;
+  return generator;
+}
+
+Status Generator::allocate_cache(int64_t batch) {
+  const GenaiConfig& c = model_->config();
+  const Model::Io& io = model_->io();
+  const int64_t length = shared_buffer_ ? search_.max_length : 0;
+  Shape shape = io.combined_cache ? Shape{2, batch, c.num_key_value_heads, length, c.head_size}
+                                  : Shape{batch, c.num_key_value_heads, length, c.head_size};
+  past_.clear();
+  for (size_t i = 0; i < io.past.size(); ++i) {
+    TRY_ASSIGN(Tensor t, Tensor::allocate(io.cache, shape));
+    if (t.raw_data() != nullptr) std::memset(t.raw_data(), 0, t.storage_bytes());
+    past_.push_back(std::move(t));
+  }
+  return Status::ok();
+}
+
+Status Generator::append_tokens(const std::vector<std::vector<int32_t>>& prompts) {
+  if (prompts.empty()) return make_error(StatusCode::kInvalidArgument, "genai: append_tokens needs a sequence");
+  const bool first = sequences_.empty();
+  if (!first && prompts.size() != sequences_.size()) {
+    return make_error(StatusCode::kInvalidArgument, "genai: append_tokens got ", prompts.size(),
+                      " sequences, the generator has ", sequences_.size());
+  }
+  const int64_t vocab = model_->config().vocab_size;
+  for (size_t b = 0; b < prompts.size(); ++b) {
+    if (prompts[b].empty()) return make_error(StatusCode::kInvalidArgument, "genai: sequence ", b, " has no tokens");
+    for (const int32_t t : prompts[b]) {
+      if (t < 0 || t >= vocab) {
+        return make_error(StatusCode::kInvalidArgument, "genai: token ", t, " of sequence ", b,
+                          " is outside the vocabulary [0, ", vocab, ")");
+      }
+    }
+  }
+  // Lengths count the left padding of a batch, as onnxruntime_genai's do.
+  size_t longest = 0;
+  for (const auto& p : prompts) longest = std::max(longest, p.size());
+  const int64_t waiting = pending_.empty() ? 0 : static_cast<int64_t>(pending_.front().size());
+  const int64_t length = cache_length_ + waiting + static_cast<int64_t>(longest);
+  if (length > search_.max_length) {
+    return make_error(StatusCode::kInvalidArgument, "genai: the sequences would hold ", length,
+                      " positions, more than max_length ", search_.max_length);
+  }
+  if (first) {
+    sequences_.assign(prompts.size(), {});
+    finished_.assign(prompts.size(), false);
+    TRY(allocate_cache(static_cast<int64_t>(prompts.size())));
+  }
+  // Tokens generated but not run yet go first.
+  if (pending_.empty()) pending_.assign(prompts.size(), {});
+  for (size_t b = 0; b < prompts.size(); ++b) {
+    sequences_[b].insert(sequences_[b].end(), prompts[b].begin(), prompts[b].end());
+    pending_[b].insert(pending_[b].end(), prompts[b].begin(), prompts[b].end());
+  }
+  return run_decoder(pending_);
+}
+
+Status Generator::run_decoder(const std::vector<std::vector<int32_t>>& tokens) {
+  const Model::Io& io = model_->io();
+  const int64_t batch = batch_size();
+  size_t longest = 0;
+  for (const auto& t : tokens) longest = std::max(longest, t.size());
+  const int64_t steps = static_cast<int64_t>(longest);
+  if (cache_length_ == 0) {
+    padding_.assign(static_cast<size_t>(batch), 0);
+    for (int64_t b = 0; b < batch; ++b) padding_[static_cast<size_t>(b)] = steps - static_cast<int64_t>(tokens[static_cast<size_t>(b)].size());
+  } else if (std::any_of(tokens.begin(), tokens.end(), [&](const auto& t) { return t.size() != longest; })) {
+    return make_error(StatusCode::kInvalidArgument, "genai: after the prompt every sequence appends as many tokens");
+  }
+  const int64_t total = cache_length_ + steps;
+  if (total > search_.max_length) {
+    return make_error(StatusCode::kInvalidArgument, "genai: ", total, " positions exceed max_length ",
+                      search_.max_length);
+  }
+  TRY_ASSIGN(Tensor ids, Tensor::allocate(io.ids, Shape{batch, steps}));
+  std::vector<std::string> names{model_->config().names.input_ids};
+  for (int64_t b = 0; b < batch; ++b) {
+    const auto& row = tokens[static_cast<size_t>(b)];
+    const int64_t pad = steps - static_cast<int64_t>(row.size());
+    for (int64_t s = 0; s < steps; ++s) {
+      put_int(ids, b * steps + s, s < pad ? model_->config().pad_token_id : row[static_cast<size_t>(s - pad)]);
+    }
+  }
+  std::vector<Tensor> inputs{std::move(ids)};
+  if (io.has_mask) {
+    TRY_ASSIGN(Tensor mask, Tensor::allocate(io.mask, Shape{batch, total}));
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t s = 0; s < total; ++s) put_int(mask, b * total + s, s >= padding_[static_cast<size_t>(b)] ? 1 : 0);
+    }
+    names.push_back(model_->config().names.attention_mask);
+    inputs.push_back(std::move(mask));
+  }
+  if (io.has_positions) {
+    TRY_ASSIGN(Tensor positions, Tensor::allocate(io.positions, Shape{batch, steps}));
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t s = 0; s < steps; ++s) {
+        put_int(positions, b * steps + s, std::max<int64_t>(0, cache_length_ + s - padding_[static_cast<size_t>(b)]));
+      }
+    }
+    names.push_back(model_->config().names.position_ids);
+    inputs.push_back(std::move(positions));
+  }
+  for (size_t i = 0; i < io.past.size(); ++i) {
+    names.push_back(io.past[i]);
+    inputs.push_back(past_[i]);  // a view: with the shared buffer the same tensor is bound as the present
+  }
+  std::vector<std::string> output_names{model_->config().names.logits};
+  output_names.insert(output_names.end(), io.present.begin(), io.present.end());
+  std::vector<Tensor> outputs;
+  if (shared_buffer_) {
+    std::vector<Tensor> bound(output_names.size());
+    for (size_t i = 0; i < io.present.size(); ++i) bound[i + 1] = past_[i];
+    auto result = model_->session().run_bound(names, inputs, output_names, bound);
+    if (!result) return result.status().with_context("genai: decoder run: ");
+    outputs = std::move(result->outputs);
+  } else {
+    auto result = model_->session().run(names, inputs, output_names);
+    if (!result) return result.status().with_context("genai: decoder run: ");
+    outputs = std::move(*result);
+    for (size_t i = 0; i < io.present.size(); ++i) past_[i] = std::move(outputs[i + 1]);
+  }
+  // The logits of the last position of every sequence.
+  const Tensor& logits = outputs[0];
+  const int64_t vocab = model_->config().vocab_size;
+  if (logits.rank() != 3 || logits.shape()[0] != batch || logits.shape()[2] < vocab || logits.shape()[1] < 1 ||
+      (logits.dtype() != DataType::kFloat32 && logits.dtype() != DataType::kFloat16)) {
+    return make_error(StatusCode::kInvalidArgument, "genai: logits ", shape_to_string(logits.shape()),
+                      " must be float [batch, positions, vocab_size ", vocab, "]");
+  }
+  const int64_t positions = logits.shape()[1], width = logits.shape()[2];
+  logits_.resize(static_cast<size_t>(batch * vocab));
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t at = (b * positions + positions - 1) * width;
+    for (int64_t v = 0; v < vocab; ++v) {
+      logits_[static_cast<size_t>(b * vocab + v)] = logits.dtype() == DataType::kFloat32
+                                                        ? logits.data<float>()[at + v]
+                                                        : static_cast<float>(logits.data<Float16>()[at + v]);
+    }
+  }
+  cache_length_ = total;
+  logits_fresh_ = true;
+  pending_.clear();
+  return Status::ok();
+}
+
+int32_t Generator::pick(int64_t b) {
+  const int64_t vocab = model_->config().vocab_size;
+  std::vector<float> scores(logits_.begin() + b * vocab, logits_.begin() + (b + 1) * vocab);
+  const auto& sequence = sequences_[static_cast<size_t>(b)];
+  if (search_.repetition_penalty != 1.0) {
+    std::vector<bool> seen(static_cast<size_t>(vocab), false);
+    for (const int32_t t : sequence) seen[static_cast<size_t>(t)] = true;
+    const float p = static_cast<float>(search_.repetition_penalty);
+    for (int64_t v = 0; v < vocab; ++v) {
+      if (seen[static_cast<size_t>(v)]) scores[static_cast<size_t>(v)] = scores[static_cast<size_t>(v)] < 0 ? scores[static_cast<size_t>(v)] * p : scores[static_cast<size_t>(v)] / p;
+    }
+  }
+  if (static_cast<int64_t>(sequence.size()) < search_.min_length) {
+    for (const int32_t eos : model_->config().eos_token_ids) {
+      if (eos < vocab) scores[static_cast<size_t>(eos)] = -INFINITY;
+    }
+  }
+  if (!search_.do_sample) return static_cast<int32_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
+  // Sampling: candidates by descending score, cut by top_k, then softmax at the temperature, top_p and min_p.
+  std::vector<int32_t> order(static_cast<size_t>(vocab));
+  std::iota(order.begin(), order.end(), 0);
+  const size_t keep = search_.top_k > 0 ? std::min<size_t>(static_cast<size_t>(search_.top_k), order.size()) : order.size();
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(),
+                    [&](int32_t x, int32_t y) { return scores[static_cast<size_t>(x)] > scores[static_cast<size_t>(y)]; });
+  order.resize(keep);
+  std::vector<double> probs(keep);
+  const double top = scores[static_cast<size_t>(order[0])];
+  double sum = 0.0;
+  for (size_t i = 0; i < keep; ++i) {
+    probs[i] = std::exp((scores[static_cast<size_t>(order[i])] - top) / search_.temperature);
+    sum += probs[i];
+  }
+  size_t cut = keep;
+  double mass = 0.0;
+  for (size_t i = 0; i < keep; ++i) {
+    probs[i] /= sum;
+    if (probs[i] < search_.min_p * probs[0] && i > 0) {
+      cut = i;
+      break;
+    }
+    mass += probs[i];
+    if (mass >= search_.top_p) {
+      cut = i + 1;
+      break;
+    }
+  }
+  std::discrete_distribution<size_t> choose(probs.begin(), probs.begin() + static_cast<std::ptrdiff_t>(cut));
+  return order[choose(random_)];
+}
+
+Status Generator::generate_next_token() {
+  if (sequences_.empty()) return make_error(StatusCode::kInvalidArgument, "genai: append prompt tokens first");
+  if (is_done()) return make_error(StatusCode::kInvalidArgument, "genai: generation is done");
+  if (!logits_fresh_) TRY(run_decoder(pending_));
+  std::vector<std::vector<int32_t>> next(sequences_.size());
+  const auto& eos = model_->config().eos_token_ids;
+  for (size_t b = 0; b < sequences_.size(); ++b) {
+    // A finished sequence keeps emitting the pad token, as onnxruntime_genai does.
+    const int32_t token = finished_[b] ? model_->config().pad_token_id : pick(static_cast<int64_t>(b));
+    if (!finished_[b] && std::find(eos.begin(), eos.end(), token) != eos.end()) finished_[b] = true;
+    sequences_[b].push_back(token);
+    next[b] = {token};
+    if (padding_[b] + static_cast<int64_t>(sequences_[b].size()) >= search_.max_length) finished_[b] = true;
+  }
+  pending_ = std::move(next);
+  logits_fresh_ = false;
+  return Status::ok();
+}
+
+bool Generator::is_done() const {
+  return !sequences_.empty() && std::all_of(finished_.begin(), finished_.end(), [](bool f) { return f; });
+}
+
+std::vector<int32_t> Generator::next_tokens() const {
+  std::vector<int32_t> tokens;
+  for (const auto& s : sequences_) tokens.push_back(s.empty() ? -1 : s.back());
+  return tokens;
+}
+
+}  // namespace nxrt::genai

@@ -1,0 +1,102 @@
+// Text generation over an ONNX Runtime GenAI model folder (genai_config.json, the decoder .onnx, tokenizer.json),
+// with onnxruntime_genai's flow: a Generator takes prompt tokens (append_tokens runs the prefill), then each
+// generate_next_token() runs the decoder on the tokens appended last (when their logits are not computed yet),
+// picks one token per sequence from the last logits, and appends it; is_done() holds once every sequence produced
+// an end-of-sequence id or reached max_length.
+//
+// The cache: with search.past_present_share_buffer and a split key / value cache, one buffer per layer of
+// max_length positions is bound as both past and present (the decoder writes the new rows in place, nothing is
+// copied per step); otherwise the presents of one step are the pasts of the next. Input element types (int32 or
+// int64 ids, masks and positions; float32 or float16 caches) follow what the decoder declares.
+//
+// Search: greedy (the first largest logit), or with do_sample: temperature, top_k, top_p, min_p and a seeded
+// generator (random_seed; the same seed gives the same tokens); repetition_penalty and min_length apply to both.
+// Beam search is NOT_IMPLEMENTED. Prompts of a batch are left-padded with pad_token_id under a zero attention mask.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/data_type.h"
+#include "core/status.h"
+#include "core/tensor.h"
+#include "genai/config.h"
+#include "genai/tokenizer.h"
+
+namespace nxrt {
+class Session;
+}
+
+namespace nxrt::genai {
+
+class Model {
+ public:
+  // Loads FOLDER: genai_config.json, the decoder (checked against the names the configuration gives), and
+  // tokenizer.json when present. `threads` > 0 overrides session_options.intra_op_num_threads.
+  static Expected<std::shared_ptr<const Model>> load(const std::string& folder, int threads = 0);
+  ~Model();
+
+  const GenaiConfig& config() const { return config_; }
+  const Session& session() const { return *session_; }
+  // Null when the folder has no tokenizer.json.
+  const Tokenizer* tokenizer() const { return tokenizer_.get(); }
+
+  struct Io {
+    DataType ids = DataType::kInt64, mask = DataType::kInt64, positions = DataType::kInt64,
+             cache = DataType::kFloat32;
+    bool has_mask = false, has_positions = false, combined_cache = false;
+    std::vector<std::string> past, present;  // per layer: key then value, or one combined name
+  };
+  const Io& io() const { return io_; }
+
+ private:
+  Model() = default;
+  GenaiConfig config_;
+  std::unique_ptr<Session> session_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  Io io_;
+};
+
+class Generator {
+ public:
+  static Expected<std::unique_ptr<Generator>> create(std::shared_ptr<const Model> model, SearchOptions search);
+
+  // Adds prompt tokens: one sequence per entry of `prompts` (all at once, before any generation: later calls append
+  // to every sequence and need as many entries), and runs the decoder on them.
+  Status append_tokens(const std::vector<std::vector<int32_t>>& prompts);
+  Status generate_next_token();
+  bool is_done() const;
+
+  int64_t batch_size() const { return static_cast<int64_t>(sequences_.size()); }
+  // The tokens of sequence i (prompt and generated, without padding).
+  std::span<const int32_t> sequence(int64_t i) const { return sequences_[static_cast<size_t>(i)]; }
+  // The tokens picked by the last generate_next_token().
+  std::vector<int32_t> next_tokens() const;
+  // The last logits: [batch, vocab] floats of the last position of each sequence.
+  const std::vector<float>& logits() const { return logits_; }
+
+ private:
+  Generator(std::shared_ptr<const Model> model, SearchOptions search);
+  Status run_decoder(const std::vector<std::vector<int32_t>>& tokens);
+  Status allocate_cache(int64_t batch);
+  int32_t pick(int64_t b);
+
+  std::shared_ptr<const Model> model_;
+  SearchOptions search_;
+  std::mt19937_64 random_;
+  bool shared_buffer_ = false;
+  std::vector<std::vector<int32_t>> sequences_;
+  std::vector<int64_t> padding_;  // left padding of each sequence in the cache
+  std::vector<bool> finished_;
+  std::vector<std::vector<int32_t>> pending_;  // appended, not yet run
+  std::vector<Tensor> past_;                   // one per name in Model::io().past
+  int64_t cache_length_ = 0;                   // positions in the cache (padding included)
+  std::vector<float> logits_;
+  bool logits_fresh_ = false;
+};
+
+}  // namespace nxrt::genai

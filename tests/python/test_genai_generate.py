@@ -1,0 +1,155 @@
+"""nxrt.genai against onnxruntime_genai (PyPI) on ONNX Runtime GenAI's own GPT-2 test folder
+(../shared/genai/tiny-random-gpt2-fp32: combined past_%d cache, int32 inputs, vocab 1000): the same greedy tokens
+for 64 new tokens at batch 1 and batch 3 (equal and left-padded prompt lengths), sampling that stays inside top_k /
+top_p and repeats under a seed, the streaming text, and clear errors for bad folders and bad requests."""
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import nxrt
+import nxrt.genai as genai
+
+og = pytest.importorskip("onnxruntime_genai", reason="onnxruntime-genai is not installed (requirements/heavy.txt)")
+
+FOLDER = Path(__file__).resolve().parents[3] / "shared" / "genai" / "tiny-random-gpt2-fp32"
+PAD = 98  # the fixture's pad, bos and eos id
+PROMPTS = [[5, 17, 300, 42, 7], [900, 1, 2, 3, 4], [63, 63, 63, 500, 12], [11, 600, 601, 700, 99]]
+
+pytestmark = pytest.mark.skipif(not FOLDER.exists(), reason=f"the shared genai fixture is not at {FOLDER}")
+
+
+def og_sequences(prompts, max_length):
+    """onnxruntime_genai's greedy sequences; prompts of different lengths are left-padded with the pad id."""
+    model = og.Model(str(FOLDER))
+    params = og.GeneratorParams(model)
+    params.set_search_options(max_length=max_length, do_sample=False, batch_size=len(prompts))
+    generator = og.Generator(model, params)
+    width = max(len(p) for p in prompts)
+    generator.append_tokens(np.array([[PAD] * (width - len(p)) + p for p in prompts], np.int32))
+    while not generator.is_done():
+        generator.generate_next_token()
+    return [list(generator.get_sequence(i))[width - len(p):] for i, p in enumerate(prompts)]
+
+
+def our_sequences(prompts, max_length, **options):
+    model = genai.Model(FOLDER)
+    params = genai.GeneratorParams(model)
+    params.set_search_options(max_length=max_length, do_sample=False, **options)
+    generator = genai.Generator(model, params)
+    generator.append_tokens(prompts)
+    while not generator.is_done():
+        generator.generate_next_token()
+    return [list(generator.get_sequence(i)) for i in range(len(prompts))]
+
+
+@pytest.mark.parametrize("prompt", PROMPTS)
+def test_greedy_tokens_match_onnxruntime_genai(prompt):
+    assert our_sequences([prompt], len(prompt) + 64) == og_sequences([prompt], len(prompt) + 64)
+
+
+def test_batch_of_three_matches_onnxruntime_genai():
+    prompts = PROMPTS[:3]
+    assert our_sequences(prompts, 5 + 64) == og_sequences(prompts, 5 + 64)
+
+
+def test_left_padded_batch_rows_match_onnxruntime_genai_alone():
+    # Padding positions are masked out, so each row of a left-padded batch continues its prompt exactly as it does
+    # alone. (onnxruntime_genai attends to this fixture's pad id, which is also its bos / eos id, so its own padded
+    # rows differ from its unpadded runs; each row is compared with onnxruntime_genai's run of that prompt alone.)
+    prompts = [[5, 17, 300, 42, 7], [900, 1], [63, 500, 12]]
+    width = max(len(p) for p in prompts)
+    ours = our_sequences(prompts, width + 40)
+    for i, prompt in enumerate(prompts):
+        assert ours[i] == og_sequences([prompt], width + 40 - (width - len(prompt)))[0], f"sequence {i}"
+
+
+def test_each_padded_row_matches_its_own_run():
+    prompts = [[5, 17, 300, 42, 7], [900, 1], [63, 500, 12]]
+    batched = our_sequences(prompts, 5 + 30)
+    for prompt, row in zip(prompts, batched):
+        alone = our_sequences([prompt], len(row))[0]
+        assert row == alone
+
+
+def test_sampling_stays_in_top_k_and_repeats_under_a_seed():
+    model = genai.Model(FOLDER)
+
+    def run(seed, **options):
+        params = genai.GeneratorParams(model)
+        params.set_search_options(max_length=40, do_sample=True, random_seed=seed, **options)
+        generator = genai.Generator(model, params)
+        generator.append_tokens(PROMPTS[0])
+        picks = []
+        while not generator.is_done():
+            generator.generate_next_token()
+            logits = generator.get_logits()[0, 0]
+            picks.append((int(generator.get_next_tokens()[0]), logits))
+        return picks
+
+    first = run(7, top_k=5, temperature=0.8)
+    again = run(7, top_k=5, temperature=0.8)
+    assert [t for t, _ in first] == [t for t, _ in again]
+    for token, logits in first:
+        assert token in np.argsort(logits)[-5:]
+    for token, logits in run(3, top_k=0, top_p=1e-6):  # top_p that small keeps the top token only: greedy
+        assert token == int(np.argmax(logits))
+    greedy = our_sequences([PROMPTS[0]], 40)[0]
+    sampled_top1 = [t for t, _ in run(11, top_k=1)]
+    assert sampled_top1 == greedy[len(PROMPTS[0]):]
+
+
+def test_stream_and_generate_give_the_decoded_text():
+    model = genai.Model(FOLDER)
+    tokenizer = genai.Tokenizer(model)
+    ids = tokenizer.encode(", the and of.")  # GPT-2 ids below the model's 1000
+    params = genai.GeneratorParams(model)
+    params.set_search_options(max_length=len(ids) + 20)
+    generator = genai.Generator(model, params)
+    generator.append_tokens(ids)
+    stream = tokenizer.create_stream()
+    pieces = []
+    while not generator.is_done():
+        generator.generate_next_token()
+        pieces.append(stream.decode(generator.get_next_tokens()[0]))
+    # The pieces hold back bytes that do not complete a character (random tokens may end on such bytes).
+    sequence = generator.get_sequence(0)
+    decoded = tokenizer.decode(sequence[len(ids):])
+    assert decoded.startswith("".join(pieces))
+    assert set(decoded[len("".join(pieces)):]) <= {"\ufffd"}
+    assert "".join(genai.generate(FOLDER, ", the and of.", max_new_tokens=20)) == "".join(pieces)
+
+
+def copy_fixture(tmp_path, edit=None):
+    folder = tmp_path / "model"
+    shutil.copytree(FOLDER, folder)
+    if edit is not None:
+        config = json.loads((folder / "genai_config.json").read_text())
+        edit(config)
+        (folder / "genai_config.json").write_text(json.dumps(config))
+    return folder
+
+
+def test_bad_requests_are_clear_errors(tmp_path):
+    model = genai.Model(FOLDER)
+    params = genai.GeneratorParams(model)
+    params.set_search_options(max_length=6)
+    generator = genai.Generator(model, params)
+    with pytest.raises(nxrt.capi.onnxruntime_pybind11_state.InvalidArgument, match="more than max_length 6"):
+        generator.append_tokens(list(range(1, 9)))
+    with pytest.raises(nxrt.capi.onnxruntime_pybind11_state.InvalidArgument, match="outside the vocabulary"):
+        genai.Generator(model, params).append_tokens([5, 1000])
+    params.set_search_options(max_length=10_000)
+    with pytest.raises(nxrt.capi.onnxruntime_pybind11_state.InvalidArgument, match="context_length 512"):
+        genai.Generator(model, params)
+    params.set_search_options(max_length=20, bogus=1)
+    with pytest.raises(nxrt.capi.onnxruntime_pybind11_state.InvalidArgument, match="unknown search option 'bogus'"):
+        genai.Generator(model, params)
+    with pytest.raises(nxrt.capi.onnxruntime_pybind11_state.NoSuchFile, match="genai_config.json"):
+        genai.Model(tmp_path / "nothing")
+    renamed = copy_fixture(tmp_path, lambda c: c["model"]["decoder"]["inputs"].update(past_names="cache_%d"))
+    with pytest.raises(nxrt.capi.onnxruntime_pybind11_state.InvalidArgument, match="no input 'cache_0'"):
+        genai.Model(renamed)
