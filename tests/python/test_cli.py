@@ -11,6 +11,8 @@ COMMAND_OPTIONS = {
     "run": ["--input", "--dim", "--threads", "--repeat", "--seed", "--output-dir", "--output-format", "--quiet",
             "--profile", "--batch", "--help"],
     "export-builtin": ["--help"],
+    "generate": ["--prompt", "--prompt-ids", "--max-new-tokens", "--temperature", "--top-k", "--top-p", "--min-p",
+                 "--repetition-penalty", "--seed", "--threads", "--quiet", "--help"],
 }
 STATUS_LINE = re.compile(r"^nxrt-batch: line (\d+): (ok|error: (.*))$")
 
@@ -189,3 +191,33 @@ def test_info_lists_custom_domains_and_ops_without_a_kernel(nxrt_cli, tmp_path):
     assert missing.split() == ["com.example.Frobnicate", "(opset", "3)", "2"], done.stdout
     builtin = nxrt(nxrt_cli, "info", "builtin:mlp")
     assert "custom domains: none" in builtin.stdout and "ops without a CPU kernel: none" in builtin.stdout
+
+
+GENAI_FOLDER = __import__("pathlib").Path(__file__).resolve().parents[3] / "shared" / "genai" / "tiny-random-gpt2-fp32"
+
+
+@pytest.mark.skipif(not GENAI_FOLDER.exists(), reason="the shared genai fixture is missing")
+def test_generate_streams_the_greedy_text_and_reports_speeds(nxrt_cli):
+    import nxrt.genai as genai
+    done = nxrt(nxrt_cli, "generate", GENAI_FOLDER, "--prompt", ", the and of.", "--max-new-tokens", 12)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "".join(genai.generate(GENAI_FOLDER, ", the and of.", max_new_tokens=12)) + "\n"
+    assert re.search(r"prompt: 5 tokens in .* tokens/s\); generated: 12 tokens in .* tokens/s\)", done.stderr)
+    ids = nxrt(nxrt_cli, "generate", GENAI_FOLDER, "--prompt-ids", "11,262,290,286,13", "--max-new-tokens", 12)
+    assert ids.returncode == 0 and ids.stdout == done.stdout
+    sampled = [nxrt(nxrt_cli, "generate", GENAI_FOLDER, "--prompt-ids", "5,6", "--temperature", "0.9", "--seed", 4,
+                    "--top-k", 3).stdout for _ in range(2)]
+    assert sampled[0] == sampled[1]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["/nonexistent/folder", "--prompt", "x"], "NO_SUCHFILE : /nonexistent/folder/genai_config.json"),
+    ([str(GENAI_FOLDER)], "give one of --prompt and --prompt-ids"),
+    ([str(GENAI_FOLDER), "--prompt-ids", "5,x"], "--prompt-ids must be token ids"),
+    ([str(GENAI_FOLDER), "--prompt-ids", "5", "--temperature", "warm"], "--temperature needs a number"),
+    ([str(GENAI_FOLDER), "--prompt", "Hello"], "token 15496 of sequence 0 is outside the vocabulary"),
+])
+def test_generate_errors(nxrt_cli, args, message):
+    done = nxrt(nxrt_cli, "generate", *args)
+    assert done.returncode == 1
+    assert message in done.stderr

@@ -48,11 +48,13 @@ std::string model_spec_help();
 const CommandSpec& info_command_spec();
 const CommandSpec& run_command_spec();
 const CommandSpec& export_builtin_command_spec();
+const CommandSpec& generate_command_spec();
 
 // Entry points of the sub-commands; `args` excludes the program and command names. Each returns the process
 // exit code: 0 on success or after printing its --help, 1 after report_error.
 int run_info_command(const std::vector<std::string>& args);
 int run_run_command(const std::vector<std::string>& args);
 int run_export_builtin_command(const std::vector<std::string>& args);
+int run_generate_command(const std::vector<std::string>& args);
 
 }  // namespace nxrt::cli

@@ -17,6 +17,7 @@ std::vector<Command> commands() {
   using namespace nxrt::cli;
   return {{info_command_spec(), run_info_command},
           {run_command_spec(), run_run_command},
+          {generate_command_spec(), run_generate_command},
           {export_builtin_command_spec(), run_export_builtin_command}};
 }
 
