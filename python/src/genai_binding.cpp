@@ -11,6 +11,7 @@
 #include <nanobind/stl/shared_ptr.h>
 
 #include "errors.h"
+#include "genai/chat.h"
 #include "genai/generator.h"
 #include "genai/json.h"
 #include "genai/tokenizer.h"
@@ -101,6 +102,25 @@ void register_genai(nb::module_& m) {
             return text;
           },
           nb::arg("id"));
+  nb::class_<genai::ChatFormatter>(m, "GenaiChatFormatter", "The chat template of a model folder.")
+      .def_static(
+          "from_folder",
+          [](const std::string& folder) { return value_or_throw(genai::ChatFormatter::from_folder(folder)); },
+          nb::arg("folder"))
+      .def_static(
+          "from_source",
+          [](const std::string& source, const std::string& config) {
+            return value_or_throw(genai::ChatFormatter::from_source(source, config));
+          },
+          nb::arg("source"), nb::arg("tokenizer_config") = "")
+      .def(
+          "apply",
+          [](const genai::ChatFormatter& f, const std::string& messages, bool add_generation_prompt,
+             const std::string& tools) {
+            nb::gil_scoped_release release;
+            return value_or_throw(f.apply(messages, add_generation_prompt, tools));
+          },
+          nb::arg("messages"), nb::arg("add_generation_prompt") = true, nb::arg("tools") = "");
   nb::class_<genai::Model>(m, "GenaiModel", "A generative model folder (genai_config.json, decoder, tokenizer).")
       .def_static(
           "load",

@@ -153,3 +153,23 @@ def test_bad_requests_are_clear_errors(tmp_path):
     renamed = copy_fixture(tmp_path, lambda c: c["model"]["decoder"]["inputs"].update(past_names="cache_%d"))
     with pytest.raises(nxrt.capi.onnxruntime_pybind11_state.InvalidArgument, match="no input 'cache_0'"):
         genai.Model(renamed)
+
+
+def test_chat_template_of_the_folder(tmp_path, nxrt_cli):
+    # A chat template added to the fixture's tokenizer_config.json formats the turns; the CLI's --chat uses it.
+    import subprocess
+    folder = copy_fixture(tmp_path)
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    config["chat_template"] = ("{% for m in messages %}{% if m.role == 'system' %}{{ m.content }}{% else %}"
+                               "{{ m.content | trim }}{% endif %}{% endfor %}{% if add_generation_prompt %}.{% endif %}")
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    tokenizer = genai.Tokenizer(genai.Model(folder))
+    messages = [{"role": "system", "content": " and"}, {"role": "user", "content": "  , the  "}]
+    assert tokenizer.apply_chat_template(json.dumps(messages), add_generation_prompt=True) == " and, the."
+    assert tokenizer.apply_chat_template(messages, add_generation_prompt=False) == " and, the"
+    assert tokenizer.apply_chat_template(messages, template_str="{{ messages | length }}") == "2"
+    done = subprocess.run([str(nxrt_cli), "generate", str(folder), "--chat", "--system", " and", "--prompt", ", the",
+                           "--max-new-tokens", "8"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    expected = "".join(genai.generate(folder, " and, the.", max_new_tokens=8))
+    assert done.stdout == expected + "\n"

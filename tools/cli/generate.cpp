@@ -8,14 +8,17 @@
 #include <vector>
 
 #include "cli_common.h"
+#include "genai/chat.h"
 #include "genai/generator.h"
+#include "genai/template_value.h"
 
 namespace nxrt::cli {
 
 namespace {
 
 struct GenerateArgs {
-  std::string folder, prompt;
+  std::string folder, prompt, system;
+  bool chat = false;
   std::vector<int32_t> prompt_ids;
   int64_t max_new_tokens = 128;
   int threads = 0;
@@ -87,6 +90,11 @@ Expected<GenerateArgs> parse_generate_args(const ParsedCommandLine& command_line
       }
     } else if (option.name == "--quiet") {
       args.quiet = true;
+    } else if (option.name == "--chat") {
+      args.chat = true;
+    } else if (option.name == "--system") {
+      args.system = option.value;
+      args.chat = true;
     } else {
       args.search.emplace_back(option.name.substr(2), option.value);
     }
@@ -94,6 +102,7 @@ Expected<GenerateArgs> parse_generate_args(const ParsedCommandLine& command_line
   if (args.prompt.empty() == args.prompt_ids.empty()) {
     return usage_error(generate_command_spec(), "give one of --prompt and --prompt-ids");
   }
+  if (args.chat && args.prompt.empty()) return usage_error(generate_command_spec(), "--chat needs --prompt");
   return args;
 }
 
@@ -104,7 +113,23 @@ Status generate(const GenerateArgs& args) {
     if (model->tokenizer() == nullptr) {
       return make_error(StatusCode::kNoSuchFile, args.folder, "/tokenizer.json: needed to encode --prompt");
     }
-    TRY_ASSIGN(ids, model->tokenizer()->encode(args.prompt));
+    std::string text = args.prompt;
+    bool add_special_tokens = true;
+    if (args.chat) {  // the folder's chat template around one user turn (and a system turn)
+      TRY_ASSIGN(const genai::ChatFormatter formatter, genai::ChatFormatter::from_folder(args.folder));
+      genai::TemplateValue::List turns;
+      for (const auto& [role, content] : {std::pair{std::string("system"), args.system},
+                                          std::pair{std::string("user"), args.prompt}}) {
+        if (content.empty()) continue;
+        genai::TemplateValue turn = genai::TemplateValue::dict();
+        turn.set("role", genai::TemplateValue::string(role));
+        turn.set("content", genai::TemplateValue::string(content));
+        turns.push_back(turn);
+      }
+      TRY_ASSIGN(text, formatter.apply(genai::TemplateValue::list(turns).json(), true));
+      add_special_tokens = false;  // the template writes them
+    }
+    TRY_ASSIGN(ids, model->tokenizer()->encode(text, add_special_tokens));
   }
   genai::SearchOptions search = model->config().search;
   search.do_sample = false;
@@ -155,6 +180,8 @@ const CommandSpec& generate_command_spec() {
       .options = {
           {"--prompt", "TEXT", "the prompt, encoded with the folder's tokenizer"},
           {"--prompt-ids", "IDS", "the prompt as token ids separated by commas (instead of --prompt)"},
+          {"--chat", "", "format --prompt as a user turn with the folder's chat template"},
+          {"--system", "TEXT", "a system turn before the prompt (implies --chat)"},
           {"--max-new-tokens", "N", "generate at most N tokens (default 128; the context length bounds it)"},
           {"--temperature", "T", "sample at temperature T (0: greedy, the default)"},
           {"--top-k", "K", "sample from the K most likely tokens (0: all)"},

@@ -16,6 +16,9 @@ plus ``generate(folder, prompt, max_new_tokens=...)``, an iterator of text piece
 ``nxrt`` (``nxrt.capi.onnxruntime_pybind11_state``) with messages naming the file, key or value at fault.
 """
 
+import json
+from pathlib import Path
+
 import numpy as np
 
 from nxrt import _nxrt
@@ -44,7 +47,23 @@ class Tokenizer:
 
     def __init__(self, model):
         folder = model.folder if isinstance(model, Model) else str(model)
+        self._folder = folder
         self._tokenizer = _nxrt.GenaiTokenizer.from_file(folder + "/tokenizer.json")
+
+    def apply_chat_template(self, messages, template_str=None, tools=None, add_generation_prompt=True):
+        """The prompt text of `messages` (a JSON string or a list of dicts) by the folder's chat template, or by
+        `template_str`."""
+        if not isinstance(messages, str):
+            messages = json.dumps(messages)
+        if tools is not None and not isinstance(tools, str):
+            tools = json.dumps(tools)
+        if template_str:
+            config = Path(self._folder, "tokenizer_config.json")
+            formatter = _nxrt.GenaiChatFormatter.from_source(template_str,
+                                                             config.read_text() if config.exists() else "")
+        else:
+            formatter = _nxrt.GenaiChatFormatter.from_folder(self._folder)
+        return formatter.apply(messages, bool(add_generation_prompt), tools or "")
 
     def encode(self, text, add_special_tokens=True):
         return np.asarray(self._tokenizer.encode(text, add_special_tokens), dtype=np.int32)
