@@ -1,6 +1,7 @@
-// libFuzzer entry point: the genai tokenizer on arbitrary bytes. The input is a tokenizer.json text, a NUL byte,
-// then a text to encode (no NUL: the whole input is the text, for the GPT-2-style tokenizer built in below).
-// Loading, encoding and decoding (the encoded ids, and ids taken from the text's bytes) must yield a value or a
+// libFuzzer entry point: the genai tokenizer and chat templates on arbitrary bytes. The input is a tokenizer.json
+// text, a NUL byte, then a text to encode (no NUL: the whole input is the text, for the GPT-2-style tokenizer built
+// in below); or, after a first byte 0x01, a chat template rendered for a fixed conversation. Loading, encoding,
+// decoding (the encoded ids, and ids taken from the text's bytes), parsing and rendering must yield a value or a
 // Status; crashes, hangs and sanitizer reports are bugs.
 #include <cstddef>
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "genai/chat.h"
 #include "genai/json.h"
 #include "genai/tokenizer.h"
 
@@ -49,10 +51,23 @@ void exercise(const nxrt::genai::Tokenizer& tokenizer, std::string_view text) {
   (void)tokenizer.decode(raw, false);
 }
 
+void render_template(std::string_view source) {
+  static const std::string kMessages =
+      R"([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi there"},)"
+      R"( {"role": "assistant", "content": "Hello!", "tool_calls": [{"function": {"name": "f", "arguments": {}}}]},)"
+      R"( {"role": "user", "content": "Thanks"}])";
+  auto formatter = nxrt::genai::ChatFormatter::from_source(std::string(source), R"({"bos_token": "<s>"})");
+  if (formatter) (void)formatter->apply(kMessages, true, R"([{"type": "function", "function": {"name": "f"}}])");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  if (!bytes.empty() && bytes[0] == '\x01') {
+    render_template(bytes.substr(1));
+    return 0;
+  }
   const size_t split = bytes.find('\0');
   if (split == std::string_view::npos) {
     static const auto builtin = nxrt::genai::Tokenizer::from_json(

@@ -15,6 +15,17 @@ from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_toke
 HERE = pathlib.Path(__file__).resolve().parent
 TEXTS = ["Hello world, it's 2026!", "  spaces\tand\ttabs\n\nnew lines\r\n", "naïve café 日本語 😀👍🏽 مرحبا",
          "<s>special</s> text <unk>", "x = f(y) + 3.14159; // code", "DON'T 'Re 12345678", "\u2581already marked"]
+# Chat templates in the styles the renderer is tested on (tests/python/test_genai_chat_template.py).
+TEMPLATES = [
+    "{{ bos_token }}{% for m in messages %}{{ '<|' + m['role'] + '|>' + m['content'] | trim + '\\n' }}{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}",
+    "{%- set ns = namespace(n=0) %}{%- for m in messages if m.role != 'system' %}{% set ns.n = ns.n + 1 %}"
+    "[{{ loop.index0 }}:{{ m.role | upper }}] {{ m.content[:5] ~ (m.tool_calls | default([]) | length) }}"
+    "{% else %}none{% endfor %}{{ tools | tojson(indent=2) if tools else '' }}{{ ns.n is even }}",
+    "{% if messages[0]['role'] != 'system' %}{{ raise_exception('system first') }}{% endif %}"
+    "{% for k, v in {'a': [1, 2.5, none], 'b': 'x'}.items() %}{{ k }}={{ v }};{% break %}{% endfor %}"
+    "{{ 'a,b'.split(',') | join('+') }}{{ range(3) | list }}{{ 7 // 2 }}{{ -7 % 3 }}",
+]
 LLAMA3 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
           r"|\s+(?!\S)|\s+")
 
@@ -68,6 +79,8 @@ def main():
             (out / f"{name}_{i}").write_bytes(text + b"\0" + sample.encode())
     for i, sample in enumerate(TEXTS):
         (out / f"builtin_{i}").write_bytes(sample.encode())
+    for i, template in enumerate(TEMPLATES):
+        (out / f"template_{i}").write_bytes(b"\x01" + template.encode())
 
 
 if __name__ == "__main__":

@@ -14,7 +14,9 @@
 // y), string methods (strip, lstrip, rstrip, startswith, endswith, split, upper, lower, replace, title, capitalize,
 // find, count), dict methods (items, keys, values, get) and the globals range, namespace, raise_exception,
 // strftime_now. Anything else (macros, call blocks, includes...) is an error naming its line. Rendering errors
-// (an undefined name dereferenced, a type mismatch, raise_exception) are INVALID_ARGUMENT naming the line.
+// (an undefined name dereferenced, a type mismatch, raise_exception) are INVALID_ARGUMENT naming the line. Hostile
+// templates are bounded: nesting deeper than 100, more than 2M statements or loop iterations, and strings or output
+// beyond 64 MiB are errors.
 #pragma once
 
 #include <memory>

@@ -21,6 +21,14 @@ Status op_error(int line, const std::string& what) {
 
 bool is_integral(const Value& v) { return v.kind() == Kind::kInt || v.kind() == Kind::kBool; }
 
+// The largest string an operation may build (the same bound as a template's whole output).
+constexpr size_t kMaxStringBytes = size_t{64} << 20;
+
+Expected<Value> sized_string(std::string s, int line) {
+  if (s.size() > kMaxStringBytes) return op_error(line, "a string of more than 64 MiB");
+  return Value::string(std::move(s));
+}
+
 const Value* keyword(const TemplateKeywords& keywords, std::string_view name) {
   for (const auto& [key, value] : keywords) {
     if (key == name) return &value;
@@ -208,17 +216,29 @@ Expected<Value> apply_binary(const std::string& op, const Value& a, const Value&
     if (b.is_undefined()) return op_error(line, "'in' an undefined value");
     return op_error(line, "'in' a " + template_type_name(b));
   }
-  if (op == "~") return Value::string(a.str() + b.str());
+  if (op == "~") {
+    if (a.str().size() + b.str().size() > kMaxStringBytes) return op_error(line, "a string of more than 64 MiB");
+    return Value::string(a.str() + b.str());
+  }
   if (a.is_number() && b.is_number()) return number_op(op, a, b, line);
-  if (op == "+" && a.is_string() && b.is_string()) return Value::string(a.as_string() + b.as_string());
+  if (op == "+" && a.is_string() && b.is_string()) {
+    if (a.as_string().size() + b.as_string().size() > kMaxStringBytes) {
+      return op_error(line, "a string of more than 64 MiB");
+    }
+    return Value::string(a.as_string() + b.as_string());
+  }
   if (op == "+" && a.is_list() && b.is_list()) {
     Value::List items = a.items();
     items.insert(items.end(), b.items().begin(), b.items().end());
     return Value::list(std::move(items));
   }
   if (op == "*" && a.is_string() && is_integral(b)) {
+    const int64_t times = std::max<int64_t>(b.as_int(), 0);
+    if (!a.as_string().empty() && static_cast<uint64_t>(times) > kMaxStringBytes / a.as_string().size()) {
+      return op_error(line, "a string of more than 64 MiB");
+    }
     std::string out;
-    for (int64_t i = 0; i < std::min<int64_t>(b.as_int(), 1 << 20); ++i) out += a.as_string();
+    for (int64_t i = 0; i < times; ++i) out += a.as_string();
     return Value::string(std::move(out));
   }
   return op_error(line, "unsupported operand types for " + op + ": " + template_type_name(a) + " and " +
@@ -279,8 +299,10 @@ Expected<Value> apply_filter(const std::string& name, const Value& input, const 
     if (!input.is_list()) return op_error(line, "join needs a list");
     const std::string separator = arg0 != nullptr ? arg0->str() : "";
     std::string out;
-    for (size_t i = 0; i < input.items().size(); ++i) out += (i ? separator : "") + input.items()[i].str();
-    return Value::string(std::move(out));
+    for (size_t i = 0; i < input.items().size() && out.size() <= kMaxStringBytes; ++i) {
+      out += (i ? separator : "") + input.items()[i].str();
+    }
+    return sized_string(std::move(out), line);
   }
   if (name == "map") {
     const Value* attribute = keyword(keywords, "attribute");
@@ -348,7 +370,8 @@ Expected<Value> apply_filter(const std::string& name, const Value& input, const 
   if (name == "title") return Value::string(title(s));
   if (name == "wordcount") return Value::integer(split(s, nullptr, -1).length());
   if (name == "replace" && args.size() >= 2 && args[0].is_string() && args[1].is_string()) {
-    return Value::string(replace(s, args[0].as_string(), args[1].as_string(), args.size() > 2 ? args[2].as_int() : -1));
+    return sized_string(replace(s, args[0].as_string(), args[1].as_string(), args.size() > 2 ? args[2].as_int() : -1),
+                        line);
   }
   if (name == "escape" || name == "e") {
     std::string out;
@@ -425,7 +448,8 @@ Expected<Value> call_method(const Value& self, const std::string& name, const st
     if (name == "capitalize") return Value::string(capitalize(s));
     if (name == "split") return split(s, a0, args.size() > 1 && is_integral(args[1]) ? args[1].as_int() : -1);
     if (name == "replace" && args.size() >= 2 && args[0].is_string() && args[1].is_string()) {
-      return Value::string(replace(s, args[0].as_string(), args[1].as_string(), args.size() > 2 ? args[2].as_int() : -1));
+      return sized_string(
+          replace(s, args[0].as_string(), args[1].as_string(), args.size() > 2 ? args[2].as_int() : -1), line);
     }
     if ((name == "startswith" || name == "endswith") && a0 != nullptr) {
       const Value::List options = a0->is_list() ? a0->items() : Value::List{*a0};
@@ -452,8 +476,10 @@ Expected<Value> call_method(const Value& self, const std::string& name, const st
     }
     if (name == "join" && a0 != nullptr && a0->is_list()) {
       std::string out;
-      for (size_t i = 0; i < a0->items().size(); ++i) out += (i ? s : "") + a0->items()[i].str();
-      return Value::string(std::move(out));
+      for (size_t i = 0; i < a0->items().size() && out.size() <= kMaxStringBytes; ++i) {
+        out += (i ? s : "") + a0->items()[i].str();
+      }
+      return sized_string(std::move(out), line);
     }
   }
   if (self.is_undefined()) return op_error(line, "method '" + name + "' of an undefined value");

@@ -13,6 +13,9 @@ namespace {
 using Expr = TemplateExpr;
 using ExprPtr = std::unique_ptr<TemplateExpr>;
 
+// Deepest nesting of expressions, and of statement blocks, that a template may use.
+constexpr int kMaxNesting = 100;
+
 struct Segment {
   enum class Kind { kText, kExpr, kStmt, kComment } kind = Kind::kText;
   std::string content;
@@ -240,6 +243,12 @@ class ExprParser {
   }
 
   Expected<ExprPtr> expression() {
+    // Nesting (parentheses, brackets, calls) recurses through here; a bound keeps hostile input off the stack.
+    if (++depth_ > kMaxNesting) return error("expressions nested deeper than " + std::to_string(kMaxNesting));
+    struct Leave {
+      int& depth;
+      ~Leave() { --depth; }
+    } leave{depth_};
     TRY_ASSIGN(ExprPtr value, or_expr());
     if (!accept("if")) return value;
     TRY_ASSIGN(ExprPtr condition, or_expr());
@@ -282,7 +291,10 @@ class ExprParser {
   Expected<ExprPtr> not_expr() {
     if (is("not") && !is("in", 1)) {
       ++at_;
-      TRY_ASSIGN(ExprPtr operand, not_expr());
+      if (++depth_ > kMaxNesting) return error("expressions nested deeper than " + std::to_string(kMaxNesting));
+      auto operand_or = not_expr();
+      --depth_;
+      TRY_ASSIGN(ExprPtr operand, std::move(operand_or));
       return make(Expr::Kind::kNot, parts_of(std::move(operand)));
     }
     return comparison();
@@ -357,11 +369,15 @@ class ExprParser {
   }
 
   Expected<ExprPtr> unary() {
-    if (accept("-")) {
-      TRY_ASSIGN(ExprPtr operand, unary());
-      return make(Expr::Kind::kNegate, parts_of(std::move(operand)));
+    if (is("-") || is("+")) {
+      const bool negate = is("-");
+      ++at_;
+      if (++depth_ > kMaxNesting) return error("expressions nested deeper than " + std::to_string(kMaxNesting));
+      auto operand_or = unary();
+      --depth_;
+      TRY_ASSIGN(ExprPtr operand, std::move(operand_or));
+      return negate ? make(Expr::Kind::kNegate, parts_of(std::move(operand))) : std::move(operand);
     }
-    if (accept("+")) return unary();
     TRY_ASSIGN(ExprPtr value, postfix());
     while (accept("|")) {
       TRY_ASSIGN(std::string filter, name());
@@ -508,6 +524,7 @@ class ExprParser {
   std::vector<Token> tokens_;
   size_t at_ = 0;
   int line_;
+  int depth_ = 0;
 };
 
 class StatementParser {
@@ -523,6 +540,17 @@ class StatementParser {
  private:
   // Statements up to a tag whose first word is one of `ends` (left unconsumed, its word in end_word_).
   Expected<TemplateBody> block(const std::vector<std::string>& ends) {
+    if (ends.size() > 0 && ++depth_ > kMaxNesting) {
+      return syntax_error(at_ < segments_.size() ? segments_[at_].line : 1,
+                          "blocks nested deeper than " + std::to_string(kMaxNesting));
+    }
+    struct Leave {
+      int& depth;
+      bool nested;
+      ~Leave() {
+        if (nested) --depth;
+      }
+    } leave{depth_, !ends.empty()};
     TemplateBody body;
     while (at_ < segments_.size()) {
       const Segment& segment = segments_[at_];
@@ -648,6 +676,7 @@ class StatementParser {
   std::vector<Segment> segments_;
   size_t at_ = 0;
   std::string end_word_;
+  int depth_ = 0;
 };
 
 }  // namespace

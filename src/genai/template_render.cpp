@@ -22,8 +22,9 @@ Status render_error(int line, const std::string& what) {
 
 enum class Flow { kNormal, kBreak, kContinue };
 
-// Text limits: a template loop cannot build more than this much output.
+// Limits: a template cannot build more than this much output, nor run more statements and loop iterations.
 constexpr size_t kMaxOutputBytes = size_t{64} << 20;
+constexpr int64_t kMaxSteps = 2'000'000;
 
 class Renderer {
  public:
@@ -31,6 +32,7 @@ class Renderer {
 
   Expected<Flow> run(const TemplateBody& body, std::string& out) {
     for (const auto& stmt : body) {
+      if (++steps_ > kMaxSteps) return render_error(stmt->line, "the template ran more than 2M steps");
       TRY_ASSIGN(const Flow flow, execute(*stmt, out));
       if (flow != Flow::kNormal) return flow;
       if (out.size() > kMaxOutputBytes) return render_error(stmt->line, "the output exceeds 64 MiB");
@@ -97,6 +99,7 @@ class Renderer {
     bool completed = false;
     const int64_t n = static_cast<int64_t>(items.size());
     for (int64_t i = 0; i < n; ++i) {
+      if (++steps_ > kMaxSteps) return render_error(s.line, "the template ran more than 2M steps");
       scopes_.push_back(Value::dict());
       bind_targets(s, items[static_cast<size_t>(i)]);
       Value loop = Value::dict();
@@ -168,6 +171,7 @@ class Renderer {
   Status arguments(const TemplateExpr& e, size_t first, std::vector<Value>& args, TemplateKeywords& keywords);
 
   std::vector<Value> scopes_;  // dicts: globals, then one per loop iteration
+  int64_t steps_ = 0;
 };
 
 // Python's index normalisation for a sequence of `size` (negative counts from the end).

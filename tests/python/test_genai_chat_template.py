@@ -177,3 +177,25 @@ def test_render_errors_name_the_line():
         formatter.apply("[]", True)
     with pytest.raises(Exception, match="messages: a JSON list is expected"):
         formatter.apply("{}", True)
+
+
+@pytest.mark.parametrize("source, message", [
+    ("{{ " + "(" * 150 + "1" + ")" * 150 + " }}", "nested deeper than 100"),
+    ("{{ " + "-" * 150 + "1 }}", "nested deeper than 100"),
+    ("{% if 1 %}" * 150 + "{% endif %}" * 150, "nested deeper than 100"),
+])
+def test_deep_templates_are_refused(source, message):
+    with pytest.raises(Exception, match=message):
+        _nxrt.GenaiChatFormatter.from_source(source)
+
+
+@pytest.mark.parametrize("source, message", [
+    ("{% for i in range(1000000) %}{% for j in range(1000000) %}{% endfor %}{% endfor %}", "more than 2M steps"),
+    ("{% set ns = namespace(s='abcdefgh') %}{% for i in range(40) %}{% set ns.s = ns.s + ns.s %}{% endfor %}", "64 MiB"),
+    ("{{ 'x' * 100000000000 }}", "64 MiB"),
+    ("{% for i in range(100000) %}{{ 'abcdefghij' * 1000 }}{% endfor %}", "64 MiB"),
+])
+def test_runaway_templates_stop_with_an_error(source, message):
+    formatter = _nxrt.GenaiChatFormatter.from_source(source)
+    with pytest.raises(Exception, match=message):
+        formatter.apply("[]", True)
