@@ -3,7 +3,8 @@
 # Expects targets nxrt::nxrt and nxrt::nxrt_cli, and nxrt::nxrt_fortran for the Fortran examples.
 #
 # examples/<lang>/NAME.* runs on the builtin model whose name NAME starts with ("simple_add_io_binding.c"
-# runs on simple_add.onnx), written first by a fixture with `nxrt export-builtin`.
+# runs on simple_add.onnx), written first by a fixture with `nxrt export-builtin`; genai_*.c examples run on ONNX
+# Runtime GenAI's GPT-2 test folder beside the repository (../shared/genai) and report a skip (77) without it.
 set(NXRT_EXAMPLE_MODELS simple_add mlp)
 
 function(nxrt_example_model name out_var)
@@ -33,6 +34,16 @@ function(nxrt_add_examples examples_dir model_dir)
   foreach(source IN LISTS c_examples cpp_examples fortran_examples)
     get_filename_component(name ${source} NAME_WE)
     get_filename_component(extension ${source} EXT)
+    if(name MATCHES "^genai_")
+      set(target example_c_${name})
+      add_executable(${target} ${source})
+      set_target_properties(${target} PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+      target_compile_options(${target} PRIVATE -Wpedantic)
+      target_link_libraries(${target} PRIVATE nxrt::nxrt)
+      add_test(NAME ${target} COMMAND ${target} ${examples_dir}/../../shared/genai/tiny-random-gpt2-fp32)
+      set_tests_properties(${target} PROPERTIES SKIP_RETURN_CODE 77)
+      continue()
+    endif()
     nxrt_example_model(${name} model)
     if(extension STREQUAL ".c")
       set(target example_c_${name})

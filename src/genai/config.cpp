@@ -1,6 +1,7 @@
 // genai_config.json reading (contract in config.h).
 #include "genai/config.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "genai/json.h"
@@ -154,7 +155,21 @@ Status read_decoder(const JsonValue& decoder, std::string_view what, GenaiConfig
   return Status::ok();
 }
 
-Status read_search(const JsonValue& search, std::string_view what, SearchOptions& s) {
+}  // namespace
+
+Status read_search_options(const JsonValue& search, std::string_view what, SearchOptions& s, bool strict) {
+  if (!search.is_object()) return make_error(StatusCode::kInvalidArgument, what, ": search options must be an object");
+  if (strict) {
+    static const char* const kKnown[] = {
+        "max_length", "min_length", "do_sample", "temperature", "top_p", "min_p", "top_k", "repetition_penalty",
+        "presence_penalty", "frequency_penalty", "num_beams", "num_return_sequences", "no_repeat_ngram_size",
+        "length_penalty", "diversity_penalty", "early_stopping", "past_present_share_buffer", "random_seed"};
+    for (const auto& [key, value] : search.members()) {
+      if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
+        return make_error(StatusCode::kInvalidArgument, what, ": unknown search option '", key, "'");
+      }
+    }
+  }
   const Reader r(search, "search", what);
   TRY(r.integer("max_length", s.max_length));
   TRY(r.integer("min_length", s.min_length));
@@ -179,7 +194,6 @@ Status read_search(const JsonValue& search, std::string_view what, SearchOptions
   return Status::ok();
 }
 
-}  // namespace
 
 Expected<std::string> layer_name(const std::string& pattern, int64_t layer) {
   const size_t at = pattern.find("%d");
@@ -212,7 +226,7 @@ Expected<GenaiConfig> genai_config_from_json(const JsonValue& json, const std::s
   TRY_ASSIGN(const JsonValue* decoder, r.object("decoder", true));
   TRY(read_decoder(*decoder, what, c));
   TRY_ASSIGN(const JsonValue* search, root.object("search"));
-  if (search != nullptr) TRY(read_search(*search, what, c.search));
+  if (search != nullptr) TRY(read_search_options(*search, what, c.search, false));
   if (c.search.max_length == 0 || c.search.max_length > c.context_length) c.search.max_length = c.context_length;
   return c;
 }

@@ -61,6 +61,10 @@ Expected<GenaiConfig> load_genai_config(const std::string& folder);
 // The same from a parsed document (`what` names it in errors).
 Expected<GenaiConfig> genai_config_from_json(const JsonValue& json, const std::string& folder, std::string_view what);
 
+// Search options of a JSON object (the "search" section, or a caller's overrides) over `s`; with `strict` an unknown
+// key is INVALID_ARGUMENT naming it.
+Status read_search_options(const JsonValue& object, std::string_view what, SearchOptions& s, bool strict);
+
 // A per-layer name ("past_key_values.%d.key") for layer i; INVALID_ARGUMENT unless it holds exactly one %d.
 Expected<std::string> layer_name(const std::string& pattern, int64_t layer);
 
