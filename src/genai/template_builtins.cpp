@@ -147,13 +147,22 @@ Value split(const std::string& s, const Value* separator, int64_t max_split) {
 Expected<Value> number_op(const std::string& op, const Value& a, const Value& b, int line) {
   const bool integers = is_integral(a) && is_integral(b);
   const double x = a.as_float(), y = b.as_float();
-  if (op == "+") return integers ? Value::integer(a.as_int() + b.as_int()) : Value::floating(x + y);
-  if (op == "-") return integers ? Value::integer(a.as_int() - b.as_int()) : Value::floating(x - y);
-  if (op == "*") return integers ? Value::integer(a.as_int() * b.as_int()) : Value::floating(x * y);
+  if (integers && (op == "+" || op == "-" || op == "*")) {
+    int64_t result = 0;
+    const bool overflow = op == "+"   ? __builtin_add_overflow(a.as_int(), b.as_int(), &result)
+                          : op == "-" ? __builtin_sub_overflow(a.as_int(), b.as_int(), &result)
+                                      : __builtin_mul_overflow(a.as_int(), b.as_int(), &result);
+    if (overflow) return op_error(line, "integer overflow in " + op);
+    return Value::integer(result);
+  }
+  if (op == "+") return Value::floating(x + y);
+  if (op == "-") return Value::floating(x - y);
+  if (op == "*") return Value::floating(x * y);
   if (y == 0.0 && (op == "/" || op == "//" || op == "%")) return op_error(line, "division by zero");
   if (op == "/") return Value::floating(x / y);
   if (integers) {
     const int64_t p = a.as_int(), q = b.as_int();
+    if (p == INT64_MIN && q == -1) return op_error(line, "integer overflow in " + op);
     int64_t quotient = p / q, remainder = p % q;
     if (remainder != 0 && ((remainder < 0) != (q < 0))) {
       --quotient;
@@ -258,7 +267,11 @@ Expected<Value> apply_filter(const std::string& name, const Value& input, const 
     if (input.is_undefined() || (replace_falsy && !input.truthy())) return fallback != nullptr ? *fallback : Value::string("");
     return input;
   }
-  if (name == "tojson") return Value::string(input.json(arg0 != nullptr && is_integral(*arg0) ? static_cast<int>(arg0->as_int()) : -1));
+  if (name == "tojson") {
+    const int64_t indent = arg0 != nullptr && is_integral(*arg0) ? arg0->as_int() : -1;
+    if (indent > 64) return op_error(line, "tojson indent above 64");
+    return sized_string(input.json(static_cast<int>(indent)), line);
+  }
   if (name == "items") {
     if (!input.is_dict()) return op_error(line, "items needs a dict");
     Value::List pairs;
@@ -285,8 +298,17 @@ Expected<Value> apply_filter(const std::string& name, const Value& input, const 
       if (input.items().empty()) return Value();
       return name == "first" ? input.items().front() : input.items().back();
     }
-    if (input.is_string() && !input.as_string().empty()) {
-      return Value::string(name == "first" ? input.as_string().substr(0, 1) : input.as_string().substr(input.as_string().size() - 1));
+    if (input.is_string() && !input.as_string().empty()) {  // the first or last character, not byte
+      const std::string& text = input.as_string();
+      size_t begin = 0, end = text.size();
+      if (name == "first") {
+        end = 1;
+        while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
+      } else {
+        begin = text.size() - 1;
+        while (begin > 0 && (static_cast<unsigned char>(text[begin]) & 0xC0) == 0x80) --begin;
+      }
+      return Value::string(text.substr(begin, end - begin));
     }
     return Value();
   }
@@ -341,7 +363,10 @@ Expected<Value> apply_filter(const std::string& name, const Value& input, const 
     return Value::list(std::move(items));
   }
   if (input.is_number() && (name == "abs" || name == "int" || name == "float" || name == "round")) {
-    if (name == "abs") return input.kind() == Kind::kFloat ? Value::floating(std::fabs(input.as_float())) : Value::integer(std::llabs(input.as_int()));
+    if (name == "abs") {
+      if (input.kind() == Kind::kFloat || input.as_int() == INT64_MIN) return Value::floating(std::fabs(input.as_float()));
+      return Value::integer(input.as_int() < 0 ? -input.as_int() : input.as_int());
+    }
     if (name == "int") return Value::integer(input.as_int());
     if (name == "float") return Value::floating(input.as_float());
     const int64_t digits = arg0 != nullptr && is_integral(*arg0) ? arg0->as_int() : 0;
@@ -354,7 +379,7 @@ Expected<Value> apply_filter(const std::string& name, const Value& input, const 
       double v = 0;
       const auto done = std::from_chars(text.data(), text.data() + text.size(), v);
       if (done.ec == std::errc() && done.ptr == text.data() + text.size()) {
-        return name == "int" ? Value::integer(static_cast<int64_t>(v)) : Value::floating(v);
+        return name == "int" ? Value::integer(Value::floating(v).as_int()) : Value::floating(v);
       }
     }
     return name == "int" ? Value::integer(0) : Value::floating(0.0);
@@ -497,9 +522,10 @@ Expected<Value> call_global(const std::string& name, const std::vector<Value>& a
     const int64_t step = args.size() > 2 ? args[2].as_int() : 1;
     if (step == 0) return op_error(line, "range step of 0");
     Value::List out;
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+    for (int64_t i = start; step > 0 ? i < stop : i > stop;) {
       if (out.size() >= (size_t{1} << 20)) return op_error(line, "range of more than 2^20 items");
       out.push_back(Value::integer(i));
+      if (__builtin_add_overflow(i, step, &i)) break;
     }
     return Value::list(std::move(out));
   }

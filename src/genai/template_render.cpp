@@ -239,12 +239,13 @@ Expected<Value> Renderer::eval(const TemplateExpr& e) {
       const int64_t stop = bound(bounds[1], step > 0 ? size : -1);
       Value::List items;
       std::string text;
-      for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+      for (int64_t i = start; step > 0 ? i < stop : i > stop;) {
         if (obj.is_list()) {
           items.push_back(obj.items()[static_cast<size_t>(i)]);
         } else {
           text += chars[static_cast<size_t>(i)];
         }
+        if (__builtin_add_overflow(i, step, &i)) break;
       }
       return obj.is_list() ? Value::list(std::move(items)) : Value::string(std::move(text));
     }
@@ -267,7 +268,7 @@ Expected<Value> Renderer::eval(const TemplateExpr& e) {
     }
     case EK::kNegate: {
       TRY_ASSIGN(const Value v, eval(*e.args[0]));
-      if (v.kind() == Kind::kFloat) return Value::floating(-v.as_float());
+      if (v.kind() == Kind::kFloat || (v.is_number() && v.as_int() == INT64_MIN)) return Value::floating(-v.as_float());
       if (v.is_number()) return Value::integer(-v.as_int());
       return render_error(e.line, "cannot negate a " + type_name(v));
     }

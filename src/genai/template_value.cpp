@@ -79,6 +79,14 @@ TemplateValue TemplateValue::from_json(const JsonValue& json) {
   return TemplateValue();
 }
 
+int64_t TemplateValue::as_int() const {
+  if (kind_ != Kind::kFloat) return int_;
+  if (std::isnan(float_)) return 0;
+  if (float_ >= 0x1p63) return INT64_MAX;
+  if (float_ <= -0x1p63) return INT64_MIN;
+  return static_cast<int64_t>(float_);
+}
+
 const TemplateValue* TemplateValue::find(std::string_view key) const {
   if (kind_ != Kind::kDict) return nullptr;
   for (const auto& [name, value] : *dict_) {
@@ -296,7 +304,10 @@ std::string TemplateValue::json(int indent) const {
 
 bool operator==(const TemplateValue& a, const TemplateValue& b) {
   using Kind = TemplateValue::Kind;
-  if (a.is_number() && b.is_number()) return a.as_float() == b.as_float() && a.as_int() == b.as_int();
+  if (a.is_number() && b.is_number()) {
+    if (a.kind_ == Kind::kFloat || b.kind_ == Kind::kFloat) return a.as_float() == b.as_float();
+    return a.int_ == b.int_;
+  }
   if (a.kind_ != b.kind_) return false;
   switch (a.kind_) {
     case Kind::kString: return a.string_ == b.string_;

@@ -41,7 +41,8 @@ class TemplateValue {
   bool is_dict() const { return kind_ == Kind::kDict; }
 
   bool as_bool() const { return bool_; }
-  int64_t as_int() const { return kind_ == Kind::kFloat ? static_cast<int64_t>(float_) : int_; }
+  // Floats truncate toward zero, saturating at the int64 range (NaN gives 0).
+  int64_t as_int() const;
   double as_float() const { return kind_ == Kind::kFloat ? float_ : static_cast<double>(int_); }
   const std::string& as_string() const { return string_; }
   List& items() const { return *list_; }

@@ -199,3 +199,27 @@ def test_runaway_templates_stop_with_an_error(source, message):
     formatter = _nxrt.GenaiChatFormatter.from_source(source)
     with pytest.raises(Exception, match=message):
         formatter.apply("[]", True)
+
+
+@pytest.mark.parametrize("source, want", [
+    ("{{ 'héllo' | first }}{{ '日本' | last }}{{ 'héllo'[1] }}{{ 'héllo'[-4:] }}", "h本ééllo"),
+    ("{{ range(0, 9223372036854775807, 4611686018427387904) | list }}", "[0, 4611686018427387904]"),
+    ("{{ '1e3' | int }} {{ 'nan' | int }} {{ -9223372036854775807 - 1 }} {{ ' 42 ' | int }}",
+     "1000 0 -9223372036854775808 42"),
+    ("{{ 1.0 == 1 }} {{ 1.5 == 1 }} {{ 2 == 2.0 }}", "True False True"),
+])
+def test_edge_values_match_jinja2(source, want):
+    env = transformers_like_environment()
+    assert env.from_string(source).render() == want
+    assert _nxrt.GenaiChatFormatter.from_source(source).apply("[]", True) == want
+
+
+@pytest.mark.parametrize("source, message", [
+    ("{{ 9223372036854775807 + 1 }}", "integer overflow in \\+"),
+    ("{{ (-9223372036854775807 - 1) // -1 }}", "integer overflow in //"),
+    ("{{ [1] | tojson(indent=1000) }}", "tojson indent above 64"),
+])
+def test_values_python_would_make_bigger_are_errors(source, message):
+    formatter = _nxrt.GenaiChatFormatter.from_source(source)
+    with pytest.raises(Exception, match=message):
+        formatter.apply("[]", True)
