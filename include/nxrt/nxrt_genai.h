@@ -67,6 +67,9 @@ NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_genai_append_tokens(NxrtGenaiGenerator
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_genai_append_text(NxrtGenaiGenerator* generator, const char* text);
 /* Picks and appends the next token. INVALID_ARGUMENT once done. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_genai_generate_next_token(NxrtGenaiGenerator* generator);
+/* Cuts the sequence back to its first `length` tokens (1 <= length <= its length); generation and appends go on
+ * from there, reusing the cache of the kept tokens. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_genai_rewind_to(NxrtGenaiGenerator* generator, size_t length);
 /* 1 once an end-of-sequence token or max_length is reached, else 0. */
 NXRT_API int nxrt_genai_is_done(const NxrtGenaiGenerator* generator);
 /* The token picked last. */

@@ -77,6 +77,7 @@ class GenaiGenerator {
   void append_text(const std::string& text) { detail::check(nxrt_genai_append_text(generator_.get(), text.c_str())); }
   void generate_next_token() { detail::check(nxrt_genai_generate_next_token(generator_.get())); }
   bool is_done() const { return nxrt_genai_is_done(generator_.get()) != 0; }
+  void rewind_to(size_t length) { detail::check(nxrt_genai_rewind_to(generator_.get(), length)); }
   int32_t next_token() const {
     int32_t token = 0;
     detail::check(nxrt_genai_next_token(generator_.get(), &token));

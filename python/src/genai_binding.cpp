@@ -154,6 +154,9 @@ void register_genai(nb::module_& m) {
              throw_if_error(g.generate_next_token());
            })
       .def("is_done", &genai::Generator::is_done)
+      .def(
+          "rewind_to", [](genai::Generator& g, int64_t length) { throw_if_error(g.rewind_to(length)); },
+          nb::arg("length"))
       .def("get_sequence",
            [](const genai::Generator& g, int64_t i) {
              if (i < 0 || i >= g.batch_size()) throw_status(StatusCode::kInvalidArgument, "no such sequence");

@@ -159,6 +159,13 @@ NxrtStatus* nxrt_genai_generate_next_token(NxrtGenaiGenerator* generator) {
   return guard([&]() -> NxrtStatus* { return to_c_status(generator->generator->generate_next_token()); });
 }
 
+NxrtStatus* nxrt_genai_rewind_to(NxrtGenaiGenerator* generator, size_t length) {
+  if (generator == nullptr) return null_argument("nxrt_genai_rewind_to", "generator");
+  return guard([&]() -> NxrtStatus* {
+    return to_c_status(generator->generator->rewind_to(static_cast<int64_t>(std::min<size_t>(length, INT64_MAX))));
+  });
+}
+
 int nxrt_genai_is_done(const NxrtGenaiGenerator* generator) {
   return generator == nullptr || generator->generator->is_done() ? 1 : 0;
 }

@@ -344,6 +344,43 @@ Status Generator::generate_next_token() {
   return Status::ok();
 }
 
+Status Generator::rewind_to(int64_t length) {
+  if (batch_size() != 1) {
+    return make_error(StatusCode::kNotImplemented, "genai: rewind_to needs a generator of one sequence");
+  }
+  std::vector<int32_t>& sequence = sequences_[0];
+  if (length < 1 || length > static_cast<int64_t>(sequence.size())) {
+    return make_error(StatusCode::kInvalidArgument, "genai: rewind_to(", length, ") must lie in [1, ",
+                      sequence.size(), "]");
+  }
+  sequence.resize(static_cast<size_t>(length));
+  finished_[0] = false;
+  const int64_t keep = length - 1;  // the last token is run again for its logits
+  if (!shared_buffer_ && keep < cache_length_) {
+    // Copy the first `keep` positions of each cache ([B, Nk, S, H], or [2, B, Nk, S, H] combined).
+    for (Tensor& past : past_) {
+      const Shape& shape = past.shape();
+      const size_t axis = shape.size() - 2;
+      Shape cut = shape;
+      cut[axis] = keep;
+      TRY_ASSIGN(Tensor shorter, Tensor::allocate(past.dtype(), cut));
+      const size_t row = static_cast<size_t>(shape.back()) * data_type_storage_bytes(past.dtype(), 1);
+      int64_t outer = 1;
+      for (size_t d = 0; d < axis; ++d) outer *= shape[d];
+      for (int64_t o = 0; o < outer; ++o) {
+        std::memcpy(static_cast<char*>(shorter.raw_data()) + static_cast<size_t>(o * keep) * row,
+                    static_cast<const char*>(past.raw_data()) + static_cast<size_t>(o * shape[axis]) * row,
+                    static_cast<size_t>(keep) * row);
+      }
+      past = std::move(shorter);
+    }
+  }
+  cache_length_ = std::min(cache_length_, keep);
+  pending_ = {{sequence.back()}};
+  logits_fresh_ = false;
+  return Status::ok();
+}
+
 bool Generator::is_done() const {
   return !sequences_.empty() && std::all_of(finished_.begin(), finished_.end(), [](bool f) { return f; });
 }

@@ -70,6 +70,10 @@ class Generator {
   Status append_tokens(const std::vector<std::vector<int32_t>>& prompts);
   Status generate_next_token();
   bool is_done() const;
+  // Cuts the (single) sequence back to its first `length` tokens (1 <= length <= its length), keeping the cache
+  // of all but the last of them: the next append_tokens or generate_next_token runs the decoder from that token
+  // on. Batches of more than one sequence are NOT_IMPLEMENTED.
+  Status rewind_to(int64_t length);
 
   int64_t batch_size() const { return static_cast<int64_t>(sequences_.size()); }
   // The tokens of sequence i (prompt and generated, without padding).

@@ -173,3 +173,46 @@ def test_chat_template_of_the_folder(tmp_path, nxrt_cli):
     assert done.returncode == 0, done.stderr
     expected = "".join(genai.generate(folder, " and, the.", max_new_tokens=8))
     assert done.stdout == expected + "\n"
+
+
+def test_rewind_continues_as_a_fresh_run_and_appends_as_onnxruntime_genai():
+    model = genai.Model(FOLDER)
+    params = genai.GeneratorParams(model)
+    params.set_search_options(max_length=30, do_sample=False)
+    prompt = PROMPTS[0]
+    generator = genai.Generator(model, params)
+    generator.append_tokens(prompt)
+    for _ in range(10):
+        generator.generate_next_token()
+    full = list(generator.get_sequence(0))
+    for length in (len(prompt) + 3, len(prompt)):
+        generator.rewind_to(length)
+        assert list(generator.get_sequence(0)) == full[:length]
+        for _ in range(len(full) - length):
+            generator.generate_next_token()
+        assert list(generator.get_sequence(0)) == full  # greedy from a prefix of the sequence retraces it
+    generator.rewind_to(1)  # down to one token: as a fresh run of that token
+    for _ in range(6):
+        generator.generate_next_token()
+    assert list(generator.get_sequence(0)) == our_sequences([prompt[:1]], 7)[0]
+    # Rewind, then a new turn: the same as onnxruntime_genai.
+    generator = genai.Generator(model, params)
+    generator.append_tokens(prompt)
+    for _ in range(3):
+        generator.generate_next_token()
+    generator.rewind_to(6)
+    generator.append_tokens([900, 1])
+    generator.generate_next_token()
+    theirs_model = og.Model(str(FOLDER))
+    theirs_params = og.GeneratorParams(theirs_model)
+    theirs_params.set_search_options(max_length=30, do_sample=False)
+    theirs = og.Generator(theirs_model, theirs_params)
+    theirs.append_tokens(np.array([prompt], np.int32))
+    for _ in range(3):
+        theirs.generate_next_token()
+    theirs.rewind_to(6)
+    theirs.append_tokens(np.array([[900, 1]], np.int32))
+    theirs.generate_next_token()
+    assert list(generator.get_sequence(0)) == [int(t) for t in theirs.get_sequence(0)]
+    with pytest.raises(nxrt.capi.onnxruntime_pybind11_state.InvalidArgument, match="rewind_to\\(0\\) must lie"):
+        generator.rewind_to(0)

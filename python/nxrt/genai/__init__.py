@@ -144,6 +144,10 @@ class Generator:
     def is_done(self):
         return self._generator.is_done()
 
+    def rewind_to(self, length):
+        """Cuts the sequence back to its first `length` tokens; generation goes on from there."""
+        self._generator.rewind_to(int(length))
+
     def get_next_tokens(self):
         return np.asarray(self._generator.get_next_tokens(), dtype=np.int32)
 
