@@ -35,6 +35,8 @@ genai::SearchOptions search_options(const genai::Model& model, const nb::dict& g
     else if (key == "top_p") s.top_p = nb::cast<double>(value);
     else if (key == "min_p") s.min_p = nb::cast<double>(value);
     else if (key == "repetition_penalty") s.repetition_penalty = nb::cast<double>(value);
+    else if (key == "presence_penalty") s.presence_penalty = nb::cast<double>(value);
+    else if (key == "frequency_penalty") s.frequency_penalty = nb::cast<double>(value);
     else if (key == "num_beams") s.num_beams = nb::cast<int64_t>(value);
     else if (key == "num_return_sequences") s.num_return_sequences = nb::cast<int64_t>(value);
     else if (key == "past_present_share_buffer") s.past_present_share_buffer = nb::cast<bool>(value);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <numeric>
+#include <unordered_map>
 
 #include "core/half.h"
 #include "session/io_binding.h"
@@ -180,9 +181,11 @@ Status Generator::append_tokens(const std::vector<std::vector<int32_t>>& prompts
   }
   // Tokens generated but not run yet go first.
   if (pending_.empty()) pending_.assign(prompts.size(), {});
+  generated_from_.resize(prompts.size());
   for (size_t b = 0; b < prompts.size(); ++b) {
     sequences_[b].insert(sequences_[b].end(), prompts[b].begin(), prompts[b].end());
     pending_[b].insert(pending_[b].end(), prompts[b].begin(), prompts[b].end());
+    generated_from_[b] = sequences_[b].size();
   }
   return run_decoder(pending_);
 }
@@ -287,6 +290,14 @@ int32_t Generator::pick(int64_t b) {
       if (seen[static_cast<size_t>(v)]) scores[static_cast<size_t>(v)] = scores[static_cast<size_t>(v)] < 0 ? scores[static_cast<size_t>(v)] * p : scores[static_cast<size_t>(v)] / p;
     }
   }
+  if (search_.presence_penalty != 0.0 || search_.frequency_penalty != 0.0) {
+    std::unordered_map<int32_t, int64_t> counts;
+    for (size_t i = generated_from_[static_cast<size_t>(b)]; i < sequence.size(); ++i) ++counts[sequence[i]];
+    for (const auto& [token, count] : counts) {
+      scores[static_cast<size_t>(token)] -= static_cast<float>(search_.presence_penalty +
+                                                               search_.frequency_penalty * static_cast<double>(count));
+    }
+  }
   if (static_cast<int64_t>(sequence.size()) < search_.min_length) {
     for (const int32_t eos : model_->config().eos_token_ids) {
       if (eos < vocab) scores[static_cast<size_t>(eos)] = -INFINITY;
@@ -354,6 +365,7 @@ Status Generator::rewind_to(int64_t length) {
                       sequence.size(), "]");
   }
   sequence.resize(static_cast<size_t>(length));
+  generated_from_[0] = std::min(generated_from_[0], sequence.size());
   finished_[0] = false;
   const int64_t keep = length - 1;  // the last token is run again for its logits
   if (!shared_buffer_ && keep < cache_length_) {

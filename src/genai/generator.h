@@ -10,7 +10,9 @@
 // int64 ids, masks and positions; float32 or float16 caches) follow what the decoder declares.
 //
 // Search: greedy (the first largest logit), or with do_sample: temperature, top_k, top_p, min_p and a seeded
-// generator (random_seed; the same seed gives the same tokens); repetition_penalty and min_length apply to both.
+// generator (random_seed; the same seed gives the same tokens). Before either: repetition_penalty (over the whole
+// sequence, as onnxruntime_genai), presence_penalty and frequency_penalty (OpenAI's: over the tokens generated
+// since the last append, logit -= presence * [count > 0] + frequency * count), and min_length.
 // Beam search is NOT_IMPLEMENTED. Prompts of a batch are left-padded with pad_token_id under a zero attention mask.
 #pragma once
 
@@ -95,6 +97,7 @@ class Generator {
   bool shared_buffer_ = false;
   std::vector<std::vector<int32_t>> sequences_;
   std::vector<int64_t> padding_;  // left padding of each sequence in the cache
+  std::vector<size_t> generated_from_;  // per sequence: where the tokens generated since the last append start
   std::vector<bool> finished_;
   std::vector<std::vector<int32_t>> pending_;  // appended, not yet run
   std::vector<Tensor> past_;                   // one per name in Model::io().past

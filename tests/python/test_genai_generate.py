@@ -216,3 +216,14 @@ def test_rewind_continues_as_a_fresh_run_and_appends_as_onnxruntime_genai():
     assert list(generator.get_sequence(0)) == [int(t) for t in theirs.get_sequence(0)]
     with pytest.raises(nxrt.capi.onnxruntime_pybind11_state.InvalidArgument, match="rewind_to\\(0\\) must lie"):
         generator.rewind_to(0)
+
+
+@pytest.mark.parametrize("option", ["presence_penalty", "frequency_penalty", "repetition_penalty"])
+def test_penalties_stop_repeats(option):
+    # The fixture's greedy continuation repeats one token; a large penalty makes every generated token new.
+    prompt = PROMPTS[0]
+    plain = our_sequences([prompt], len(prompt) + 24)[0][len(prompt):]
+    assert len(set(plain)) < len(plain)
+    value = 1000.0 if option != "repetition_penalty" else 1e6
+    penalized = our_sequences([prompt], len(prompt) + 24, **{option: value})[0][len(prompt):]
+    assert len(set(penalized)) == len(penalized), penalized
