@@ -112,9 +112,12 @@ Generator::Generator(std::shared_ptr<const Model> model, SearchOptions search)
 
 Expected<std::unique_ptr<Generator>> Generator::create(std::shared_ptr<const Model> model, SearchOptions search) {
   const GenaiConfig& c = model->config();
-  if (search.num_beams > 1) {
-    return make_error(StatusCode::kNotImplemented, "genai: beam search (num_beams ", search.num_beams,
-                      ") is not supported yet");
+  if (search.num_beams > 1 && search.do_sample) {
+    return make_error(StatusCode::kNotImplemented, "genai: beam search with sampling is not supported");
+  }
+  if (search.num_return_sequences > std::max<int64_t>(search.num_beams, 1) || search.num_beams > 64) {
+    return make_error(StatusCode::kInvalidArgument, "genai: num_return_sequences ", search.num_return_sequences,
+                      " must be at most num_beams ", search.num_beams, " (itself at most 64)");
   }
   if (search.max_length <= 0 || search.max_length > c.context_length) {
     return make_error(StatusCode::kInvalidArgument, "genai: max_length ", search.max_length, " must lie in [1, ",
@@ -130,6 +133,7 @@ Expected<std::unique_ptr<Generator>> Generator::create(std::shared_ptr<const Mod
   }
   auto generator = std::unique_ptr<Generator>(new Generator(std::move(model), search));
   generator->shared_buffer_ = search.past_present_share_buffer && !generator->model_->io().combined_cache;
+  generator->beams_ = std::max<int64_t>(search.num_beams, 1);
   return generator;
 }
 
@@ -173,6 +177,28 @@ Status Generator::append_tokens(const std::vector<std::vector<int32_t>>& prompts
   if (length > search_.max_length) {
     return make_error(StatusCode::kInvalidArgument, "genai: the sequences would hold ", length,
                       " positions, more than max_length ", search_.max_length);
+  }
+  if (beams_ > 1 && !first) {
+    return make_error(StatusCode::kNotImplemented, "genai: beam search takes its prompts in one append_tokens");
+  }
+  if (beams_ > 1) {  // each prompt once per beam; only the first beam of each starts with a score of its own
+    std::vector<std::vector<int32_t>> rows;
+    for (const auto& p : prompts) rows.insert(rows.end(), static_cast<size_t>(beams_), p);
+    beam_scores_.assign(rows.size(), -1e9f);
+    for (size_t b = 0; b < prompts.size(); ++b) beam_scores_[b * static_cast<size_t>(beams_)] = 0.0f;
+    closed_.assign(prompts.size(), {});
+    prompt_done_.assign(prompts.size(), false);
+    sequences_.assign(rows.size(), {});
+    finished_.assign(rows.size(), false);
+    TRY(allocate_cache(static_cast<int64_t>(rows.size())));
+    pending_.assign(rows.size(), {});
+    generated_from_.resize(rows.size());
+    for (size_t r = 0; r < rows.size(); ++r) {
+      sequences_[r] = rows[r];
+      pending_[r] = rows[r];
+      generated_from_[r] = rows[r].size();
+    }
+    return run_decoder(pending_);
   }
   if (first) {
     sequences_.assign(prompts.size(), {});
@@ -278,7 +304,7 @@ Status Generator::run_decoder(const std::vector<std::vector<int32_t>>& tokens) {
   return Status::ok();
 }
 
-int32_t Generator::pick(int64_t b) {
+std::vector<float> Generator::processed_logits(int64_t b) const {
   const int64_t vocab = model_->config().vocab_size;
   std::vector<float> scores(logits_.begin() + b * vocab, logits_.begin() + (b + 1) * vocab);
   const auto& sequence = sequences_[static_cast<size_t>(b)];
@@ -287,7 +313,8 @@ int32_t Generator::pick(int64_t b) {
     for (const int32_t t : sequence) seen[static_cast<size_t>(t)] = true;
     const float p = static_cast<float>(search_.repetition_penalty);
     for (int64_t v = 0; v < vocab; ++v) {
-      if (seen[static_cast<size_t>(v)]) scores[static_cast<size_t>(v)] = scores[static_cast<size_t>(v)] < 0 ? scores[static_cast<size_t>(v)] * p : scores[static_cast<size_t>(v)] / p;
+      float& score = scores[static_cast<size_t>(v)];
+      if (seen[static_cast<size_t>(v)]) score = score < 0 ? score * p : score / p;
     }
   }
   if (search_.presence_penalty != 0.0 || search_.frequency_penalty != 0.0) {
@@ -303,6 +330,12 @@ int32_t Generator::pick(int64_t b) {
       if (eos < vocab) scores[static_cast<size_t>(eos)] = -INFINITY;
     }
   }
+  return scores;
+}
+
+int32_t Generator::pick(int64_t b) {
+  const int64_t vocab = model_->config().vocab_size;
+  const std::vector<float> scores = processed_logits(b);
   if (!search_.do_sample) return static_cast<int32_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
   // Sampling: candidates by descending score, cut by top_k, then softmax at the temperature, top_p and min_p.
   std::vector<int32_t> order(static_cast<size_t>(vocab));
@@ -340,6 +373,7 @@ Status Generator::generate_next_token() {
   if (sequences_.empty()) return make_error(StatusCode::kInvalidArgument, "genai: append prompt tokens first");
   if (is_done()) return make_error(StatusCode::kInvalidArgument, "genai: generation is done");
   if (!logits_fresh_) TRY(run_decoder(pending_));
+  if (beams_ > 1) return beam_step();
   std::vector<std::vector<int32_t>> next(sequences_.size());
   const auto& eos = model_->config().eos_token_ids;
   for (size_t b = 0; b < sequences_.size(); ++b) {
@@ -356,7 +390,7 @@ Status Generator::generate_next_token() {
 }
 
 Status Generator::rewind_to(int64_t length) {
-  if (batch_size() != 1) {
+  if (batch_size() != 1 || beams_ > 1) {
     return make_error(StatusCode::kNotImplemented, "genai: rewind_to needs a generator of one sequence");
   }
   std::vector<int32_t>& sequence = sequences_[0];
@@ -394,6 +428,7 @@ Status Generator::rewind_to(int64_t length) {
 }
 
 bool Generator::is_done() const {
+  if (beams_ > 1) return beams_final_;
   return !sequences_.empty() && std::all_of(finished_.begin(), finished_.end(), [](bool f) { return f; });
 }
 

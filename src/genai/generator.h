@@ -13,7 +13,12 @@
 // generator (random_seed; the same seed gives the same tokens). Before either: repetition_penalty (over the whole
 // sequence, as onnxruntime_genai), presence_penalty and frequency_penalty (OpenAI's: over the tokens generated
 // since the last append, logit -= presence * [count > 0] + frequency * count), and min_length.
-// Beam search is NOT_IMPLEMENTED. Prompts of a batch are left-padded with pad_token_id under a zero attention mask.
+// Beam search (num_beams > 1) keeps num_beams hypotheses per prompt as onnxruntime_genai does: each step takes the
+// 2 num_beams best (beam, token) continuations by summed log-probability; an end-of-sequence continuation among the
+// first num_beams closes a hypothesis scored sum / length^length_penalty (length without the end token); the others
+// become the next beams, whose caches are gathered from their parents. A prompt is done when num_beams hypotheses
+// are closed and (early_stopping, or no open beam can still beat the worst of them); at the end the
+// num_return_sequences best hypotheses of each prompt (without their end token) are the sequences. Prompts of a batch are left-padded with pad_token_id under a zero attention mask.
 #pragma once
 
 #include <cstdint>
@@ -89,7 +94,13 @@ class Generator {
   Generator(std::shared_ptr<const Model> model, SearchOptions search);
   Status run_decoder(const std::vector<std::vector<int32_t>>& tokens);
   Status allocate_cache(int64_t batch);
+  // Row b's logits with the penalties and min_length applied.
+  std::vector<float> processed_logits(int64_t b) const;
   int32_t pick(int64_t b);
+  // Beam search (beam_search.cpp).
+  Status beam_step();
+  void finalize_beams();
+  Status gather_cache(const std::vector<int64_t>& parents);
 
   std::shared_ptr<const Model> model_;
   SearchOptions search_;
@@ -104,6 +115,16 @@ class Generator {
   int64_t cache_length_ = 0;                   // positions in the cache (padding included)
   std::vector<float> logits_;
   bool logits_fresh_ = false;
+
+  struct Hypothesis {
+    std::vector<int32_t> tokens;
+    float score = 0.0f;
+  };
+  int64_t beams_ = 1;  // rows per prompt
+  std::vector<float> beam_scores_;               // per row: summed log-probability
+  std::vector<std::vector<Hypothesis>> closed_;  // per prompt, best first
+  std::vector<bool> prompt_done_;
+  bool beams_final_ = false;  // sequences_ hold the returned sequences
 };
 
 }  // namespace nxrt::genai
