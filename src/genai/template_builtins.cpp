@@ -15,17 +15,13 @@ namespace {
 using Value = TemplateValue;
 using Kind = TemplateValue::Kind;
 
-Status op_error(int line, const std::string& what) {
-  return make_error(StatusCode::kInvalidArgument, "chat template line ", line, ": ", what);
-}
-
 bool is_integral(const Value& v) { return v.kind() == Kind::kInt || v.kind() == Kind::kBool; }
 
 // The largest string an operation may build (the same bound as a template's whole output).
 constexpr size_t kMaxStringBytes = size_t{64} << 20;
 
 Expected<Value> sized_string(std::string s, int line) {
-  if (s.size() > kMaxStringBytes) return op_error(line, "a string of more than 64 MiB");
+  if (s.size() > kMaxStringBytes) return template_error(line, "a string of more than 64 MiB");
   return Value::string(std::move(s));
 }
 
@@ -152,17 +148,17 @@ Expected<Value> number_op(const std::string& op, const Value& a, const Value& b,
     const bool overflow = op == "+"   ? __builtin_add_overflow(a.as_int(), b.as_int(), &result)
                           : op == "-" ? __builtin_sub_overflow(a.as_int(), b.as_int(), &result)
                                       : __builtin_mul_overflow(a.as_int(), b.as_int(), &result);
-    if (overflow) return op_error(line, "integer overflow in " + op);
+    if (overflow) return template_error(line, "integer overflow in " + op);
     return Value::integer(result);
   }
   if (op == "+") return Value::floating(x + y);
   if (op == "-") return Value::floating(x - y);
   if (op == "*") return Value::floating(x * y);
-  if (y == 0.0 && (op == "/" || op == "//" || op == "%")) return op_error(line, "division by zero");
+  if (y == 0.0 && (op == "/" || op == "//" || op == "%")) return template_error(line, "division by zero");
   if (op == "/") return Value::floating(x / y);
   if (integers) {
     const int64_t p = a.as_int(), q = b.as_int();
-    if (p == INT64_MIN && q == -1) return op_error(line, "integer overflow in " + op);
+    if (p == INT64_MIN && q == -1) return template_error(line, "integer overflow in " + op);
     int64_t quotient = p / q, remainder = p % q;
     if (remainder != 0 && ((remainder < 0) != (q < 0))) {
       --quotient;
@@ -176,7 +172,7 @@ Expected<Value> number_op(const std::string& op, const Value& a, const Value& b,
 
 Expected<Value> select_attribute(const Value& input, const std::vector<Value>& args, bool keep_matches, int line) {
   if (!input.is_list() || args.empty() || !args[0].is_string()) {
-    return op_error(line, "selectattr / rejectattr take a list and an attribute name");
+    return template_error(line, "selectattr / rejectattr take a list and an attribute name");
   }
   Value::List kept;
   for (const Value& item : input.items()) {
@@ -184,7 +180,7 @@ Expected<Value> select_attribute(const Value& input, const std::vector<Value>& a
     const Value value = member != nullptr ? *member : Value();
     bool match = value.truthy();
     if (args.size() > 1) {
-      if (!args[1].is_string()) return op_error(line, "a test name must be a string");
+      if (!args[1].is_string()) return template_error(line, "a test name must be a string");
       const std::vector<Value> rest(args.begin() + 2, args.end());
       TRY_ASSIGN(match, apply_test(args[1].as_string(), value, rest, line));
     }
@@ -194,6 +190,10 @@ Expected<Value> select_attribute(const Value& input, const std::vector<Value>& a
 }
 
 }  // namespace
+
+Status template_error(int line, const std::string& what) {
+  return make_error(StatusCode::kInvalidArgument, "chat template line ", line, ": ", what);
+}
 
 std::string template_type_name(const Value& v) {
   switch (v.kind()) {
@@ -214,7 +214,7 @@ Expected<Value> apply_binary(const std::string& op, const Value& a, const Value&
   if (op == "!=") return Value::boolean(!(a == b));
   if (op == "<" || op == "<=" || op == ">" || op == ">=") {
     const auto order = Value::compare(a, b);
-    if (!order) return op_error(line, "cannot compare a " + template_type_name(a) + " with a " + template_type_name(b));
+    if (!order) return template_error(line, "cannot compare a " + template_type_name(a) + " with a " + template_type_name(b));
     const int c = *order;
     return Value::boolean(op == "<" ? c < 0 : op == "<=" ? c <= 0 : op == ">" ? c > 0 : c >= 0);
   }
@@ -222,17 +222,17 @@ Expected<Value> apply_binary(const std::string& op, const Value& a, const Value&
     if (b.is_string() && a.is_string()) return Value::boolean(b.as_string().find(a.as_string()) != std::string::npos);
     if (b.is_list()) return Value::boolean(std::any_of(b.items().begin(), b.items().end(), [&](const Value& v) { return v == a; }));
     if (b.is_dict()) return Value::boolean(a.is_string() && b.find(a.as_string()) != nullptr);
-    if (b.is_undefined()) return op_error(line, "'in' an undefined value");
-    return op_error(line, "'in' a " + template_type_name(b));
+    if (b.is_undefined()) return template_error(line, "'in' an undefined value");
+    return template_error(line, "'in' a " + template_type_name(b));
   }
   if (op == "~") {
-    if (a.str().size() + b.str().size() > kMaxStringBytes) return op_error(line, "a string of more than 64 MiB");
+    if (a.str().size() + b.str().size() > kMaxStringBytes) return template_error(line, "a string of more than 64 MiB");
     return Value::string(a.str() + b.str());
   }
   if (a.is_number() && b.is_number()) return number_op(op, a, b, line);
   if (op == "+" && a.is_string() && b.is_string()) {
     if (a.as_string().size() + b.as_string().size() > kMaxStringBytes) {
-      return op_error(line, "a string of more than 64 MiB");
+      return template_error(line, "a string of more than 64 MiB");
     }
     return Value::string(a.as_string() + b.as_string());
   }
@@ -244,13 +244,13 @@ Expected<Value> apply_binary(const std::string& op, const Value& a, const Value&
   if (op == "*" && a.is_string() && is_integral(b)) {
     const int64_t times = std::max<int64_t>(b.as_int(), 0);
     if (!a.as_string().empty() && static_cast<uint64_t>(times) > kMaxStringBytes / a.as_string().size()) {
-      return op_error(line, "a string of more than 64 MiB");
+      return template_error(line, "a string of more than 64 MiB");
     }
     std::string out;
     for (int64_t i = 0; i < times; ++i) out += a.as_string();
     return Value::string(std::move(out));
   }
-  return op_error(line, "unsupported operand types for " + op + ": " + template_type_name(a) + " and " +
+  return template_error(line, "unsupported operand types for " + op + ": " + template_type_name(a) + " and " +
                             template_type_name(b));
 }
 
@@ -269,11 +269,11 @@ Expected<Value> apply_filter(const std::string& name, const Value& input, const 
   }
   if (name == "tojson") {
     const int64_t indent = arg0 != nullptr && is_integral(*arg0) ? arg0->as_int() : -1;
-    if (indent > 64) return op_error(line, "tojson indent above 64");
+    if (indent > 64) return template_error(line, "tojson indent above 64");
     return sized_string(input.json(static_cast<int>(indent)), line);
   }
   if (name == "items") {
-    if (!input.is_dict()) return op_error(line, "items needs a dict");
+    if (!input.is_dict()) return template_error(line, "items needs a dict");
     Value::List pairs;
     for (const auto& [key, value] : input.members()) pairs.push_back(Value::list({Value::string(key), value}));
     return Value::list(std::move(pairs));
@@ -314,11 +314,11 @@ Expected<Value> apply_filter(const std::string& name, const Value& input, const 
   }
   if (name == "reverse") {
     if (input.is_string()) return Value::string(std::string(input.as_string().rbegin(), input.as_string().rend()));
-    if (!input.is_list()) return op_error(line, "reverse needs a list or a string");
+    if (!input.is_list()) return template_error(line, "reverse needs a list or a string");
     return Value::list(Value::List(input.items().rbegin(), input.items().rend()));
   }
   if (name == "join") {
-    if (!input.is_list()) return op_error(line, "join needs a list");
+    if (!input.is_list()) return template_error(line, "join needs a list");
     const std::string separator = arg0 != nullptr ? arg0->str() : "";
     std::string out;
     for (size_t i = 0; i < input.items().size() && out.size() <= kMaxStringBytes; ++i) {
@@ -329,7 +329,7 @@ Expected<Value> apply_filter(const std::string& name, const Value& input, const 
   if (name == "map") {
     const Value* attribute = keyword(keywords, "attribute");
     if (!input.is_list() || attribute == nullptr || !attribute->is_string()) {
-      return op_error(line, "map is supported with attribute= on a list");
+      return template_error(line, "map is supported with attribute= on a list");
     }
     Value::List out;
     for (const Value& item : input.items()) {
@@ -340,7 +340,7 @@ Expected<Value> apply_filter(const std::string& name, const Value& input, const 
   }
   if (name == "selectattr" || name == "rejectattr") return select_attribute(input, args, name == "selectattr", line);
   if (name == "unique") {
-    if (!input.is_list()) return op_error(line, "unique needs a list");
+    if (!input.is_list()) return template_error(line, "unique needs a list");
     Value::List out;
     for (const Value& item : input.items()) {
       if (std::none_of(out.begin(), out.end(), [&](const Value& v) { return v == item; })) out.push_back(item);
@@ -348,7 +348,7 @@ Expected<Value> apply_filter(const std::string& name, const Value& input, const 
     return Value::list(std::move(out));
   }
   if (name == "sort") {
-    if (!input.is_list()) return op_error(line, "sort needs a list");
+    if (!input.is_list()) return template_error(line, "sort needs a list");
     const Value* attribute = keyword(keywords, "attribute");
     const Value* reverse = keyword(keywords, "reverse");
     Value::List items = input.items();
@@ -385,7 +385,7 @@ Expected<Value> apply_filter(const std::string& name, const Value& input, const 
     return name == "int" ? Value::integer(0) : Value::floating(0.0);
   }
   if (!input.is_string()) {
-    return op_error(line, "filter '" + name + "' is not supported on a " + template_type_name(input));
+    return template_error(line, "filter '" + name + "' is not supported on a " + template_type_name(input));
   }
   const std::string& s = input.as_string();
   if (name == "trim") return Value::string(strip(s, true, true, arg0));
@@ -405,7 +405,7 @@ Expected<Value> apply_filter(const std::string& name, const Value& input, const 
     }
     return Value::string(std::move(out));
   }
-  return op_error(line, "filter '" + name + "' is not supported");
+  return template_error(line, "filter '" + name + "' is not supported");
 }
 
 Expected<bool> apply_test(const std::string& name, const Value& input, const std::vector<Value>& args, int line) {
@@ -425,12 +425,12 @@ Expected<bool> apply_test(const std::string& name, const Value& input, const std
   if (name == "lower") return input.is_string() && ascii_case(input.as_string(), false) == input.as_string();
   if (name == "upper") return input.is_string() && ascii_case(input.as_string(), true) == input.as_string();
   if (name == "even" || name == "odd") {
-    if (!is_integral(input)) return op_error(line, "'" + name + "' needs an integer");
+    if (!is_integral(input)) return template_error(line, "'" + name + "' needs an integer");
     return (input.as_int() % 2 == 0) == (name == "even");
   }
   if (name == "divisibleby") {
     if (!is_integral(input) || args.empty() || !is_integral(args[0]) || args[0].as_int() == 0) {
-      return op_error(line, "divisibleby needs integers and a nonzero divisor");
+      return template_error(line, "divisibleby needs integers and a nonzero divisor");
     }
     return input.as_int() % args[0].as_int() == 0;
   }
@@ -440,12 +440,12 @@ Expected<bool> apply_test(const std::string& name, const Value& input, const std
       {"le", "<="}, {"gt", ">"}, {"greaterthan", ">"}, {"ge", ">="}, {"in", "in"}};
   for (const auto& [test, op] : kComparisons) {
     if (name == test) {
-      if (args.empty()) return op_error(line, "test '" + name + "' needs an argument");
+      if (args.empty()) return template_error(line, "test '" + name + "' needs an argument");
       TRY_ASSIGN(const Value result, apply_binary(op, input, args[0], line));
       return result.truthy();
     }
   }
-  return op_error(line, "test '" + name + "' is not supported");
+  return template_error(line, "test '" + name + "' is not supported");
 }
 
 Expected<Value> call_method(const Value& self, const std::string& name, const std::vector<Value>& args, int line) {
@@ -479,7 +479,7 @@ Expected<Value> call_method(const Value& self, const std::string& name, const st
     if ((name == "startswith" || name == "endswith") && a0 != nullptr) {
       const Value::List options = a0->is_list() ? a0->items() : Value::List{*a0};
       for (const Value& option : options) {
-        if (!option.is_string()) return op_error(line, name + " needs strings");
+        if (!option.is_string()) return template_error(line, name + " needs strings");
         const std::string& o = option.as_string();
         const bool hit = o.size() <= s.size() &&
                          (name == "startswith" ? s.compare(0, o.size(), o) == 0 : s.compare(s.size() - o.size(), o.size(), o) == 0);
@@ -507,23 +507,23 @@ Expected<Value> call_method(const Value& self, const std::string& name, const st
       return sized_string(std::move(out), line);
     }
   }
-  if (self.is_undefined()) return op_error(line, "method '" + name + "' of an undefined value");
-  return op_error(line, "method '" + name + "' is not supported on a " + template_type_name(self));
+  if (self.is_undefined()) return template_error(line, "method '" + name + "' of an undefined value");
+  return template_error(line, "method '" + name + "' is not supported on a " + template_type_name(self));
 }
 
 Expected<Value> call_global(const std::string& name, const std::vector<Value>& args, const TemplateKeywords& keywords,
                             int line) {
   if (name == "range") {
     if (args.empty() || args.size() > 3 || !std::all_of(args.begin(), args.end(), is_integral)) {
-      return op_error(line, "range takes one to three integers");
+      return template_error(line, "range takes one to three integers");
     }
     const int64_t start = args.size() > 1 ? args[0].as_int() : 0;
     const int64_t stop = args.size() > 1 ? args[1].as_int() : args[0].as_int();
     const int64_t step = args.size() > 2 ? args[2].as_int() : 1;
-    if (step == 0) return op_error(line, "range step of 0");
+    if (step == 0) return template_error(line, "range step of 0");
     Value::List out;
     for (int64_t i = start; step > 0 ? i < stop : i > stop;) {
-      if (out.size() >= (size_t{1} << 20)) return op_error(line, "range of more than 2^20 items");
+      if (out.size() >= (size_t{1} << 20)) return template_error(line, "range of more than 2^20 items");
       out.push_back(Value::integer(i));
       if (__builtin_add_overflow(i, step, &i)) break;
     }
@@ -540,7 +540,7 @@ Expected<Value> call_global(const std::string& name, const std::vector<Value>& a
                       args.empty() ? std::string() : args[0].str());
   }
   if (name == "strftime_now") {
-    if (args.empty() || !args[0].is_string()) return op_error(line, "strftime_now takes a format string");
+    if (args.empty() || !args[0].is_string()) return template_error(line, "strftime_now takes a format string");
     const std::time_t now = std::time(nullptr);
     std::tm local{};
     localtime_r(&now, &local);
@@ -548,7 +548,7 @@ Expected<Value> call_global(const std::string& name, const std::vector<Value>& a
     const size_t n = std::strftime(buffer, sizeof buffer, args[0].as_string().c_str(), &local);
     return Value::string(std::string(buffer, n));
   }
-  return op_error(line, "'" + name + "' is undefined or not callable");
+  return template_error(line, "'" + name + "' is undefined or not callable");
 }
 
 }  // namespace nxrt::genai

@@ -14,6 +14,9 @@ namespace nxrt::genai {
 
 using TemplateKeywords = std::vector<std::pair<std::string, TemplateValue>>;
 
+// INVALID_ARGUMENT "chat template line N: what", the form of every template error.
+Status template_error(int line, const std::string& what);
+
 // "string", "list", "undefined value"... for error messages.
 std::string template_type_name(const TemplateValue& v);
 

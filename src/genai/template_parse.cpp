@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "genai/template_ast.h"
+#include "genai/template_builtins.h"
 
 namespace nxrt::genai {
 
@@ -22,10 +23,6 @@ struct Segment {
   int line = 1;
   bool strip_left = false, strip_right = false, keep_left = false;
 };
-
-Status syntax_error(int line, const std::string& what) {
-  return make_error(StatusCode::kInvalidArgument, "chat template line ", line, ": ", what);
-}
 
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -76,7 +73,7 @@ Expected<std::vector<Segment>> split_segments(std::string_view source) {
         break;
       }
     }
-    if (end + 1 >= source.size()) return syntax_error(tag.line, std::string("unclosed '{") + kind + "'");
+    if (end + 1 >= source.size()) return template_error(tag.line, std::string("unclosed '{") + kind + "'");
     size_t content_end = end;
     if (content_end > at && source[content_end - 1] == '-') {
       tag.strip_right = true;
@@ -169,7 +166,7 @@ Expected<std::vector<Token>> tokenize(const std::string& s, int line) {
       } else {
         int64_t v = 0;
         if (std::from_chars(digits.data(), digits.data() + digits.size(), v).ec != std::errc()) {
-          return syntax_error(line, "integer literal out of range");
+          return template_error(line, "integer literal out of range");
         }
         t.value = TemplateValue::integer(v);
       }
@@ -186,7 +183,7 @@ Expected<std::vector<Token>> tokenize(const std::string& s, int line) {
           text += s[j];
         }
       }
-      if (j >= s.size()) return syntax_error(line, "unterminated string literal");
+      if (j >= s.size()) return template_error(line, "unterminated string literal");
       tokens.push_back({Token::Kind::kString, "", TemplateValue::string(std::move(text))});
       i = j + 1;
     } else {
@@ -196,7 +193,7 @@ Expected<std::vector<Token>> tokenize(const std::string& s, int line) {
         if (s.compare(i, 2, two) == 0) op = two;
       }
       if (std::string_view("+-*/%~<>()[]{}.,:|=!").find(c) == std::string_view::npos || op == "!") {
-        return syntax_error(line, std::string("unexpected character '") + c + "'");
+        return template_error(line, std::string("unexpected character '") + c + "'");
       }
       tokens.push_back({Token::Kind::kOperator, op, {}});
       i += op.size();
@@ -239,7 +236,7 @@ class ExprParser {
   }
   Status error(const std::string& what) const {
     const Token& t = peek();
-    return syntax_error(line_, what + (t.kind == Token::Kind::kEnd ? " at the end of the tag" : " near '" + t.text + "'"));
+    return template_error(line_, what + (t.kind == Token::Kind::kEnd ? " at the end of the tag" : " near '" + t.text + "'"));
   }
 
   Expected<ExprPtr> expression() {
@@ -533,7 +530,7 @@ class StatementParser {
 
   Expected<TemplateBody> document() {
     TRY_ASSIGN(TemplateBody body, block({}));
-    if (at_ < segments_.size()) return syntax_error(segments_[at_].line, "'" + end_word_ + "' without its block");
+    if (at_ < segments_.size()) return template_error(segments_[at_].line, "'" + end_word_ + "' without its block");
     return body;
   }
 
@@ -541,7 +538,7 @@ class StatementParser {
   // Statements up to a tag whose first word is one of `ends` (left unconsumed, its word in end_word_).
   Expected<TemplateBody> block(const std::vector<std::string>& ends) {
     if (ends.size() > 0 && ++depth_ > kMaxNesting) {
-      return syntax_error(at_ < segments_.size() ? segments_[at_].line : 1,
+      return template_error(at_ < segments_.size() ? segments_[at_].line : 1,
                           "blocks nested deeper than " + std::to_string(kMaxNesting));
     }
     struct Leave {
@@ -606,7 +603,7 @@ class StatementParser {
       body.push_back(std::move(stmt));
     }
     if (!ends.empty()) {
-      return syntax_error(segments_.empty() ? 1 : segments_.back().line, "missing '{% " + ends.back() + " %}'");
+      return template_error(segments_.empty() ? 1 : segments_.back().line, "missing '{% " + ends.back() + " %}'");
     }
     return body;
   }

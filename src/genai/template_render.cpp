@@ -16,10 +16,6 @@ namespace {
 using Value = TemplateValue;
 using Kind = TemplateValue::Kind;
 
-Status render_error(int line, const std::string& what) {
-  return make_error(StatusCode::kInvalidArgument, "chat template line ", line, ": ", what);
-}
-
 enum class Flow { kNormal, kBreak, kContinue };
 
 // Limits: a template cannot build more than this much output, nor run more statements and loop iterations.
@@ -32,10 +28,10 @@ class Renderer {
 
   Expected<Flow> run(const TemplateBody& body, std::string& out) {
     for (const auto& stmt : body) {
-      if (++steps_ > kMaxSteps) return render_error(stmt->line, "the template ran more than 2M steps");
+      if (++steps_ > kMaxSteps) return template_error(stmt->line, "the template ran more than 2M steps");
       TRY_ASSIGN(const Flow flow, execute(*stmt, out));
       if (flow != Flow::kNormal) return flow;
-      if (out.size() > kMaxOutputBytes) return render_error(stmt->line, "the output exceeds 64 MiB");
+      if (out.size() > kMaxOutputBytes) return template_error(stmt->line, "the output exceeds 64 MiB");
     }
     return Flow::kNormal;
   }
@@ -68,7 +64,7 @@ class Renderer {
         }
         const Value target = lookup(s.targets[0]);
         if (!target.is_dict() || target.find("__namespace__") == nullptr) {
-          return render_error(s.line, "'" + s.targets[0] + "' is not a namespace");
+          return template_error(s.line, "'" + s.targets[0] + "' is not a namespace");
         }
         target.set(s.targets[1], std::move(v));
         return Flow::kNormal;
@@ -99,7 +95,7 @@ class Renderer {
     bool completed = false;
     const int64_t n = static_cast<int64_t>(items.size());
     for (int64_t i = 0; i < n; ++i) {
-      if (++steps_ > kMaxSteps) return render_error(s.line, "the template ran more than 2M steps");
+      if (++steps_ > kMaxSteps) return template_error(s.line, "the template ran more than 2M steps");
       scopes_.push_back(Value::dict());
       bind_targets(s, items[static_cast<size_t>(i)]);
       Value loop = Value::dict();
@@ -153,7 +149,7 @@ class Renderer {
       return chars;
     }
     if (v.is_undefined() || v.is_none()) return Value::List{};
-    return render_error(line, "a " + type_name(v) + " is not iterable");
+    return template_error(line, "a " + type_name(v) + " is not iterable");
   }
 
   Value lookup(const std::string& name) const {
@@ -196,14 +192,14 @@ Expected<Value> Renderer::eval(const TemplateExpr& e) {
     case EK::kName: return lookup(e.name);
     case EK::kAttribute: {
       TRY_ASSIGN(const Value obj, eval(*e.args[0]));
-      if (obj.is_undefined()) return render_error(e.line, "an undefined value has no attribute '" + e.name + "'");
+      if (obj.is_undefined()) return template_error(e.line, "an undefined value has no attribute '" + e.name + "'");
       const Value* member = obj.find(e.name);
       return member != nullptr ? *member : Value();
     }
     case EK::kIndex: {
       TRY_ASSIGN(const Value obj, eval(*e.args[0]));
       TRY_ASSIGN(const Value key, eval(*e.args[1]));
-      if (obj.is_undefined()) return render_error(e.line, "an undefined value cannot be indexed");
+      if (obj.is_undefined()) return template_error(e.line, "an undefined value cannot be indexed");
       if (obj.is_dict()) {
         const Value* member = key.is_string() ? obj.find(key.as_string()) : nullptr;
         return member != nullptr ? *member : Value();
@@ -215,7 +211,7 @@ Expected<Value> Renderer::eval(const TemplateExpr& e) {
         if (i < 0 || i >= size) return Value();
         return obj.is_list() ? obj.items()[static_cast<size_t>(i)] : Value::string(chars[static_cast<size_t>(i)]);
       }
-      return render_error(e.line, "a " + type_name(obj) + " cannot be indexed by a " + type_name(key));
+      return template_error(e.line, "a " + type_name(obj) + " cannot be indexed by a " + type_name(key));
     }
     case EK::kSlice: {
       TRY_ASSIGN(const Value obj, eval(*e.args[0]));
@@ -225,11 +221,11 @@ Expected<Value> Renderer::eval(const TemplateExpr& e) {
           TRY_ASSIGN(bounds[i], eval(*e.args[static_cast<size_t>(i) + 1]));
         }
       }
-      if (!obj.is_list() && !obj.is_string()) return render_error(e.line, "a " + type_name(obj) + " cannot be sliced");
+      if (!obj.is_list() && !obj.is_string()) return template_error(e.line, "a " + type_name(obj) + " cannot be sliced");
       const std::vector<std::string> chars = obj.is_string() ? characters(obj.as_string()) : std::vector<std::string>{};
       const int64_t size = obj.is_list() ? static_cast<int64_t>(obj.items().size()) : static_cast<int64_t>(chars.size());
       const int64_t step = bounds[2].kind() == Kind::kInt ? bounds[2].as_int() : 1;
-      if (step == 0) return render_error(e.line, "a slice step of 0");
+      if (step == 0) return template_error(e.line, "a slice step of 0");
       const auto bound = [&](const Value& v, int64_t fallback) {
         if (v.kind() != Kind::kInt) return fallback;
         const int64_t i = normalize_index(v.as_int(), size);
@@ -270,7 +266,7 @@ Expected<Value> Renderer::eval(const TemplateExpr& e) {
       TRY_ASSIGN(const Value v, eval(*e.args[0]));
       if (v.kind() == Kind::kFloat || (v.is_number() && v.as_int() == INT64_MIN)) return Value::floating(-v.as_float());
       if (v.is_number()) return Value::integer(-v.as_int());
-      return render_error(e.line, "cannot negate a " + type_name(v));
+      return template_error(e.line, "cannot negate a " + type_name(v));
     }
     case EK::kAnd: {
       TRY_ASSIGN(const Value a, eval(*e.args[0]));
@@ -340,7 +336,7 @@ Expected<Value> Renderer::call(const TemplateExpr& e) {
     TRY(arguments(e, 1, args, keywords));
     return call_global(callee.name, args, keywords, e.line);
   }
-  return render_error(e.line, "only methods and the globals range, namespace, raise_exception and strftime_now "
+  return template_error(e.line, "only methods and the globals range, namespace, raise_exception and strftime_now "
                               "can be called");
 }
 

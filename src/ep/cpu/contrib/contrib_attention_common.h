@@ -97,6 +97,25 @@ inline Expected<KeyMask> resolve_key_mask(const Tensor* mask, int64_t b, int64_t
   return m;
 }
 
+// Rotary embedding of one head row at one position: pairs (i, i + half), or (2i, 2i + 1) when interleaved, for
+// i < half, turned by the angle whose cosine and sine are cos[i] and sin[i] (that position's row of the tables).
+template <class T>
+void rotate_head_row(float* row, const T* cos, const T* sin, int64_t half, bool interleaved) {
+  for (int64_t i = 0; i < half; ++i) {
+    const int64_t i1 = interleaved ? 2 * i : i;
+    const int64_t i2 = interleaved ? 2 * i + 1 : i + half;
+    const float x1 = row[i1], x2 = row[i2], c = static_cast<float>(cos[i]), s = static_cast<float>(sin[i]);
+    row[i1] = x1 * c - x2 * s;
+    row[i2] = x2 * c + x1 * s;
+  }
+}
+
+// Rounds `count` floats into a cache of element type T.
+template <class T>
+void store_cache_floats(const float* from, T* to, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) to[i] = T(from[i]);
+}
+
 // Softmax of one row of t > 0 scores whose denominator also counts exp(sink) (GroupQueryAttention's head sink).
 inline void softmax_row_with_sink(float* row, int64_t t, float sink) {
   float max = sink;

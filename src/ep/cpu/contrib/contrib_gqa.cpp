@@ -111,8 +111,8 @@ class GroupQueryAttentionKernel final : public Kernel {
     float* const values = direct ? outputs[2].data<float>() : keys + cache;
     fill_queries_and_caches<T>(d, inputs, q, keys, values, placement == CachePlacement::kSharedWithPast);
     normalize_and_rotate<T>(d, inputs, q, keys);
-    if (!direct && outputs_ > 1 && present_[0]) store_cache(keys, outputs[1].data<T>(), cache);
-    if (!direct && outputs_ > 2 && present_[1]) store_cache(values, outputs[2].data<T>(), cache);
+    if (!direct && outputs_ > 1 && present_[0]) contrib_detail::store_cache_floats(keys, outputs[1].data<T>(), cache);
+    if (!direct && outputs_ > 2 && present_[1]) contrib_detail::store_cache_floats(values, outputs[2].data<T>(), cache);
     const contrib_detail::RowBlocks split = contrib_detail::row_blocks(d.s, d.capacity);
     const int64_t block = split.rows, blocks = split.blocks;
     const float scale = c_.scale != 0.0f ? c_.scale : 1.0f / std::sqrt(static_cast<float>(h));
@@ -238,20 +238,8 @@ class GroupQueryAttentionKernel final : public Kernel {
   template <class T>
   void rotate(KernelInputs inputs, const Tensor* cos, int64_t position, float* row) const {
     const int64_t half = cos->shape()[1];
-    const T* c = cos->data<T>() + position * half;
-    const T* sn = inputs[kSin]->data<T>() + position * half;
-    for (int64_t i = 0; i < half; ++i) {
-      const int64_t i1 = c_.interleaved ? 2 * i : i;
-      const int64_t i2 = c_.interleaved ? 2 * i + 1 : i + half;
-      const float x1 = row[i1], x2 = row[i2], ci = as_float(c[i]), si = as_float(sn[i]);
-      row[i1] = x1 * ci - x2 * si;
-      row[i2] = x2 * ci + x1 * si;
-    }
-  }
-
-  template <class T>
-  static void store_cache(const float* from, T* to, int64_t count) {
-    for (int64_t i = 0; i < count; ++i) to[i] = T(from[i]);
+    contrib_detail::rotate_head_row(row, cos->data<T>() + position * half, inputs[kSin]->data<T>() + position * half,
+                                    half, c_.interleaved);
   }
 
   // Softcap, attention_bias and the causal and window masks of one row of t scores (attend_rows adds the softmax).

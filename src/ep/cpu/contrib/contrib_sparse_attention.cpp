@@ -96,8 +96,8 @@ class SparseAttentionKernel final : public Kernel {
     load_cache<T>(*inputs[kPastValue], values, cache);
     fill_new_rows<T>(d, inputs, q, keys, values);
     if (!in_present) {
-      store_cache(keys, outputs[1].data<T>(), cache);
-      store_cache(values, outputs[2].data<T>(), cache);
+      store_cache_floats(keys, outputs[1].data<T>(), cache);
+      store_cache_floats(values, outputs[2].data<T>(), cache);
     }
     const RowBlocks split = row_blocks(d.s, d.capacity);
     const int64_t rows_per_task = split.rows, blocks = split.blocks;
@@ -137,11 +137,6 @@ class SparseAttentionKernel final : public Kernel {
     }
   }
 
-  template <class T>
-  static void store_cache(const float* from, T* to, int64_t count) {
-    for (int64_t i = 0; i < count; ++i) to[i] = T(from[i]);
-  }
-
   // q [B, S, N, H] from the query rows and the new key / value rows at P_b + s of the caches, the query and keys
   // rotated at their positions when do_rotary.
   template <class T>
@@ -175,15 +170,8 @@ class SparseAttentionKernel final : public Kernel {
   template <class T>
   void rotate(KernelInputs inputs, int64_t position, float* row) const {
     const int64_t half = inputs[kCos]->shape()[1];
-    const T* cos = inputs[kCos]->data<T>() + position * half;
-    const T* sin = inputs[kSin]->data<T>() + position * half;
-    for (int64_t i = 0; i < half; ++i) {
-      const int64_t i1 = c_.interleaved ? 2 * i : i;
-      const int64_t i2 = c_.interleaved ? 2 * i + 1 : i + half;
-      const float x1 = row[i1], x2 = row[i2], ci = static_cast<float>(cos[i]), si = static_cast<float>(sin[i]);
-      row[i1] = x1 * ci - x2 * si;
-      row[i2] = x2 * ci + x1 * si;
-    }
+    rotate_head_row(row, inputs[kCos]->data<T>() + position * half, inputs[kSin]->data<T>() + position * half, half,
+                    c_.interleaved);
   }
 
   // The causal and block-sparse masks of the scores of the query at `position` over t keys.
