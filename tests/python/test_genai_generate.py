@@ -256,3 +256,22 @@ def test_beam_search_matches_onnxruntime_genai(tmp_path, eos, options):
         ours = beam_sequences(genai, folder, prompts, BEAM_OPTIONS[options])
         theirs = beam_sequences(og, folder, prompts, BEAM_OPTIONS[options])
         assert ours == theirs, prompts
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(do_sample=True, temperature=0.0), "positive temperature"),
+    (dict(top_p=0.0), "top_p must lie in \\(0, 1\\]"),
+    (dict(top_p=1.5), "top_p must lie in \\(0, 1\\]"),
+    (dict(min_p=2.0), "min_p in \\[0, 1\\]"),
+    (dict(top_k=-1), "top_k be nonnegative"),
+    (dict(repetition_penalty=0.0), "repetition_penalty positive"),
+    (dict(num_beams=2, num_return_sequences=3), "num_return_sequences 3 must be at most num_beams 2"),
+    (dict(num_beams=2, do_sample=True), "beam search with sampling"),
+    (dict(max_length=0), "max_length 0 must lie in \\[1, context_length 512\\]"),
+])
+def test_invalid_search_options_are_named(options, message):
+    model = genai.Model(FOLDER)
+    params = genai.GeneratorParams(model)
+    params.set_search_options(**options)
+    with pytest.raises(Exception, match=message):
+        genai.Generator(model, params)
