@@ -13,6 +13,7 @@
 // and zero point are one value or one per column (N). The sums are exact (int64); the scaling is in float.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -127,7 +128,11 @@ class IntMatMulToFloatKernel final : public Kernel {
         high = std::max(high, x[i]);
       }
     }
-    scale = high == low ? 1.0f : (high - low) / 255.0f;
+    // A range of denormals would give a scale of 0 (0 / 0 for the zero point), one wider than the float range an
+    // infinite one: the scale stays a positive normal float.
+    scale = high == low ? 1.0f
+                        : std::clamp((high - low) / 255.0f, std::numeric_limits<float>::min(),
+                                     std::numeric_limits<float>::max());
     zero = static_cast<int32_t>(std::clamp(std::nearbyint(-low / scale), 0.0f, 255.0f));
     for (int64_t i = 0; i < a.numel(); ++i) {
       const float q = std::nearbyint(x[i] / scale) + static_cast<float>(zero);
