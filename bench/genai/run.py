@@ -50,14 +50,15 @@ def build(precision):
 
 
 def folder_for(source, threads, root):
-    """A copy of the folder (hard links) whose config pins the thread count and keeps special ids in the vocab."""
+    """A copy of the folder whose config pins the thread count and keeps special ids in the vocab (a copy: onnx
+    refuses external data files with several hard links, and nxrt data outside the model's folder)."""
     folder = root / f"{source.name}_t{threads}"
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     for file in source.iterdir():
         if file.name != "genai_config.json":
-            os.link(file, folder / file.name)
+            shutil.copyfile(file, folder / file.name)
     config = json.loads((source / "genai_config.json").read_text())
     model = config["model"]
     vocab = model["vocab_size"]
@@ -126,6 +127,7 @@ def main():
                              gigabytes * new_tokens / ours[1], gigabytes * new_tokens / theirs[1]))
                 print(f"{precision} t={threads} batch {batch}: prefill {rows[-1][3]:.0f} vs {rows[-1][4]:.0f} tok/s, "
                       f"decode {rows[-1][5]:.1f} vs {rows[-1][6]:.1f} tok/s", flush=True)
+    shutil.rmtree(work, ignore_errors=True)
     out = ROOT / "bench" / "results" / "genai"
     out.mkdir(parents=True, exist_ok=True)
     lines = ["# nxrt.genai vs onnxruntime_genai", "",

@@ -51,7 +51,9 @@ void int4_dequantize_rows(const Int4Weights& w, int64_t n_begin, int64_t n_end, 
 // zero), K in chunks of 8. Panel p, chunk c holds panel * 4 bytes at codes + (p * padded_k / 8 + c) * panel * 4:
 // byte 4 i + j holds the code of (row i, k = 8 c + j) in its low nibble and of (row i, k = 8 c + 4 + j) in its
 // high nibble, so one widening multiply-add per nibble half sums 4 k's of every row of the panel in its own lane.
-// scales / offsets [(p * k_blocks + b) * panel + i] are block b's scale and -zero_point * scale of row i.
+// scales / offsets [(p * k_blocks + b) * panel + i] are block b's scale and -zero_point * scale of row i. Null
+// offsets mean the zero point 8 of weights without zero points (offset -8 * scale): a decode step then reads no
+// offsets at all.
 struct Int4Panels {
   const uint8_t* codes = nullptr;
   const float* scales = nullptr;
@@ -73,7 +75,8 @@ struct Int8Rows {
 // The panel width the active tier's kernels use.
 int64_t int4_panel_rows();
 // Repacks MatMulNBits' codes (see repack_int4_codes) of N rows into `codes` (Int4Panels' layout; its size is
-// panels * padded_k * panel / 2 bytes), and scales / offsets [n * k_blocks + b] into the panel order.
+// panels * padded_k * panel / 2 bytes), and scales / offsets [n * k_blocks + b] into the panel order (offsets and
+// panel_offsets null for the implicit zero point 8).
 void repack_int4_panels(const uint8_t* blob, const float* scales, const float* offsets, int64_t n, int64_t k,
                         int64_t k_blocks, int64_t block, int64_t panel, uint8_t* codes, float* panel_scales,
                         float* panel_offsets);

@@ -28,7 +28,7 @@ void repack_int4_panels(const uint8_t* blob, const float* scales, const float* o
   const int64_t panels = (n + panel - 1) / panel;
   std::memset(codes, 0, static_cast<size_t>(panels * w.padded_k() * panel / 2));
   std::fill_n(panel_scales, panels * k_blocks * panel, 0.0f);
-  std::fill_n(panel_offsets, panels * k_blocks * panel, 0.0f);
+  if (panel_offsets != nullptr) std::fill_n(panel_offsets, panels * k_blocks * panel, 0.0f);
   for (int64_t row = 0; row < n; ++row) {
     const int64_t p = row / panel, i = row % panel;
     for (int64_t b = 0; b < k_blocks; ++b) {
@@ -41,7 +41,7 @@ void repack_int4_panels(const uint8_t* blob, const float* scales, const float* o
         byte = static_cast<uint8_t>(byte | (code << panel_shift(kk)));
       }
       panel_scales[(p * k_blocks + b) * panel + i] = scales[row * k_blocks + b];
-      panel_offsets[(p * k_blocks + b) * panel + i] = offsets[row * k_blocks + b];
+      if (panel_offsets != nullptr) panel_offsets[(p * k_blocks + b) * panel + i] = offsets[row * k_blocks + b];
     }
   }
 }
@@ -93,9 +93,10 @@ void int4_matmul_int8_generic(const Int4Panels& w, const Int8Rows& a, int64_t ro
         const float a_scale = a.scales[m * w.k_blocks + b];
         const float a_sum = a_scale * static_cast<float>(a.sums[m * w.k_blocks + b]);
         const float* scales = w.scales + (p * w.k_blocks + b) * panel;
-        const float* offsets = w.offsets + (p * w.k_blocks + b) * panel;
+        const float* offsets = w.offsets != nullptr ? w.offsets + (p * w.k_blocks + b) * panel : nullptr;
         for (int64_t i = 0; i < panel; ++i) {
-          acc[i] += static_cast<float>(sums[i]) * (scales[i] * a_scale) + offsets[i] * a_sum;
+          const float offset = offsets != nullptr ? offsets[i] : -8.0f * scales[i];
+          acc[i] += static_cast<float>(sums[i]) * (scales[i] * a_scale) + offset * a_sum;
         }
       }
       for (int64_t i = 0; i < panel && p * panel + i < n_total; ++i) {

@@ -103,7 +103,8 @@ void int8_panel(const Int4Panels& w, const Int8Rows& a, int64_t p, int64_t n_tot
       }
     }
     const __m256 scales = _mm256_loadu_ps(w.scales + (p * w.k_blocks + b) * 8);
-    const __m256 offsets = _mm256_loadu_ps(w.offsets + (p * w.k_blocks + b) * 8);
+    const __m256 offsets = w.offsets != nullptr ? _mm256_loadu_ps(w.offsets + (p * w.k_blocks + b) * 8)
+                                                : _mm256_mul_ps(scales, _mm256_set1_ps(-8.0f));
     for (int m = 0; m < M; ++m) {
       const float a_scale = a.scales[m * w.k_blocks + b];
       const float a_sum = a_scale * static_cast<float>(a.sums[m * w.k_blocks + b]);

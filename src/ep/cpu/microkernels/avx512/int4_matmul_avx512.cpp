@@ -119,7 +119,8 @@ void int8_panel(const Int4Panels& w, const Int8Rows& a, int64_t p, int64_t n_tot
       }
     }
     const __m512 scales = _mm512_loadu_ps(w.scales + (p * w.k_blocks + b) * 16);
-    const __m512 offsets = _mm512_loadu_ps(w.offsets + (p * w.k_blocks + b) * 16);
+    const __m512 offsets = w.offsets != nullptr ? _mm512_loadu_ps(w.offsets + (p * w.k_blocks + b) * 16)
+                                                : _mm512_mul_ps(scales, _mm512_set1_ps(-8.0f));
     for (int m = 0; m < M; ++m) {
       const float a_scale = a.scales[m * w.k_blocks + b];
       const float a_sum = a_scale * static_cast<float>(a.sums[m * w.k_blocks + b]);

@@ -237,3 +237,45 @@ TEST(Int4Matmul, Int8ProductsOnEveryPanelWidthMatchTheIntegerSums) {
 
 }  // namespace
 }  // namespace nxrt::cpu
+
+namespace nxrt::cpu {
+namespace {
+
+// Null offsets stand for the implicit zero point 8: the same results, bit for bit, as offsets of -8 * scale.
+TEST(Int4Matmul, Int8ProductsWithoutOffsetsUseZeroPointEight) {
+  const Case c{3, 21, 96, 32};
+  std::mt19937 rng(7);
+  RandomWeights r = random_weights(c, rng);
+  for (size_t i = 0; i < r.scales.size(); ++i) r.offsets[i] = -8.0f * r.scales[i];
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> a(static_cast<size_t>(c.rows * c.k));
+  for (float& v : a) v = uniform(rng);
+  std::vector<int8_t> q(static_cast<size_t>(c.rows * r.kp));
+  std::vector<float> a_scales(static_cast<size_t>(c.rows * r.k_blocks));
+  std::vector<int32_t> a_sums(a_scales.size());
+  quantize_int8_blocks(a.data(), c.k, c.rows, c.k, r.k_blocks, c.block, q.data(), a_scales.data(), a_sums.data());
+  const Int8Rows rows{q.data(), a_scales.data(), a_sums.data()};
+  using Int8Fn = void (*)(const Int4Panels&, const Int8Rows&, int64_t, int64_t, int64_t, int64_t, const float*, float*,
+                          int64_t);
+  std::vector<std::pair<int64_t, Int8Fn>> copies = {{8, int4_matmul_int8_generic}, {16, int4_matmul_int8_generic}};
+#if defined(__x86_64__)
+  if (detected_cpu_isa() >= CpuIsa::kAvx2) copies.emplace_back(8, int4_matmul_int8__avx2);
+  if (detected_cpu_isa() >= CpuIsa::kAvx512) copies.emplace_back(16, int4_matmul_int8__avx512);
+#endif
+  for (const auto& [panel, fn] : copies) {
+    const int64_t panels = (c.n + panel - 1) / panel;
+    std::vector<uint8_t> packed(static_cast<size_t>(panels * r.kp * panel / 2));
+    std::vector<float> panel_scales(static_cast<size_t>(panels * r.k_blocks * panel)), panel_offsets(panel_scales.size());
+    repack_int4_panels(r.blob.data(), r.scales.data(), r.offsets.data(), c.n, c.k, r.k_blocks, c.block, panel,
+                       packed.data(), panel_scales.data(), panel_offsets.data());
+    std::vector<float> with(static_cast<size_t>(c.rows * c.n)), without(with.size());
+    const Int4Panels explicit_offsets{packed.data(), panel_scales.data(), panel_offsets.data(), r.k_blocks, c.block, panel};
+    const Int4Panels implicit_offsets{packed.data(), panel_scales.data(), nullptr, r.k_blocks, c.block, panel};
+    fn(explicit_offsets, rows, c.rows, 0, panels, c.n, nullptr, with.data(), c.n);
+    fn(implicit_offsets, rows, c.rows, 0, panels, c.n, nullptr, without.data(), c.n);
+    EXPECT_EQ(with, without) << "panel " << panel;
+  }
+}
+
+}  // namespace
+}  // namespace nxrt::cpu
