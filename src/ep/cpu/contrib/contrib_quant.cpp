@@ -143,12 +143,14 @@ struct Int4Packed {
   }
 };
 
-// Constant 8-bit weights in Int8Panels' layout.
+// Constant 8-bit weights in Int8Panels' layout; without zero points no offsets are kept (all are 0).
 struct Int8WeightPacked {
   std::vector<int8_t> codes;
   std::vector<float> scales, offsets;
   int64_t k_blocks = 0, block = 0, panel = 8;
-  Int8Panels view() const { return {codes.data(), scales.data(), offsets.data(), k_blocks, block, panel}; }
+  Int8Panels view() const {
+    return {codes.data(), scales.data(), offsets.empty() ? nullptr : offsets.data(), k_blocks, block, panel};
+  }
 
   static Int8WeightPacked pack(const NBitsShape& s, const Tensor& b, const Tensor& scales, const Tensor* zero_points) {
     Int8WeightPacked p;
@@ -160,9 +162,10 @@ struct Int8WeightPacked {
     block_scales_and_offsets(s, scales, zero_points, row_scales.data(), row_offsets.data());
     p.codes.resize(static_cast<size_t>(panels * s.k_blocks * s.block * p.panel));
     p.scales.resize(static_cast<size_t>(panels * s.k_blocks * p.panel));
-    p.offsets.resize(p.scales.size());
+    if (zero_points != nullptr) p.offsets.resize(p.scales.size());
     repack_int8_weight_panels(b.data<uint8_t>(), row_scales.data(), row_offsets.data(), s.n, s.k, s.k_blocks,
-                              s.block, p.panel, p.codes.data(), p.scales.data(), p.offsets.data());
+                              s.block, p.panel, p.codes.data(), p.scales.data(),
+                              p.offsets.empty() ? nullptr : p.offsets.data());
     return p;
   }
 };

@@ -31,7 +31,7 @@ void repack_int8_weight_panels(const uint8_t* blob, const float* scales, const f
   const int64_t panels = (n + panel - 1) / panel;
   std::memset(codes, 0, static_cast<size_t>(panels * w.padded_k() * panel));
   std::fill_n(panel_scales, panels * k_blocks * panel, 0.0f);
-  std::fill_n(panel_offsets, panels * k_blocks * panel, 0.0f);
+  if (panel_offsets != nullptr) std::fill_n(panel_offsets, panels * k_blocks * panel, 0.0f);
   for (int64_t row = 0; row < n; ++row) {
     const int64_t p = row / panel, i = row % panel;
     for (int64_t b = 0; b < k_blocks; ++b) {
@@ -42,7 +42,9 @@ void repack_int8_weight_panels(const uint8_t* blob, const float* scales, const f
       }
       const float scale = scales[row * k_blocks + b];
       panel_scales[block_at(w, p, b) + static_cast<size_t>(i)] = scale;
-      panel_offsets[block_at(w, p, b) + static_cast<size_t>(i)] = offsets[row * k_blocks + b] + 128.0f * scale;
+      if (panel_offsets != nullptr) {
+        panel_offsets[block_at(w, p, b) + static_cast<size_t>(i)] = offsets[row * k_blocks + b] + 128.0f * scale;
+      }
     }
   }
 }
@@ -54,7 +56,7 @@ void int8_weight_dequantize_rows(const Int8Panels& w, int64_t n_begin, int64_t n
     float* row = out + (n - n_begin) * kp;
     for (int64_t b = 0; b < w.k_blocks; ++b) {
       const float scale = w.scales[block_at(w, p, b) + static_cast<size_t>(i)];
-      const float offset = w.offsets[block_at(w, p, b) + static_cast<size_t>(i)];
+      const float offset = w.offsets != nullptr ? w.offsets[block_at(w, p, b) + static_cast<size_t>(i)] : 0.0f;
       for (int64_t k = b * w.block; k < (b + 1) * w.block; ++k) {
         row[k] = static_cast<float>(w.codes[panel_byte(w, p, i, k)]) * scale + offset;
       }
@@ -77,7 +79,8 @@ void int8_weight_matmul_rows_generic(const Int8Panels& w, const float* a, int64_
             dot += a_row[k] * static_cast<float>(w.codes[panel_byte(w, p, i, k)]);
           }
           const size_t at = block_at(w, p, b) + static_cast<size_t>(i);
-          total += dot * w.scales[at] + w.offsets[at] * a_sums[m * w.k_blocks + b];
+          const float offset = w.offsets != nullptr ? w.offsets[at] : 0.0f;
+          total += dot * w.scales[at] + offset * a_sums[m * w.k_blocks + b];
         }
         y[m * ldy + n] = bias != nullptr ? total + bias[n] : total;
       }
@@ -101,7 +104,8 @@ void int8_weight_matmul_int8_generic(const Int8Panels& w, const Int8Rows& a, int
           const size_t at = block_at(w, p, b) + static_cast<size_t>(i);
           const float a_scale = a.scales[m * w.k_blocks + b];
           const float a_sum = a_scale * static_cast<float>(a.sums[m * w.k_blocks + b]);
-          total += static_cast<float>(dot) * (w.scales[at] * a_scale) + w.offsets[at] * a_sum;
+          const float offset = w.offsets != nullptr ? w.offsets[at] : 0.0f;
+          total += static_cast<float>(dot) * (w.scales[at] * a_scale) + offset * a_sum;
         }
         y[m * ldy + n] = bias != nullptr ? total + bias[n] : total;
       }

@@ -6,7 +6,7 @@
 // K in chunks of 4. Panel p, chunk c holds panel * 4 bytes at codes + (p * padded_k / 4 + c) * panel * 4: byte
 // 4 i + j is the code of (row i, k = 4 c + j) minus 128, a signed byte. The weight is stored_code * scale + offset
 // with scales / offsets [(p * k_blocks + b) * panel + i] for block b of row i, so offset = (128 - zero_point) *
-// scale. Codes past the real K are zero, and so must the A rows be there (the callers pad them).
+// scale; null offsets mean 0 (the implicit zero point 128), and the products then read no offsets. Codes past the real K are zero, and so must the A rows be there (the callers pad them).
 #pragma once
 
 #include <cstdint>
@@ -30,7 +30,8 @@ int64_t int8_weight_panel_rows();
 
 // Repacks MatMulNBits' 8-bit codes of N rows (row n, block b at blob + (n * k_blocks + b) * block) into `codes`
 // (Int8Panels' layout; panels * padded_k * panel bytes), and scales / offsets [n * k_blocks + b] (offsets being
-// -zero_point * scale) into the panel order with the offsets shifted for the signed codes.
+// -zero_point * scale) into the panel order with the offsets shifted for the signed codes (offsets and
+// panel_offsets null for the implicit zero point 128).
 void repack_int8_weight_panels(const uint8_t* blob, const float* scales, const float* offsets, int64_t n, int64_t k,
                                int64_t k_blocks, int64_t block, int64_t panel, int8_t* codes, float* panel_scales,
                                float* panel_offsets);

@@ -57,10 +57,11 @@ void float_panel(const Int8Panels& w, const float* a, int64_t lda, const float* 
       }
     }
     const __m256 scales = _mm256_loadu_ps(w.scales + (p * w.k_blocks + b) * 8);
-    const __m256 offsets = _mm256_loadu_ps(w.offsets + (p * w.k_blocks + b) * 8);
+    const bool offset = w.offsets != nullptr;  // else every offset is 0
+    const __m256 offsets = offset ? _mm256_loadu_ps(w.offsets + (p * w.k_blocks + b) * 8) : _mm256_setzero_ps();
     for (int m = 0; m < M; ++m) {
       acc[m] = _mm256_fmadd_ps(_mm256_add_ps(dots[m][0], dots[m][1]), scales, acc[m]);
-      acc[m] = _mm256_fmadd_ps(offsets, _mm256_set1_ps(a_sums[m * w.k_blocks + b]), acc[m]);
+      if (offset) acc[m] = _mm256_fmadd_ps(offsets, _mm256_set1_ps(a_sums[m * w.k_blocks + b]), acc[m]);
     }
   }
   for (int m = 0; m < M; ++m) store_rows(acc[m], bias, p, n_total, y + m * ldy);
@@ -90,12 +91,13 @@ void int8_panel(const Int8Panels& w, const Int8Rows& a, int64_t p, int64_t n_tot
       }
     }
     const __m256 scales = _mm256_loadu_ps(w.scales + (p * w.k_blocks + b) * 8);
-    const __m256 offsets = _mm256_loadu_ps(w.offsets + (p * w.k_blocks + b) * 8);
+    const bool offset = w.offsets != nullptr;  // else every offset is 0
+    const __m256 offsets = offset ? _mm256_loadu_ps(w.offsets + (p * w.k_blocks + b) * 8) : _mm256_setzero_ps();
     for (int m = 0; m < M; ++m) {
       const float a_scale = a.scales[m * w.k_blocks + b];
       const float a_sum = a_scale * static_cast<float>(a.sums[m * w.k_blocks + b]);
       acc[m] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[m]), _mm256_mul_ps(scales, _mm256_set1_ps(a_scale)), acc[m]);
-      acc[m] = _mm256_fmadd_ps(offsets, _mm256_set1_ps(a_sum), acc[m]);
+      if (offset) acc[m] = _mm256_fmadd_ps(offsets, _mm256_set1_ps(a_sum), acc[m]);
     }
   }
   for (int m = 0; m < M; ++m) store_rows(acc[m], bias, p, n_total, y + m * ldy);

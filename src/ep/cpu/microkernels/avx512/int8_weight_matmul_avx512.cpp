@@ -59,11 +59,12 @@ void float_panel(const Int8Panels& w, const float* a, int64_t lda, const float* 
       }
     }
     const __m512 scales = _mm512_loadu_ps(w.scales + (p * w.k_blocks + b) * 16);
-    const __m512 offsets = _mm512_loadu_ps(w.offsets + (p * w.k_blocks + b) * 16);
+    const bool offset = w.offsets != nullptr;  // else every offset is 0
+    const __m512 offsets = offset ? _mm512_loadu_ps(w.offsets + (p * w.k_blocks + b) * 16) : _mm512_setzero_ps();
     for (int m = 0; m < M; ++m) {
       const __m512 dot = _mm512_add_ps(_mm512_add_ps(dots[m][0], dots[m][1]), _mm512_add_ps(dots[m][2], dots[m][3]));
       acc[m] = _mm512_fmadd_ps(dot, scales, acc[m]);
-      acc[m] = _mm512_fmadd_ps(offsets, _mm512_set1_ps(a_sums[m * w.k_blocks + b]), acc[m]);
+      if (offset) acc[m] = _mm512_fmadd_ps(offsets, _mm512_set1_ps(a_sums[m * w.k_blocks + b]), acc[m]);
     }
   }
   const __mmask16 valid = valid_rows(p, n_total);
@@ -97,12 +98,13 @@ void int8_panel(const Int8Panels& w, const Int8Rows& a, int64_t p, int64_t n_tot
       }
     }
     const __m512 scales = _mm512_loadu_ps(w.scales + (p * w.k_blocks + b) * 16);
-    const __m512 offsets = _mm512_loadu_ps(w.offsets + (p * w.k_blocks + b) * 16);
+    const bool offset = w.offsets != nullptr;  // else every offset is 0
+    const __m512 offsets = offset ? _mm512_loadu_ps(w.offsets + (p * w.k_blocks + b) * 16) : _mm512_setzero_ps();
     for (int m = 0; m < M; ++m) {
       const float a_scale = a.scales[m * w.k_blocks + b];
       const float a_sum = a_scale * static_cast<float>(a.sums[m * w.k_blocks + b]);
       acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums[m]), _mm512_mul_ps(scales, _mm512_set1_ps(a_scale)), acc[m]);
-      acc[m] = _mm512_fmadd_ps(offsets, _mm512_set1_ps(a_sum), acc[m]);
+      if (offset) acc[m] = _mm512_fmadd_ps(offsets, _mm512_set1_ps(a_sum), acc[m]);
     }
   }
   const __mmask16 valid = valid_rows(p, n_total);

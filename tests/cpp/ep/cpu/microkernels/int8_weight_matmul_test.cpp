@@ -262,3 +262,57 @@ TEST(Int8WeightMatmul, ExtremeCodesAndValuesDoNotSaturate) {
 
 }  // namespace
 }  // namespace nxrt::cpu
+
+namespace nxrt::cpu {
+namespace {
+
+// Null offsets stand for the implicit zero point 128 (stored offsets of 0): the same results, bit for bit.
+TEST(Int8WeightMatmul, NoOffsetsMeansZeroPoint128) {
+  const Case c{3, 21, 96, 32};
+  std::mt19937 rng(9);
+  RandomWeights r = random_weights(c, rng);
+  for (size_t i = 0; i < r.scales.size(); ++i) r.offsets[i] = -128.0f * r.scales[i];
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> a(static_cast<size_t>(c.rows * r.kp), 0.0f), a_sums(static_cast<size_t>(c.rows * r.k_blocks), 0.0f);
+  for (int64_t m = 0; m < c.rows; ++m) {
+    for (int64_t k = 0; k < c.k; ++k) {
+      a[static_cast<size_t>(m * r.kp + k)] = uniform(rng);
+      a_sums[static_cast<size_t>(m * r.k_blocks + k / c.block)] += a[static_cast<size_t>(m * r.kp + k)];
+    }
+  }
+  std::vector<int8_t> q(static_cast<size_t>(c.rows * r.kp));
+  std::vector<float> q_scales(static_cast<size_t>(c.rows * r.k_blocks));
+  std::vector<int32_t> q_sums(q_scales.size());
+  quantize_int8_blocks(a.data(), r.kp, c.rows, c.k, r.k_blocks, c.block, q.data(), q_scales.data(), q_sums.data());
+  const Int8Rows rows{q.data(), q_scales.data(), q_sums.data()};
+  std::vector<std::tuple<int64_t, FloatFn, Int8Fn>> copies = {
+      {8, int8_weight_matmul_rows_generic, int8_weight_matmul_int8_generic},
+      {16, int8_weight_matmul_rows_generic, int8_weight_matmul_int8_generic}};
+#if defined(__x86_64__)
+  if (detected_cpu_isa() >= CpuIsa::kAvx2) {
+    copies.emplace_back(8, int8_weight_matmul_rows__avx2, int8_weight_matmul_int8__avx2);
+  }
+  if (detected_cpu_isa() >= CpuIsa::kAvx512) {
+    copies.emplace_back(16, int8_weight_matmul_rows__avx512, int8_weight_matmul_int8__avx512);
+  }
+#endif
+  for (const auto& [panel, float_fn, int8_fn] : copies) {
+    const Packed with = pack(r, c, panel);
+    Packed without = with;
+    repack_int8_weight_panels(r.blob.data(), r.scales.data(), nullptr, c.n, c.k, r.k_blocks, c.block, panel,
+                              without.codes.data(), without.scales.data(), nullptr);
+    Int8Panels implicit = without.view(r, c, panel);
+    implicit.offsets = nullptr;
+    const Int8Panels explicit_zero = with.view(r, c, panel);
+    std::vector<float> y1(static_cast<size_t>(c.rows * c.n)), y2(y1.size()), y3(y1.size()), y4(y1.size());
+    float_fn(explicit_zero, a.data(), r.kp, a_sums.data(), c.rows, 0, with.panels, c.n, nullptr, y1.data(), c.n);
+    float_fn(implicit, a.data(), r.kp, a_sums.data(), c.rows, 0, with.panels, c.n, nullptr, y2.data(), c.n);
+    int8_fn(explicit_zero, rows, c.rows, 0, with.panels, c.n, nullptr, y3.data(), c.n);
+    int8_fn(implicit, rows, c.rows, 0, with.panels, c.n, nullptr, y4.data(), c.n);
+    EXPECT_EQ(y1, y2) << "float A, panel " << panel;
+    EXPECT_EQ(y3, y4) << "int8 A, panel " << panel;
+  }
+}
+
+}  // namespace
+}  // namespace nxrt::cpu
