@@ -205,8 +205,9 @@ Status Generator::append_tokens(const std::vector<std::vector<int32_t>>& prompts
     finished_.assign(prompts.size(), false);
     TRY(allocate_cache(static_cast<int64_t>(prompts.size())));
   }
-  // Tokens generated but not run yet go first.
+  // Tokens generated but not run yet go first; appending reopens sequences that had ended (a new turn).
   if (pending_.empty()) pending_.assign(prompts.size(), {});
+  finished_.assign(prompts.size(), false);
   generated_from_.resize(prompts.size());
   for (size_t b = 0; b < prompts.size(); ++b) {
     sequences_[b].insert(sequences_[b].end(), prompts[b].begin(), prompts[b].end());

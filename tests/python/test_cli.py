@@ -11,7 +11,7 @@ COMMAND_OPTIONS = {
     "run": ["--input", "--dim", "--threads", "--repeat", "--seed", "--output-dir", "--output-format", "--quiet",
             "--profile", "--batch", "--help"],
     "export-builtin": ["--help"],
-    "generate": ["--prompt", "--prompt-ids", "--chat", "--system", "--max-new-tokens", "--temperature", "--top-k", "--top-p", "--min-p",
+    "generate": ["--prompt", "--prompt-ids", "--chat", "--system", "--interactive", "--max-new-tokens", "--temperature", "--top-k", "--top-p", "--min-p",
                  "--repetition-penalty", "--seed", "--threads", "--quiet", "--help"],
 }
 STATUS_LINE = re.compile(r"^nxrt-batch: line (\d+): (ok|error: (.*))$")
@@ -217,6 +217,7 @@ def test_generate_streams_the_greedy_text_and_reports_speeds(nxrt_cli):
     ([str(GENAI_FOLDER), "--prompt-ids", "5", "--temperature", "warm"], "--temperature needs a number"),
     ([str(GENAI_FOLDER), "--prompt", "Hello"], "token 15496 of sequence 0 is outside the vocabulary"),
     ([str(GENAI_FOLDER), "--prompt-ids", "5", "--chat"], "--chat needs --prompt"),
+    ([str(GENAI_FOLDER), "--prompt", "x", "--interactive"], "--interactive reads the prompts from stdin"),
     ([str(GENAI_FOLDER), "--prompt", "x", "--chat"], "tokenizer_config.json: no chat_template"),
 ])
 def test_generate_errors(nxrt_cli, args, message):

@@ -275,3 +275,19 @@ def test_invalid_search_options_are_named(options, message):
     params.set_search_options(**options)
     with pytest.raises(Exception, match=message):
         genai.Generator(model, params)
+
+
+def test_interactive_chat_reuses_the_conversation_cache(tmp_path, nxrt_cli):
+    # Each stdin line is a user turn; the template renders user turns only, so turn 2's prompt extends turn 1's and
+    # the generator keeps the common prefix. Each reply equals a fresh greedy run on the whole formatted prompt.
+    import subprocess
+    folder = copy_fixture(tmp_path)
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    config["chat_template"] = "{% for m in messages if m.role == 'user' %}{{ m.content | trim }}.{% endfor %}"
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    done = subprocess.run([str(nxrt_cli), "generate", str(folder), "--interactive", "--max-new-tokens", "6"],
+                          input=", the\n\n and\n", capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    replies = done.stdout.split("\n")[:2]
+    assert replies[0] == "".join(genai.generate(folder, ", the.", max_new_tokens=6))
+    assert replies[1] == "".join(genai.generate(folder, ", the. and.", max_new_tokens=6))

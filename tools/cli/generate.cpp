@@ -2,6 +2,7 @@
 // text to stdout and the prefill and decode speeds to stderr.
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -18,7 +19,7 @@ namespace {
 
 struct GenerateArgs {
   std::string folder, prompt, system;
-  bool chat = false;
+  bool chat = false, interactive = false;
   std::vector<int32_t> prompt_ids;
   int64_t max_new_tokens = 128;
   int threads = 0;
@@ -92,12 +93,20 @@ Expected<GenerateArgs> parse_generate_args(const ParsedCommandLine& command_line
       args.quiet = true;
     } else if (option.name == "--chat") {
       args.chat = true;
+    } else if (option.name == "--interactive") {
+      args.interactive = true;
     } else if (option.name == "--system") {
       args.system = option.value;
       args.chat = true;
     } else {
       args.search.emplace_back(option.name.substr(2), option.value);
     }
+  }
+  if (args.interactive) {
+    if (!args.prompt.empty() || !args.prompt_ids.empty()) {
+      return usage_error(generate_command_spec(), "--interactive reads the prompts from stdin");
+    }
+    return args;
   }
   if (args.prompt.empty() == args.prompt_ids.empty()) {
     return usage_error(generate_command_spec(), "give one of --prompt and --prompt-ids");
@@ -106,8 +115,65 @@ Expected<GenerateArgs> parse_generate_args(const ParsedCommandLine& command_line
   return args;
 }
 
+genai::TemplateValue chat_turn(const std::string& role, const std::string& content) {
+  genai::TemplateValue turn = genai::TemplateValue::dict();
+  turn.set("role", genai::TemplateValue::string(role));
+  turn.set("content", genai::TemplateValue::string(content));
+  return turn;
+}
+
+// A chat on stdin / stdout: each line is a user turn; the conversation is formatted with the folder's chat template
+// and only the tokens after the part the generator already holds are run (rewind_to keeps the common prefix).
+Status chat(const GenerateArgs& args, std::shared_ptr<const genai::Model> model) {
+  if (model->tokenizer() == nullptr) return make_error(StatusCode::kNoSuchFile, args.folder, "/tokenizer.json: missing");
+  TRY_ASSIGN(const genai::ChatFormatter formatter, genai::ChatFormatter::from_folder(args.folder));
+  genai::SearchOptions search = model->config().search;
+  search.do_sample = false;
+  search.max_length = model->config().context_length;
+  TRY(apply_search(args.search, search));
+  genai::TemplateValue::List turns;
+  if (!args.system.empty()) turns.push_back(chat_turn("system", args.system));
+  std::unique_ptr<genai::Generator> generator;
+  const auto& eos = model->config().eos_token_ids;
+  std::string line;
+  while (std::cerr << "> " << std::flush, std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    turns.push_back(chat_turn("user", line));
+    TRY_ASSIGN(const std::string text, formatter.apply(genai::TemplateValue::list(turns).json(), true));
+    TRY_ASSIGN(const std::vector<int32_t> ids, model->tokenizer()->encode(text, false));
+    size_t common = 0;
+    if (generator != nullptr) {
+      const auto held = generator->sequence(0);
+      while (common < held.size() && common < ids.size() && held[common] == ids[common]) ++common;
+    }
+    if (common == 0) {
+      TRY_ASSIGN(generator, genai::Generator::create(model, search));
+      TRY(generator->append_tokens({ids}));
+    } else {
+      TRY(generator->rewind_to(static_cast<int64_t>(common)));
+      if (common < ids.size()) TRY(generator->append_tokens({std::vector<int32_t>(ids.begin() + common, ids.end())}));
+    }
+    genai::TokenizerStream stream(*model->tokenizer());
+    std::vector<int32_t> reply;
+    for (int64_t n = 0; n < args.max_new_tokens && !generator->is_done(); ++n) {
+      TRY(generator->generate_next_token());
+      const int32_t token = generator->next_tokens()[0];
+      if (std::find(eos.begin(), eos.end(), token) != eos.end()) break;
+      reply.push_back(token);
+      TRY_ASSIGN(const std::string piece, stream.decode_next(token));
+      std::cout << piece << std::flush;
+    }
+    std::cout << "\n" << std::flush;
+    TRY_ASSIGN(const std::string answer, model->tokenizer()->decode(reply, true));
+    turns.push_back(chat_turn("assistant", answer));
+  }
+  std::cerr << "\n";
+  return Status::ok();
+}
+
 Status generate(const GenerateArgs& args) {
   TRY_ASSIGN(const auto model, genai::Model::load(args.folder, args.threads));
+  if (args.interactive) return chat(args, model);
   std::vector<int32_t> ids = args.prompt_ids;
   if (!args.prompt.empty()) {
     if (model->tokenizer() == nullptr) {
@@ -182,6 +248,8 @@ const CommandSpec& generate_command_spec() {
           {"--prompt-ids", "IDS", "the prompt as token ids separated by commas (instead of --prompt)"},
           {"--chat", "", "format --prompt as a user turn with the folder's chat template"},
           {"--system", "TEXT", "a system turn before the prompt (implies --chat)"},
+          {"--interactive", "", "chat on the terminal: each line of stdin is a user turn (the cache of the\n"
+                                "conversation so far is kept between turns)"},
           {"--max-new-tokens", "N", "generate at most N tokens (default 128; the context length bounds it)"},
           {"--temperature", "T", "sample at temperature T (0: greedy, the default)"},
           {"--top-k", "K", "sample from the K most likely tokens (0: all)"},
