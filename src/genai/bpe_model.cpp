@@ -41,7 +41,7 @@ Expected<BpeModel> BpeModel::create(std::vector<std::pair<std::string, int32_t>>
 }
 
 std::optional<int32_t> BpeModel::id_of(std::string_view token) const {
-  const auto it = ids_.find(std::string(token));
+  const auto it = ids_.find(token);
   if (it == ids_.end()) return std::nullopt;
   return it->second;
 }
@@ -54,31 +54,32 @@ const std::string* BpeModel::token_of(int32_t id) const {
 void BpeModel::merge_word(std::vector<int32_t>& symbols) const {
   const size_t n = symbols.size();
   if (n < 2) return;
-  // Symbols form a linked list; candidates are (rank, left position, left id, right id), checked when popped.
+  // Symbols form a linked list; candidates are (rank, left position, left id, right id, merged id), checked when
+  // popped.
   std::vector<int64_t> prev(n), next(n);
   std::vector<bool> alive(n, true);
   for (size_t i = 0; i < n; ++i) {
     prev[i] = static_cast<int64_t>(i) - 1;
     next[i] = i + 1 < n ? static_cast<int64_t>(i + 1) : -1;
   }
-  using Candidate = std::tuple<int32_t, int64_t, int32_t, int32_t>;
+  using Candidate = std::tuple<int32_t, int64_t, int32_t, int32_t, int32_t>;
   std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue;
   const auto offer = [&](int64_t left) {
     if (left < 0 || next[static_cast<size_t>(left)] < 0) return;
     const int32_t a = symbols[static_cast<size_t>(left)];
     const int32_t b = symbols[static_cast<size_t>(next[static_cast<size_t>(left)])];
     const auto it = merges_.find(pair_key(a, b));
-    if (it != merges_.end()) queue.emplace(it->second.rank, left, a, b);
+    if (it != merges_.end()) queue.emplace(it->second.rank, left, a, b, it->second.merged);
   };
   for (size_t i = 0; i + 1 < n; ++i) offer(static_cast<int64_t>(i));
   while (!queue.empty()) {
-    const auto [rank, left, a, b] = queue.top();
+    const auto [rank, left, a, b, merged] = queue.top();
     queue.pop();
     const size_t l = static_cast<size_t>(left);
     if (!alive[l] || symbols[l] != a || next[l] < 0) continue;
     const size_t r = static_cast<size_t>(next[l]);
     if (symbols[r] != b) continue;
-    symbols[l] = merges_.at(pair_key(a, b)).merged;
+    symbols[l] = merged;
     alive[r] = false;
     next[l] = next[r];
     if (next[r] >= 0) prev[static_cast<size_t>(next[r])] = left;

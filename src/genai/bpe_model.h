@@ -43,7 +43,12 @@ class BpeModel {
     return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
   }
 
-  std::unordered_map<std::string, int32_t> ids_;
+  // Looked up by string_view without building a std::string per symbol.
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+  };
+  std::unordered_map<std::string, int32_t, TextHash, std::equal_to<>> ids_;
   std::vector<std::string> tokens_;
   std::vector<bool> has_token_;
   std::unordered_map<uint64_t, Merge> merges_;

@@ -2,6 +2,7 @@
 #include "genai/tokenizer.h"
 
 #include <algorithm>
+#include <array>
 #include <unordered_map>
 #include <utility>
 
@@ -35,6 +36,7 @@ struct Tokenizer::State {
   std::vector<AddedToken> added;
   std::unordered_map<int32_t, size_t> added_by_id;
   std::unordered_map<std::string, size_t> added_by_content;
+  std::array<std::vector<size_t>, 256> added_by_first_byte;  // indices into `added`
   std::vector<int32_t> prefix, suffix;  // the post-processor's special tokens around the sequence
 };
 
@@ -135,6 +137,7 @@ Status load_added_tokens(const JsonValue* list, std::string_view what, Tokenizer
     if (first_invalid_utf8(token.content) != token.content.size()) return invalid(what, "an added token is not UTF-8");
     state.added_by_id[token.id] = state.added.size();
     state.added_by_content[token.content] = state.added.size();
+    state.added_by_first_byte[static_cast<uint8_t>(token.content[0])].push_back(state.added.size());
     state.added.push_back(std::move(token));
   }
   return Status::ok();
@@ -252,7 +255,8 @@ void split_added(const Tokenizer::State& s, std::string_view text, size_t begin,
   size_t cursor = begin;
   for (size_t p = begin; p < end;) {
     const AddedToken* best = nullptr;
-    for (const AddedToken& token : s.added) {
+    for (const size_t index : s.added_by_first_byte[static_cast<uint8_t>(text[p])]) {
+      const AddedToken& token = s.added[index];
       if (token.normalized != normalized || token.content.size() > end - p ||
           text.compare(p, token.content.size(), token.content) != 0 ||
           (best != nullptr && best->content.size() >= token.content.size())) {
