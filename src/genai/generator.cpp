@@ -94,6 +94,12 @@ Expected<std::shared_ptr<const Model>> Model::load(const std::string& folder, in
       io.present.push_back(present);
     }
   }
+  io.feeds = {c.names.input_ids};
+  if (io.has_mask) io.feeds.push_back(c.names.attention_mask);
+  if (io.has_positions) io.feeds.push_back(c.names.position_ids);
+  io.feeds.insert(io.feeds.end(), io.past.begin(), io.past.end());
+  io.fetches = {c.names.logits};
+  io.fetches.insert(io.fetches.end(), io.present.begin(), io.present.end());
   if (io.cache != DataType::kFloat32 && io.cache != DataType::kFloat16) {
     return make_error(StatusCode::kNotImplemented, c.decoder_path(), ": key / value caches must be float32 or float16");
   }
@@ -235,7 +241,6 @@ Status Generator::run_decoder(const std::vector<std::vector<int32_t>>& tokens) {
                       search_.max_length);
   }
   TRY_ASSIGN(Tensor ids, Tensor::allocate(io.ids, Shape{batch, steps}));
-  std::vector<std::string> names{model_->config().names.input_ids};
   for (int64_t b = 0; b < batch; ++b) {
     const auto& row = tokens[static_cast<size_t>(b)];
     const int64_t pad = steps - static_cast<int64_t>(row.size());
@@ -249,7 +254,6 @@ Status Generator::run_decoder(const std::vector<std::vector<int32_t>>& tokens) {
     for (int64_t b = 0; b < batch; ++b) {
       for (int64_t s = 0; s < total; ++s) put_int(mask, b * total + s, s >= padding_[static_cast<size_t>(b)] ? 1 : 0);
     }
-    names.push_back(model_->config().names.attention_mask);
     inputs.push_back(std::move(mask));
   }
   if (io.has_positions) {
@@ -259,24 +263,19 @@ Status Generator::run_decoder(const std::vector<std::vector<int32_t>>& tokens) {
         put_int(positions, b * steps + s, std::max<int64_t>(0, cache_length_ + s - padding_[static_cast<size_t>(b)]));
       }
     }
-    names.push_back(model_->config().names.position_ids);
     inputs.push_back(std::move(positions));
   }
-  for (size_t i = 0; i < io.past.size(); ++i) {
-    names.push_back(io.past[i]);
-    inputs.push_back(past_[i]);  // a view: with the shared buffer the same tensor is bound as the present
-  }
-  std::vector<std::string> output_names{model_->config().names.logits};
-  output_names.insert(output_names.end(), io.present.begin(), io.present.end());
+  // Views: with the shared buffer the same tensors are bound as the presents.
+  inputs.insert(inputs.end(), past_.begin(), past_.end());
   std::vector<Tensor> outputs;
   if (shared_buffer_) {
-    std::vector<Tensor> bound(output_names.size());
+    std::vector<Tensor> bound(io.fetches.size());
     for (size_t i = 0; i < io.present.size(); ++i) bound[i + 1] = past_[i];
-    auto result = model_->session().run_bound(names, inputs, output_names, bound);
+    auto result = model_->session().run_bound(io.feeds, inputs, io.fetches, bound);
     if (!result) return result.status().with_context("genai: decoder run: ");
     outputs = std::move(result->outputs);
   } else {
-    auto result = model_->session().run(names, inputs, output_names);
+    auto result = model_->session().run(io.feeds, inputs, io.fetches);
     if (!result) return result.status().with_context("genai: decoder run: ");
     outputs = std::move(*result);
     for (size_t i = 0; i < io.present.size(); ++i) past_[i] = std::move(outputs[i + 1]);

@@ -57,6 +57,9 @@ class Model {
              cache = DataType::kFloat32;
     bool has_mask = false, has_positions = false, combined_cache = false;
     std::vector<std::string> past, present;  // per layer: key then value, or one combined name
+    // What a decoder run feeds (input_ids, attention_mask and position_ids when present, then the pasts) and
+    // fetches (logits, then the presents), in that order.
+    std::vector<std::string> feeds, fetches;
   };
   const Io& io() const { return io_; }
 

@@ -284,12 +284,7 @@ Expected<Value> apply_filter(const std::string& name, const Value& input, const 
     if (input.is_dict()) {
       for (const auto& [key, value] : input.members()) items.push_back(Value::string(key));
     } else if (input.is_string()) {
-      for (size_t i = 0; i < input.as_string().size();) {
-        size_t j = i + 1;
-        while (j < input.as_string().size() && (static_cast<unsigned char>(input.as_string()[j]) & 0xC0) == 0x80) ++j;
-        items.push_back(Value::string(input.as_string().substr(i, j - i)));
-        i = j;
-      }
+      for (std::string& c : utf8_characters(input.as_string())) items.push_back(Value::string(std::move(c)));
     }
     return Value::list(std::move(items));
   }
@@ -299,16 +294,8 @@ Expected<Value> apply_filter(const std::string& name, const Value& input, const 
       return name == "first" ? input.items().front() : input.items().back();
     }
     if (input.is_string() && !input.as_string().empty()) {  // the first or last character, not byte
-      const std::string& text = input.as_string();
-      size_t begin = 0, end = text.size();
-      if (name == "first") {
-        end = 1;
-        while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
-      } else {
-        begin = text.size() - 1;
-        while (begin > 0 && (static_cast<unsigned char>(text[begin]) & 0xC0) == 0x80) --begin;
-      }
-      return Value::string(text.substr(begin, end - begin));
+      const std::vector<std::string> chars = utf8_characters(input.as_string());
+      return Value::string(name == "first" ? chars.front() : chars.back());
     }
     return Value();
   }

@@ -8,6 +8,7 @@
 
 #include "genai/template_ast.h"
 #include "genai/template_builtins.h"
+#include "genai/unicode.h"
 
 namespace nxrt::genai {
 
@@ -139,17 +140,11 @@ class Renderer {
     }
     if (v.is_string()) {
       Value::List chars;
-      const std::string& s = v.as_string();
-      for (size_t i = 0; i < s.size();) {
-        size_t j = i + 1;
-        while (j < s.size() && (static_cast<unsigned char>(s[j]) & 0xC0) == 0x80) ++j;
-        chars.push_back(Value::string(s.substr(i, j - i)));
-        i = j;
-      }
+      for (std::string& c : utf8_characters(v.as_string())) chars.push_back(Value::string(std::move(c)));
       return chars;
     }
     if (v.is_undefined() || v.is_none()) return Value::List{};
-    return template_error(line, "a " + type_name(v) + " is not iterable");
+    return template_error(line, "a " + template_type_name(v) + " is not iterable");
   }
 
   Value lookup(const std::string& name) const {
@@ -158,8 +153,6 @@ class Renderer {
     }
     return Value();
   }
-
-  static std::string type_name(const Value& v) { return template_type_name(v); }
 
   Expected<Value> eval(const TemplateExpr& e);
   Expected<Value> call(const TemplateExpr& e);
@@ -173,17 +166,6 @@ class Renderer {
 // Python's index normalisation for a sequence of `size` (negative counts from the end).
 int64_t normalize_index(int64_t i, int64_t size) { return i < 0 ? i + size : i; }
 
-// The characters (code points, as UTF-8 strings) of a string: Python indexes and slices strings by them.
-std::vector<std::string> characters(const std::string& s) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < s.size();) {
-    size_t j = i + 1;
-    while (j < s.size() && (static_cast<unsigned char>(s[j]) & 0xC0) == 0x80) ++j;
-    out.push_back(s.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
 
 Expected<Value> Renderer::eval(const TemplateExpr& e) {
   using EK = TemplateExpr::Kind;
@@ -205,13 +187,13 @@ Expected<Value> Renderer::eval(const TemplateExpr& e) {
         return member != nullptr ? *member : Value();
       }
       if ((obj.is_list() || obj.is_string()) && key.kind() == Kind::kInt) {
-        const std::vector<std::string> chars = obj.is_string() ? characters(obj.as_string()) : std::vector<std::string>{};
+        const std::vector<std::string> chars = obj.is_string() ? utf8_characters(obj.as_string()) : std::vector<std::string>{};
         const int64_t size = obj.is_list() ? static_cast<int64_t>(obj.items().size()) : static_cast<int64_t>(chars.size());
         const int64_t i = normalize_index(key.as_int(), size);
         if (i < 0 || i >= size) return Value();
         return obj.is_list() ? obj.items()[static_cast<size_t>(i)] : Value::string(chars[static_cast<size_t>(i)]);
       }
-      return template_error(e.line, "a " + type_name(obj) + " cannot be indexed by a " + type_name(key));
+      return template_error(e.line, "a " + template_type_name(obj) + " cannot be indexed by a " + template_type_name(key));
     }
     case EK::kSlice: {
       TRY_ASSIGN(const Value obj, eval(*e.args[0]));
@@ -221,8 +203,8 @@ Expected<Value> Renderer::eval(const TemplateExpr& e) {
           TRY_ASSIGN(bounds[i], eval(*e.args[static_cast<size_t>(i) + 1]));
         }
       }
-      if (!obj.is_list() && !obj.is_string()) return template_error(e.line, "a " + type_name(obj) + " cannot be sliced");
-      const std::vector<std::string> chars = obj.is_string() ? characters(obj.as_string()) : std::vector<std::string>{};
+      if (!obj.is_list() && !obj.is_string()) return template_error(e.line, "a " + template_type_name(obj) + " cannot be sliced");
+      const std::vector<std::string> chars = obj.is_string() ? utf8_characters(obj.as_string()) : std::vector<std::string>{};
       const int64_t size = obj.is_list() ? static_cast<int64_t>(obj.items().size()) : static_cast<int64_t>(chars.size());
       const int64_t step = bounds[2].kind() == Kind::kInt ? bounds[2].as_int() : 1;
       if (step == 0) return template_error(e.line, "a slice step of 0");
@@ -266,7 +248,7 @@ Expected<Value> Renderer::eval(const TemplateExpr& e) {
       TRY_ASSIGN(const Value v, eval(*e.args[0]));
       if (v.kind() == Kind::kFloat || (v.is_number() && v.as_int() == INT64_MIN)) return Value::floating(-v.as_float());
       if (v.is_number()) return Value::integer(-v.as_int());
-      return template_error(e.line, "cannot negate a " + type_name(v));
+      return template_error(e.line, "cannot negate a " + template_type_name(v));
     }
     case EK::kAnd: {
       TRY_ASSIGN(const Value a, eval(*e.args[0]));

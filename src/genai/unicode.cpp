@@ -135,6 +135,17 @@ size_t first_invalid_utf8(std::string_view s) {
   return s.size();
 }
 
+std::vector<std::string> utf8_characters(std::string_view s) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < s.size();) {
+    size_t j = i + 1;
+    while (j < s.size() && (static_cast<uint8_t>(s[j]) & 0xC0) == 0x80) ++j;
+    out.emplace_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
 bool is_letter(char32_t c) {
   if (c < 0x80) return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
   return in_ranges(kLetterRanges, c);

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace nxrt::genai {
 
@@ -18,6 +19,9 @@ void append_utf8(char32_t code_point, std::string& out);
 
 // The byte offset of the first invalid sequence in s, or s.size() when s is valid UTF-8.
 size_t first_invalid_utf8(std::string_view s);
+
+// The characters of UTF-8 text as strings (a stray byte is a character of its own), as Python splits a str.
+std::vector<std::string> utf8_characters(std::string_view s);
 
 bool is_letter(char32_t c);
 bool is_number(char32_t c);

@@ -184,14 +184,8 @@ Status generate(const GenerateArgs& args) {
     if (args.chat) {  // the folder's chat template around one user turn (and a system turn)
       TRY_ASSIGN(const genai::ChatFormatter formatter, genai::ChatFormatter::from_folder(args.folder));
       genai::TemplateValue::List turns;
-      for (const auto& [role, content] : {std::pair{std::string("system"), args.system},
-                                          std::pair{std::string("user"), args.prompt}}) {
-        if (content.empty()) continue;
-        genai::TemplateValue turn = genai::TemplateValue::dict();
-        turn.set("role", genai::TemplateValue::string(role));
-        turn.set("content", genai::TemplateValue::string(content));
-        turns.push_back(turn);
-      }
+      if (!args.system.empty()) turns.push_back(chat_turn("system", args.system));
+      turns.push_back(chat_turn("user", args.prompt));
       TRY_ASSIGN(text, formatter.apply(genai::TemplateValue::list(turns).json(), true));
       add_special_tokens = false;  // the template writes them
     }
