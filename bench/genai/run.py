@@ -131,7 +131,8 @@ def main():
     out = ROOT / "bench" / "results" / "genai"
     out.mkdir(parents=True, exist_ok=True)
     lines = ["# nxrt.genai vs onnxruntime_genai", "",
-             f"Command: `python bench/genai/run.py{' --quick' if args.quick else ''}`; prompt {prompt_length} tokens, "
+             f"Command: `python bench/genai/run.py{' --quick' if args.quick else ''}` (nxrt CPU tier: "
+             f"{os.environ.get('NXRT_CPU_ISA', 'as detected')}); prompt {prompt_length} tokens, "
              f"{new_tokens} new tokens, best of {rounds} interleaved rounds. Llama-shaped ~125M decoder from "
              "onnxruntime_genai.models.builder (random weights).", "",
              "| precision | threads | batch | prefill tok/s nxrt | prefill tok/s ort-genai | prefill ratio | "
