@@ -5,10 +5,9 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <numeric>
-#include <unordered_map>
 
 #include "core/half.h"
+#include "genai/sampling.h"
 #include "session/io_binding.h"
 #include "session/session.h"
 
@@ -307,67 +306,12 @@ Status Generator::run_decoder(const std::vector<std::vector<int32_t>>& tokens) {
 std::vector<float> Generator::processed_logits(int64_t b) const {
   const int64_t vocab = model_->config().vocab_size;
   std::vector<float> scores(logits_.begin() + b * vocab, logits_.begin() + (b + 1) * vocab);
-  const auto& sequence = sequences_[static_cast<size_t>(b)];
-  if (search_.repetition_penalty != 1.0) {
-    std::vector<bool> seen(static_cast<size_t>(vocab), false);
-    for (const int32_t t : sequence) seen[static_cast<size_t>(t)] = true;
-    const float p = static_cast<float>(search_.repetition_penalty);
-    for (int64_t v = 0; v < vocab; ++v) {
-      float& score = scores[static_cast<size_t>(v)];
-      if (seen[static_cast<size_t>(v)]) score = score < 0 ? score * p : score / p;
-    }
-  }
-  if (search_.presence_penalty != 0.0 || search_.frequency_penalty != 0.0) {
-    std::unordered_map<int32_t, int64_t> counts;
-    for (size_t i = generated_from_[static_cast<size_t>(b)]; i < sequence.size(); ++i) ++counts[sequence[i]];
-    for (const auto& [token, count] : counts) {
-      scores[static_cast<size_t>(token)] -= static_cast<float>(search_.presence_penalty +
-                                                               search_.frequency_penalty * static_cast<double>(count));
-    }
-  }
-  if (static_cast<int64_t>(sequence.size()) < search_.min_length) {
-    for (const int32_t eos : model_->config().eos_token_ids) {
-      if (eos < vocab) scores[static_cast<size_t>(eos)] = -INFINITY;
-    }
-  }
+  apply_penalties(scores, sequences_[static_cast<size_t>(b)], generated_from_[static_cast<size_t>(b)], search_,
+                  model_->config().eos_token_ids);
   return scores;
 }
 
-int32_t Generator::pick(int64_t b) {
-  const int64_t vocab = model_->config().vocab_size;
-  const std::vector<float> scores = processed_logits(b);
-  if (!search_.do_sample) return static_cast<int32_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
-  // Sampling: candidates by descending score, cut by top_k, then softmax at the temperature, top_p and min_p.
-  std::vector<int32_t> order(static_cast<size_t>(vocab));
-  std::iota(order.begin(), order.end(), 0);
-  const size_t keep = search_.top_k > 0 ? std::min<size_t>(static_cast<size_t>(search_.top_k), order.size()) : order.size();
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(),
-                    [&](int32_t x, int32_t y) { return scores[static_cast<size_t>(x)] > scores[static_cast<size_t>(y)]; });
-  order.resize(keep);
-  std::vector<double> probs(keep);
-  const double top = scores[static_cast<size_t>(order[0])];
-  double sum = 0.0;
-  for (size_t i = 0; i < keep; ++i) {
-    probs[i] = std::exp((scores[static_cast<size_t>(order[i])] - top) / search_.temperature);
-    sum += probs[i];
-  }
-  size_t cut = keep;
-  double mass = 0.0;
-  for (size_t i = 0; i < keep; ++i) {
-    probs[i] /= sum;
-    if (probs[i] < search_.min_p * probs[0] && i > 0) {
-      cut = i;
-      break;
-    }
-    mass += probs[i];
-    if (mass >= search_.top_p) {
-      cut = i + 1;
-      break;
-    }
-  }
-  std::discrete_distribution<size_t> choose(probs.begin(), probs.begin() + static_cast<std::ptrdiff_t>(cut));
-  return order[choose(random_)];
-}
+int32_t Generator::pick(int64_t b) { return pick_token(processed_logits(b), search_, random_); }
 
 Status Generator::generate_next_token() {
   if (sequences_.empty()) return make_error(StatusCode::kInvalidArgument, "genai: append prompt tokens first");

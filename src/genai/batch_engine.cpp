@@ -1,0 +1,284 @@
+// Continuous batching (contracts in batch_engine.h).
+#include "genai/batch_engine.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/half.h"
+#include "graph/graph.h"
+#include "session/session.h"
+
+namespace nxrt::genai {
+
+namespace {
+
+void put_index(Tensor& t, int64_t i, int64_t value) {
+  if (t.dtype() == DataType::kInt32) {
+    t.data<int32_t>()[i] = static_cast<int32_t>(value);
+  } else {
+    t.data<int64_t>()[i] = value;
+  }
+}
+
+bool uses_group_query_attention(const Session& session) {
+  for (const graph::Node& node : session.graph().nodes) {
+    if (node.op_type == "GroupQueryAttention") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+BatchEngine::BatchEngine(std::shared_ptr<const Model> model, int64_t max_batch)
+    : model_(std::move(model)), max_batch_(max_batch) {}
+
+Expected<std::unique_ptr<BatchEngine>> BatchEngine::create(std::shared_ptr<const Model> model, int64_t max_batch) {
+  if (max_batch < 1 || max_batch > 4096) {
+    return make_error(StatusCode::kInvalidArgument, "genai: max_batch ", max_batch, " must lie in [1, 4096]");
+  }
+  if (!model->io().has_mask) max_batch = 1;
+  auto engine = std::unique_ptr<BatchEngine>(new BatchEngine(std::move(model), max_batch));
+  engine->rows_start_at_zero_ = uses_group_query_attention(engine->model_->session());
+  return engine;
+}
+
+Expected<Tensor> BatchEngine::empty_cache(int64_t batch, int64_t width) const {
+  const GenaiConfig& c = model_->config();
+  const Model::Io& io = model_->io();
+  const Shape shape = io.combined_cache ? Shape{2, batch, c.num_key_value_heads, width, c.head_size}
+                                       : Shape{batch, c.num_key_value_heads, width, c.head_size};
+  TRY_ASSIGN(Tensor t, Tensor::allocate(io.cache, shape));
+  if (t.raw_data() != nullptr) std::memset(t.raw_data(), 0, t.storage_bytes());
+  return t;
+}
+
+Expected<std::vector<Tensor>> BatchEngine::run_decoder(const std::vector<std::vector<int32_t>>& ids,
+                                                       const std::vector<int64_t>& lengths,
+                                                       const std::vector<Tensor>& past, int64_t width) {
+  const Model::Io& io = model_->io();
+  const int64_t batch = static_cast<int64_t>(ids.size());
+  const int64_t steps = static_cast<int64_t>(ids[0].size());
+  const int64_t total = width + steps;
+  TRY_ASSIGN(Tensor id_tensor, Tensor::allocate(io.ids, Shape{batch, steps}));
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t s = 0; s < steps; ++s) put_index(id_tensor, b * steps + s, ids[static_cast<size_t>(b)][static_cast<size_t>(s)]);
+  }
+  std::vector<Tensor> inputs{std::move(id_tensor)};
+  if (io.has_mask) {
+    // Row b holds lengths[b] cached positions, then its new ones: from 0 (GroupQueryAttention) or right-aligned.
+    TRY_ASSIGN(Tensor mask, Tensor::allocate(io.mask, Shape{batch, total}));
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t valid = lengths[static_cast<size_t>(b)] + steps;
+      const int64_t first = rows_start_at_zero_ ? 0 : total - valid;
+      for (int64_t s = 0; s < total; ++s) put_index(mask, b * total + s, s >= first && s < first + valid ? 1 : 0);
+    }
+    inputs.push_back(std::move(mask));
+  }
+  if (io.has_positions) {
+    TRY_ASSIGN(Tensor positions, Tensor::allocate(io.positions, Shape{batch, steps}));
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t s = 0; s < steps; ++s) put_index(positions, b * steps + s, lengths[static_cast<size_t>(b)] + s);
+    }
+    inputs.push_back(std::move(positions));
+  }
+  inputs.insert(inputs.end(), past.begin(), past.end());
+  auto outputs = model_->session().run(io.feeds, inputs, io.fetches);
+  if (!outputs) return outputs.status().with_context("genai: decoder run: ");
+  const Tensor& logits = (*outputs)[0];
+  const int64_t vocab = model_->config().vocab_size;
+  if (logits.rank() != 3 || logits.shape()[0] != batch || logits.shape()[1] < 1 || logits.shape()[2] < vocab ||
+      (logits.dtype() != DataType::kFloat32 && logits.dtype() != DataType::kFloat16)) {
+    return make_error(StatusCode::kInvalidArgument, "genai: logits ", shape_to_string(logits.shape()),
+                      " must be float [batch, positions, vocab_size ", vocab, "]");
+  }
+  for (size_t i = 1; i < outputs->size(); ++i) {
+    const Tensor& present = (*outputs)[i];
+    const size_t axis = present.rank() - 2;
+    if (present.rank() < 4 || present.dtype() != io.cache || present.shape()[axis] != total) {
+      return make_error(StatusCode::kInvalidArgument, "genai: ", io.present[i - 1], " ",
+                        shape_to_string(present.shape()), " must hold ", total, " positions");
+    }
+  }
+  return outputs;
+}
+
+std::vector<float> BatchEngine::last_logits(const Tensor& logits, int64_t row) const {
+  const int64_t vocab = model_->config().vocab_size;
+  const int64_t positions = logits.shape()[1], width = logits.shape()[2];
+  const int64_t at = (row * positions + positions - 1) * width;
+  std::vector<float> out(static_cast<size_t>(vocab));
+  for (int64_t v = 0; v < vocab; ++v) {
+    out[static_cast<size_t>(v)] = logits.dtype() == DataType::kFloat32
+                                      ? logits.data<float>()[at + v]
+                                      : static_cast<float>(logits.data<Float16>()[at + v]);
+  }
+  return out;
+}
+
+Status BatchEngine::relayout(const std::vector<RowSource>& rows, const std::vector<Tensor>& fresh) {
+  int64_t width = 0;
+  for (const RowSource& r : rows) width = std::max(width, r.length);
+  const int64_t batch = static_cast<int64_t>(rows.size());
+  std::vector<Tensor> next;
+  for (size_t i = 0; i < model_->io().past.size(); ++i) {
+    TRY_ASSIGN(Tensor target, empty_cache(batch, width));
+    const Shape& shape = target.shape();
+    const size_t batch_axis = shape.size() - 4;
+    const int64_t lead = batch_axis == 0 ? 1 : shape[0], heads = shape[batch_axis + 1];
+    const size_t position_bytes = data_type_storage_bytes(target.dtype(), shape.back());
+    for (int64_t b = 0; b < batch; ++b) {
+      const RowSource& r = rows[static_cast<size_t>(b)];
+      if (r.length == 0) continue;
+      const Tensor& source = r.fresh ? fresh[i] : past_[i];
+      const int64_t source_batch = source.shape()[batch_axis], source_width = source.shape()[batch_axis + 2];
+      const int64_t from = rows_start_at_zero_ ? 0 : source_width - r.length;
+      const int64_t to = rows_start_at_zero_ ? 0 : width - r.length;
+      for (int64_t l = 0; l < lead; ++l) {
+        for (int64_t h = 0; h < heads; ++h) {
+          const int64_t src = ((l * source_batch + r.row) * heads + h) * source_width + from;
+          const int64_t dst = ((l * batch + b) * heads + h) * width + to;
+          std::memcpy(static_cast<char*>(target.raw_data()) + static_cast<size_t>(dst) * position_bytes,
+                      static_cast<const char*>(source.raw_data()) + static_cast<size_t>(src) * position_bytes,
+                      static_cast<size_t>(r.length) * position_bytes);
+        }
+      }
+    }
+    next.push_back(std::move(target));
+  }
+  past_ = std::move(next);
+  width_ = width;
+  return Status::ok();
+}
+
+Expected<std::vector<int64_t>> BatchEngine::add(const std::vector<int32_t>& prompt, int64_t copies,
+                                                const SequenceOptions& options) {
+  const GenaiConfig& c = model_->config();
+  if (prompt.empty()) return make_error(StatusCode::kInvalidArgument, "genai: the prompt has no tokens");
+  if (copies < 1 || copies > free_slots()) {
+    return make_error(StatusCode::kInvalidArgument, "genai: ", copies, " sequences asked, ", free_slots(),
+                      " free of ", max_batch_);
+  }
+  if (static_cast<int64_t>(prompt.size()) >= c.context_length) {
+    return make_error(StatusCode::kInvalidArgument, "genai: the prompt has ", prompt.size(),
+                      " tokens; the context holds ", c.context_length, " with the generated ones");
+  }
+  for (const int32_t t : prompt) {
+    if (t < 0 || t >= c.vocab_size) {
+      return make_error(StatusCode::kInvalidArgument, "genai: token ", t, " is outside the vocabulary [0, ",
+                        c.vocab_size, ")");
+    }
+  }
+  if (options.max_new_tokens < 1) return make_error(StatusCode::kInvalidArgument, "genai: max_new_tokens must be >= 1");
+  std::vector<Tensor> empty;
+  for (size_t i = 0; i < model_->io().past.size(); ++i) {
+    TRY_ASSIGN(Tensor t, empty_cache(1, 0));
+    empty.push_back(std::move(t));
+  }
+  TRY_ASSIGN(std::vector<Tensor> outputs, run_decoder({prompt}, {0}, empty, 0));
+  std::vector<float> logits = last_logits(outputs[0], 0);
+  std::vector<RowSource> layout;
+  for (size_t b = 0; b < rows_.size(); ++b) layout.push_back({false, static_cast<int64_t>(b), rows_[b].cached});
+  for (int64_t k = 0; k < copies; ++k) layout.push_back({true, 0, static_cast<int64_t>(prompt.size())});
+  outputs.erase(outputs.begin());
+  TRY(relayout(layout, outputs));
+  std::vector<int64_t> ids;
+  const uint64_t seed = options.search.random_seed ? *options.search.random_seed : std::random_device{}();
+  for (int64_t k = 0; k < copies; ++k) {
+    Row row;
+    row.id = next_id_++;
+    row.options = options;
+    row.random.seed(seed + static_cast<uint64_t>(k));
+    row.tokens = prompt;
+    row.prompt_length = prompt.size();
+    row.cached = static_cast<int64_t>(prompt.size());
+    row.logits = logits;
+    ids.push_back(row.id);
+    rows_.push_back(std::move(row));
+  }
+  return ids;
+}
+
+Expected<std::vector<BatchEngine::Pick>> BatchEngine::pick() {
+  const GenaiConfig& c = model_->config();
+  const auto& eos = c.eos_token_ids;
+  std::vector<Pick> picks;
+  for (Row& row : rows_) {
+    if (row.finished || row.logits.empty()) continue;
+    std::vector<float> scores = row.logits;
+    apply_penalties(scores, row.tokens, row.prompt_length, row.options.search, eos);
+    for (const auto& [token, bias] : row.options.logit_bias) {
+      if (token >= 0 && token < c.vocab_size) scores[static_cast<size_t>(token)] += bias;
+    }
+    Pick p;
+    p.id = row.id;
+    p.token = pick_token(scores, row.options.search, row.random);
+    if (row.options.top_logprobs >= 0) p.logprobs = token_logprobs(row.logits, p.token, row.options.top_logprobs);
+    row.tokens.push_back(p.token);
+    row.logits.clear();
+    const int64_t generated = static_cast<int64_t>(row.tokens.size() - row.prompt_length);
+    if (std::find(eos.begin(), eos.end(), p.token) != eos.end()) {
+      p.finish = Finish::kEndOfSequence;
+    } else if (generated >= row.options.max_new_tokens || static_cast<int64_t>(row.tokens.size()) >= c.context_length) {
+      p.finish = Finish::kLength;
+    }
+    row.finished = p.finish != Finish::kNone;
+    picks.push_back(std::move(p));
+  }
+  return picks;
+}
+
+void BatchEngine::remove(int64_t id) {
+  for (Row& row : rows_) {
+    if (row.id == id) row.finished = true;
+  }
+}
+
+Status BatchEngine::advance() {
+  // Drop the finished rows (and the cache positions nobody needs any more), then step the others.
+  if (std::any_of(rows_.begin(), rows_.end(), [](const Row& row) { return row.finished; })) {
+    std::vector<RowSource> layout;
+    std::vector<Row> kept;
+    for (size_t b = 0; b < rows_.size(); ++b) {
+      if (rows_[b].finished) continue;
+      layout.push_back({false, static_cast<int64_t>(b), rows_[b].cached});
+      kept.push_back(std::move(rows_[b]));
+    }
+    TRY(relayout(layout, {}));
+    rows_ = std::move(kept);
+  }
+  std::vector<std::vector<int32_t>> ids;
+  std::vector<int64_t> lengths;
+  for (const Row& row : rows_) {
+    if (!row.logits.empty()) {
+      return make_error(StatusCode::kInvalidArgument, "genai: advance() needs a pick() of every sequence first");
+    }
+    ids.push_back({row.tokens.back()});
+    lengths.push_back(row.cached);
+  }
+  if (rows_.empty()) {
+    past_.clear();
+    width_ = 0;
+    return Status::ok();
+  }
+  auto outputs = run_decoder(ids, lengths, past_, width_);
+  if (!outputs) {
+    for (Row& row : rows_) row.finished = true;  // the cache is no longer consistent with the rows
+    return outputs.status();
+  }
+  for (size_t b = 0; b < rows_.size(); ++b) {
+    rows_[b].logits = last_logits((*outputs)[0], static_cast<int64_t>(b));
+    ++rows_[b].cached;
+  }
+  past_.assign(std::make_move_iterator(outputs->begin() + 1), std::make_move_iterator(outputs->end()));
+  width_ += 1;
+  return Status::ok();
+}
+
+std::vector<int32_t> BatchEngine::tokens(int64_t id) const {
+  for (const Row& row : rows_) {
+    if (row.id == id) return row.tokens;
+  }
+  return {};
+}
+
+}  // namespace nxrt::genai

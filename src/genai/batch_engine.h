@@ -1,0 +1,104 @@
+// Continuous batching over one genai Model: sequences join and leave between decoder steps, and each step runs the
+// decoder once for every active sequence (one new token each), so concurrent requests share decoder runs.
+//
+// Use from one thread: add() prefills a prompt alone (batch 1) and joins `copies` sequences that continue it;
+// pick() chooses one token per active sequence from its current logits; the caller may remove() sequences (stop
+// strings, cancelled clients); advance() drops the finished ones and runs the decoder on the others' picked tokens,
+// which gives every active sequence current logits again. Sequences finish on an end-of-sequence id, after
+// max_new_tokens, or when they fill the context.
+//
+// The cache is one batch tensor per past input, as wide as the longest sequence. Its layout follows the decoder's
+// attention: with GroupQueryAttention (seqlens_k from the attention mask) each row's tokens start at position 0 and
+// the mask marks its first T_b positions; with any other attention (a mask over positions) rows are right-aligned
+// and left-padded under a zero mask. Joins and leaves copy the cache into the new layout once; steps copy nothing
+// beyond what the decoder's present outputs hold. Decoders without an attention mask take one sequence at a time.
+//
+// Log-probabilities are those of the decoder's raw logits (before penalties, logit bias and temperature).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor.h"
+#include "genai/generator.h"
+#include "genai/sampling.h"
+
+namespace nxrt::genai {
+
+class BatchEngine {
+ public:
+  struct SequenceOptions {
+    SearchOptions search;          // do_sample, temperature, top_k, top_p, min_p, penalties, random_seed
+    int64_t max_new_tokens = 16;   // at least 1
+    std::vector<std::pair<int32_t, float>> logit_bias;  // added to the token's logit before the choice
+    int64_t top_logprobs = -1;     // < 0: no log-probabilities; else the chosen token's and this many best
+  };
+  enum class Finish { kNone, kEndOfSequence, kLength };
+  struct Pick {
+    int64_t id = 0;
+    int32_t token = 0;
+    Finish finish = Finish::kNone;
+    TokenLogprobs logprobs;  // filled when the sequence asked for them
+  };
+
+  // `max_batch`: the most sequences decoded together (at least 1).
+  static Expected<std::unique_ptr<BatchEngine>> create(std::shared_ptr<const Model> model, int64_t max_batch);
+
+  // Prefills `prompt` and joins `copies` sequences continuing it, returning their ids (copy i samples with
+  // random_seed + i). INVALID_ARGUMENT for an empty prompt, a token outside the vocabulary, a prompt that leaves no
+  // room in the context, or copies past the free slots (free_slots()).
+  Expected<std::vector<int64_t>> add(const std::vector<int32_t>& prompt, int64_t copies, const SequenceOptions& options);
+  // One token per active sequence, in join order; finished sequences take no more picks.
+  Expected<std::vector<Pick>> pick();
+  // Ends a sequence now (unknown ids are ignored); its slot is free at once.
+  void remove(int64_t id);
+  // Runs the decoder for the sequences that picked a token and did not finish.
+  Status advance();
+
+  int64_t active() const { return static_cast<int64_t>(rows_.size()); }
+  int64_t free_slots() const { return max_batch_ - active(); }
+  int64_t max_batch() const { return max_batch_; }
+  const Model& model() const { return *model_; }
+  // The tokens of a sequence (prompt and picked); empty for an unknown id.
+  std::vector<int32_t> tokens(int64_t id) const;
+
+ private:
+  struct Row {
+    int64_t id = 0;
+    SequenceOptions options;
+    std::mt19937_64 random;
+    std::vector<int32_t> tokens;
+    size_t prompt_length = 0;
+    int64_t cached = 0;          // positions of this row in the cache
+    std::vector<float> logits;   // of its next position; empty once picked from
+    bool finished = false;
+  };
+  // Where a row of the new cache layout comes from: the current cache or a prefill's presents.
+  struct RowSource {
+    bool fresh = false;
+    int64_t row = 0;
+    int64_t length = 0;
+  };
+
+  BatchEngine(std::shared_ptr<const Model> model, int64_t max_batch);
+  // Runs the decoder on `ids` ([batch, steps], every row `steps` new tokens) over `past` rows of `lengths`.
+  Expected<std::vector<Tensor>> run_decoder(const std::vector<std::vector<int32_t>>& ids,
+                                            const std::vector<int64_t>& lengths, const std::vector<Tensor>& past,
+                                            int64_t width);
+  Status relayout(const std::vector<RowSource>& rows, const std::vector<Tensor>& fresh);
+  Expected<Tensor> empty_cache(int64_t batch, int64_t width) const;
+  std::vector<float> last_logits(const Tensor& logits, int64_t row) const;
+
+  std::shared_ptr<const Model> model_;
+  int64_t max_batch_ = 1;
+  bool rows_start_at_zero_ = false;  // GroupQueryAttention layout
+  int64_t next_id_ = 0;
+  std::vector<Row> rows_;
+  std::vector<Tensor> past_;  // one per Model::io().past, [.., batch, Nk, width, H]
+  int64_t width_ = 0;
+};
+
+}  // namespace nxrt::genai
