@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-test}
 
-apt_packages=(cmake ninja-build g++ ccache pkgconf libre2-dev)
+apt_packages=(cmake ninja-build g++ ccache pkgconf libre2-dev libcpp-httplib-dev nlohmann-json3-dev)
 if [[ $mode == build || $mode == test ]]; then
   # clang: the sanitizer and fuzz tree; gfortran, Open MPI: the Fortran and MPI examples; valgrind: the C
   # examples' leak check; image libraries: ImageDecoder's codecs.
@@ -41,7 +41,7 @@ if ! .venv/bin/python -c "import numpy, nanobind, scikit_build_core" >/dev/null 
   .venv/bin/python -m pip install -q -r requirements/build.txt
 fi
 [[ $mode == build ]] && exit 0
-test_modules="onnx, pytest, xdist, onnxruntime, ml_dtypes, torch, jax, flax, equinox, transformers, onnxruntime_genai"
+test_modules="onnx, pytest, xdist, onnxruntime, ml_dtypes, openai, torch, jax, flax, equinox, transformers, onnxruntime_genai"
 if ! .venv/bin/python -c "import ${test_modules}" >/dev/null 2>&1; then
   echo "setup: installing the test packages into .venv"
   .venv/bin/python -m pip install -q -r requirements/test.txt -r requirements/heavy.txt

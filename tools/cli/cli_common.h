@@ -49,6 +49,7 @@ const CommandSpec& info_command_spec();
 const CommandSpec& run_command_spec();
 const CommandSpec& export_builtin_command_spec();
 const CommandSpec& generate_command_spec();
+const CommandSpec& serve_command_spec();  // tools/serve/serve_command.cpp
 
 // Entry points of the sub-commands; `args` excludes the program and command names. Each returns the process
 // exit code: 0 on success or after printing its --help, 1 after report_error.
@@ -56,5 +57,6 @@ int run_info_command(const std::vector<std::string>& args);
 int run_run_command(const std::vector<std::string>& args);
 int run_export_builtin_command(const std::vector<std::string>& args);
 int run_generate_command(const std::vector<std::string>& args);
+int run_serve_command(const std::vector<std::string>& args);
 
 }  // namespace nxrt::cli

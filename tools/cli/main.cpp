@@ -18,6 +18,7 @@ std::vector<Command> commands() {
   return {{info_command_spec(), run_info_command},
           {run_command_spec(), run_run_command},
           {generate_command_spec(), run_generate_command},
+          {serve_command_spec(), run_serve_command},
           {export_builtin_command_spec(), run_export_builtin_command}};
 }
 

@@ -1,0 +1,176 @@
+// Routes, authentication, error bodies and the access log of `nxrt serve` (contracts in serve_http.h).
+#include "serve_http.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <ctime>
+#include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+namespace nxrt::serve {
+
+namespace {
+
+using nlohmann::json;
+
+thread_local std::chrono::steady_clock::time_point request_start;
+
+void send_json(httplib::Response& response, int status, const json& body) {
+  response.status = status;
+  response.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+}
+
+bool not_ready(const ServerState& state, httplib::Response& response) {
+  if (state.ready) return false;
+  response.set_header("Retry-After", "1");
+  send_error(response, {503, "the model is still loading", "server_error", "", "model_loading"});
+  return true;
+}
+
+// The route label of /metrics: the fixed routes by name, anything else as "other".
+std::string route_label(const std::string& path) {
+  for (const char* route : {"/v1/chat/completions", "/v1/completions", "/v1/models", "/health", "/tokenize",
+                            "/detokenize", "/metrics"}) {
+    if (path == route) return route;
+  }
+  return path.rfind("/v1/models/", 0) == 0 ? "/v1/models" : "other";
+}
+
+void log_request(ServerState& state, const httplib::Request& request, const httplib::Response& response) {
+  state.metrics.count_request(route_label(request.path), response.status);
+  if (!state.access_log) return;
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - request_start).count();
+  const json line = {{"time", static_cast<int64_t>(std::time(nullptr))},
+                     {"remote", request.remote_addr + ":" + std::to_string(request.remote_port)},
+                     {"method", request.method},
+                     {"path", request.path},
+                     {"status", response.status},
+                     {"ms", static_cast<int64_t>(ms * 1000) / 1000.0}};
+  static std::mutex log_mutex;
+  std::lock_guard lock(log_mutex);
+  std::cerr << line.dump(-1, ' ', false, json::error_handler_t::replace) << "\n" << std::flush;
+}
+
+json model_card(const ServerState& state) {
+  return {{"id", state.served.id}, {"object", "model"}, {"created", 0}, {"owned_by", "nxrt"},
+          {"max_model_len", state.served.context_length}};
+}
+
+void tokenize(const httplib::Request& request, httplib::Response& response, ServerState& state) {
+  if (not_ready(state, response)) return;
+  std::string text;
+  const char* field = "prompt";  // vLLM's name; llama.cpp's server says "content"
+  if (auto e = parse_text_field(request.body, field, text)) {
+    field = "content";
+    if (parse_text_field(request.body, field, text)) return send_error(response, *e);
+  }
+  bool add_special = true;
+  try {
+    const json body = json::parse(request.body);
+    if (body.contains("add_special_tokens")) {
+      if (!body["add_special_tokens"].is_boolean()) {
+        return send_error(response, {400, "'add_special_tokens' must be true or false", "invalid_request_error",
+                                     "add_special_tokens", ""});
+      }
+      add_special = body["add_special_tokens"].get<bool>();
+    }
+  } catch (const json::exception&) {
+  }
+  if (state.model->tokenizer() == nullptr) {
+    return send_error(response, {400, "the model folder has no tokenizer.json", "invalid_request_error", "", ""});
+  }
+  auto ids = state.model->tokenizer()->encode(text, add_special);
+  if (!ids) return send_error(response, {400, ids.status().message(), "invalid_request_error", field, ""});
+  send_json(response, 200, {{"tokens", *ids}, {"count", ids->size()}, {"max_model_len", state.served.context_length}});
+}
+
+void detokenize(const httplib::Request& request, httplib::Response& response, ServerState& state) {
+  if (not_ready(state, response)) return;
+  std::vector<int32_t> tokens;
+  if (auto e = parse_token_field(request.body, state.served, tokens)) return send_error(response, *e);
+  if (state.model->tokenizer() == nullptr) {
+    return send_error(response, {400, "the model folder has no tokenizer.json", "invalid_request_error", "", ""});
+  }
+  auto text = state.model->tokenizer()->decode(tokens, false);
+  if (!text) return send_error(response, {400, text.status().message(), "invalid_request_error", "tokens", ""});
+  send_json(response, 200, {{"prompt", *text}});
+}
+
+}  // namespace
+
+void send_error(httplib::Response& response, const ApiError& error) {
+  response.status = error.status;
+  response.set_content(error_body(error), "application/json");
+}
+
+void install_routes(httplib::Server& server, ServerState& state) {
+  server.set_pre_routing_handler([&state](const httplib::Request& request, httplib::Response& response) {
+    request_start = std::chrono::steady_clock::now();
+    if (state.api_key.empty() || request.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
+    if (request.get_header_value("Authorization") == "Bearer " + state.api_key) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    send_error(response, {401, "Incorrect API key provided (Authorization: Bearer KEY)", "invalid_request_error", "",
+                          "invalid_api_key"});
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  // httplib's own errors (unknown route, 413, malformed HTTP) get an OpenAI error body; ours already have one.
+  server.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& request,
+                                                                   httplib::Response& response) {
+    if (!response.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    const int status = response.status;
+    std::string message = status == 404   ? "no route " + request.method + " " + request.path
+                          : status == 413 ? "the request body is larger than the server accepts"
+                          : status == 405 ? "method not allowed"
+                                          : "the request is malformed";
+    send_error(response, {status, message, "invalid_request_error", "", ""});
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  server.set_exception_handler([](const httplib::Request&, httplib::Response& response, std::exception_ptr error) {
+    std::string what = "internal error";
+    try {
+      if (error) std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    send_error(response, {500, what, "server_error", "", ""});
+  });
+  server.set_logger([&state](const httplib::Request& request, const httplib::Response& response) {
+    log_request(state, request, response);
+  });
+
+  server.Get("/health", [&state](const httplib::Request&, httplib::Response& response) {
+    if (state.stopping) return send_json(response, 503, {{"status", "stopping"}});
+    send_json(response, state.ready ? 200 : 503, {{"status", state.ready ? "ok" : "loading"}});
+  });
+  server.Get("/v1/models", [&state](const httplib::Request&, httplib::Response& response) {
+    send_json(response, 200, {{"object", "list"}, {"data", json::array({model_card(state)})}});
+  });
+  server.Get(R"(/v1/models/(.+))", [&state](const httplib::Request& request, httplib::Response& response) {
+    if (request.matches[1] != state.served.id) {
+      return send_error(response, {404, "The model '" + std::string(request.matches[1]) + "' does not exist",
+                                   "invalid_request_error", "model", "model_not_found"});
+    }
+    send_json(response, 200, model_card(state));
+  });
+  server.Get("/metrics", [&state](const httplib::Request&, httplib::Response& response) {
+    response.set_content(state.metrics.text(), "text/plain; version=0.0.4");
+  });
+  server.Post("/tokenize", [&state](const httplib::Request& request, httplib::Response& response) {
+    tokenize(request, response, state);
+  });
+  server.Post("/detokenize", [&state](const httplib::Request& request, httplib::Response& response) {
+    detokenize(request, response, state);
+  });
+  server.Post("/v1/chat/completions", [&state](const httplib::Request& request, httplib::Response& response) {
+    handle_completion(request, response, state, true);
+  });
+  server.Post("/v1/completions", [&state](const httplib::Request& request, httplib::Response& response) {
+    handle_completion(request, response, state, false);
+  });
+}
+
+}  // namespace nxrt::serve
