@@ -176,8 +176,8 @@ Expected<std::vector<int64_t>> BatchEngine::add(const std::vector<int32_t>& prom
   }
   TRY_ASSIGN(std::vector<Tensor> outputs, run_decoder({prompt}, {0}, empty, 0));
   std::vector<float> logits = last_logits(outputs[0], 0);
-  std::vector<RowSource> layout;
-  for (size_t b = 0; b < rows_.size(); ++b) layout.push_back({false, static_cast<int64_t>(b), rows_[b].cached});
+  std::vector<RowSource> layout = kept_rows();
+  std::erase_if(rows_, [](const Row& row) { return row.finished; });
   for (int64_t k = 0; k < copies; ++k) layout.push_back({true, 0, static_cast<int64_t>(prompt.size())});
   outputs.erase(outputs.begin());
   TRY(relayout(layout, outputs));
@@ -236,15 +236,8 @@ void BatchEngine::remove(int64_t id) {
 Status BatchEngine::advance() {
   // Drop the finished rows (and the cache positions nobody needs any more), then step the others.
   if (std::any_of(rows_.begin(), rows_.end(), [](const Row& row) { return row.finished; })) {
-    std::vector<RowSource> layout;
-    std::vector<Row> kept;
-    for (size_t b = 0; b < rows_.size(); ++b) {
-      if (rows_[b].finished) continue;
-      layout.push_back({false, static_cast<int64_t>(b), rows_[b].cached});
-      kept.push_back(std::move(rows_[b]));
-    }
-    TRY(relayout(layout, {}));
-    rows_ = std::move(kept);
+    TRY(relayout(kept_rows(), {}));
+    std::erase_if(rows_, [](const Row& row) { return row.finished; });
   }
   std::vector<std::vector<int32_t>> ids;
   std::vector<int64_t> lengths;
@@ -272,6 +265,18 @@ Status BatchEngine::advance() {
   past_.assign(std::make_move_iterator(outputs->begin() + 1), std::make_move_iterator(outputs->end()));
   width_ += 1;
   return Status::ok();
+}
+
+int64_t BatchEngine::active() const {
+  return std::count_if(rows_.begin(), rows_.end(), [](const Row& row) { return !row.finished; });
+}
+
+std::vector<BatchEngine::RowSource> BatchEngine::kept_rows() const {
+  std::vector<RowSource> layout;
+  for (size_t b = 0; b < rows_.size(); ++b) {
+    if (!rows_[b].finished) layout.push_back({false, static_cast<int64_t>(b), rows_[b].cached});
+  }
+  return layout;
 }
 
 std::vector<int32_t> BatchEngine::tokens(int64_t id) const {

@@ -53,12 +53,14 @@ class BatchEngine {
   Expected<std::vector<int64_t>> add(const std::vector<int32_t>& prompt, int64_t copies, const SequenceOptions& options);
   // One token per active sequence, in join order; finished sequences take no more picks.
   Expected<std::vector<Pick>> pick();
-  // Ends a sequence now (unknown ids are ignored); its slot is free at once.
+  // Ends a sequence now (unknown ids are ignored); its slot is free at once (its cache rows go at the next add()
+  // or advance()).
   void remove(int64_t id);
   // Runs the decoder for the sequences that picked a token and did not finish.
   Status advance();
 
-  int64_t active() const { return static_cast<int64_t>(rows_.size()); }
+  // Sequences not finished or removed.
+  int64_t active() const;
   int64_t free_slots() const { return max_batch_ - active(); }
   int64_t max_batch() const { return max_batch_; }
   const Model& model() const { return *model_; }
@@ -89,6 +91,8 @@ class BatchEngine {
                                             const std::vector<int64_t>& lengths, const std::vector<Tensor>& past,
                                             int64_t width);
   Status relayout(const std::vector<RowSource>& rows, const std::vector<Tensor>& fresh);
+  // The rows that did not finish, and where each comes from in the current cache.
+  std::vector<RowSource> kept_rows() const;
   Expected<Tensor> empty_cache(int64_t batch, int64_t width) const;
   std::vector<float> last_logits(const Tensor& logits, int64_t row) const;
 

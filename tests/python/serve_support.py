@@ -23,7 +23,7 @@ def running_server(folder, *options, stderr_path=None):
     """Yields the base URL ("http://127.0.0.1:PORT") once /health answers 200; SIGTERM at the end, which must exit
     the server with 0."""
     log = open(stderr_path, "wb") if stderr_path else subprocess.DEVNULL
-    process = subprocess.Popen([cli_path(), "serve", str(folder), "--port", "0", "--threads", "1", "--quiet", *options],
+    process = subprocess.Popen([cli_path(), "serve", str(folder), "--port", "0", "--threads", "1", *(o for o in ("--quiet",) if not stderr_path), *options],
                                stdout=subprocess.PIPE, stderr=log, text=True)
     try:
         line = process.stdout.readline()

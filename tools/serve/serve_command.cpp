@@ -1,6 +1,6 @@
 // `nxrt serve FOLDER`: the OpenAI-compatible server. It listens at once (GET /health answers 503 until the model
-// is loaded), loads the folder on a second thread, and on SIGTERM or SIGINT stops accepting connections, lets
-// running requests finish for --grace seconds, fails what is left, and exits 0.
+// is loaded), loads the folder on a second thread, and on SIGTERM or SIGINT answers new completion requests with
+// 503, lets running ones finish for --grace seconds, fails what is left, closes the listener and exits 0.
 #include <httplib.h>
 
 #include <atomic>
@@ -127,14 +127,22 @@ int serve(const ServeArgs& args) {
   std::thread watcher([&] {
     while (listening && !signalled) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (!signalled) return;
+    // New completion requests get 503 from here on; the running ones finish, or fail once the grace is over.
+    // Only then does the listener close (httplib cuts running streams when it stops).
     state.stopping = true;
     std::cerr << "nxrt serve: stopping (grace " << args.grace_s << " s)" << std::endl;
-    server.stop();
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(args.grace_s);
-    while (listening && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const auto wait_for_requests = [&](std::chrono::steady_clock::duration limit) {
+      const auto deadline = std::chrono::steady_clock::now() + limit;
+      while (state.in_flight > 0 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    };
+    wait_for_requests(std::chrono::seconds(args.grace_s));
+    if (state.in_flight > 0 && state.scheduler) {
+      state.scheduler->cancel_all("the server is shutting down");
+      wait_for_requests(std::chrono::seconds(5));
     }
-    if (listening && state.scheduler) state.scheduler->cancel_all("the server is shutting down");
+    server.stop();
   });
   server.listen_after_bind();
   listening = false;

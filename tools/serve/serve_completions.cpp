@@ -109,6 +109,7 @@ struct StreamState {
   std::vector<std::string> echo;       // per prompt, completions with echo
   std::vector<int64_t> generated;      // per choice
   std::vector<size_t> text_offset;     // per choice
+  std::shared_ptr<void> in_flight;     // counts the request until the stream ends
   void cancel() {
     for (const auto& job : jobs) job->cancel();
   }
@@ -200,6 +201,8 @@ void handle_completion(const httplib::Request& request, httplib::Response& respo
     return send_error(response, {503, state.stopping ? "the server is shutting down" : "the model is still loading",
                                  "server_error", "", ""});
   }
+  ++state.in_flight;
+  std::shared_ptr<void> in_flight(nullptr, [&state](void*) { --state.in_flight; });
   CompletionRequest r;
   if (auto e = parse_completion_request(request.body, chat, state.served, r)) return send_error(response, *e);
   std::vector<std::vector<int32_t>> prompts;
@@ -226,7 +229,8 @@ void handle_completion(const httplib::Request& request, httplib::Response& respo
   auto stream = std::make_shared<StreamState>(StreamState{jobs, writer, r.n, prompt_count, chat, r.logprobs >= 0,
                                                           r.include_usage, false, r.echo ? texts : std::vector<std::string>{},
                                                           std::vector<int64_t>(jobs.size() * static_cast<size_t>(r.n), 0),
-                                                          std::vector<size_t>(jobs.size() * static_cast<size_t>(r.n), 0)});
+                                                          std::vector<size_t>(jobs.size() * static_cast<size_t>(r.n), 0),
+                                                          in_flight});
   response.set_header("Cache-Control", "no-cache");
   response.set_chunked_content_provider(
       "text/event-stream",

@@ -26,6 +26,7 @@ struct ServerState {
   bool access_log = true;
   ServedModel served;
   std::atomic<bool> ready{false}, stopping{false};
+  std::atomic<int64_t> in_flight{0};  // completion requests not yet fully answered
   // Set once before `ready`, read-only afterwards.
   std::shared_ptr<const genai::Model> model;
   std::optional<genai::ChatFormatter> formatter;

@@ -46,7 +46,7 @@ std::optional<ApiError> parse_object(const std::string& body, json& out) {
   }
   try {
     out = json::parse(body);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse errors, and numbers past the range of a double
     return invalid("", std::string("the request body is not valid JSON: ") + e.what());
   }
   if (!out.is_object()) return invalid("", "the request body must be a JSON object");
