@@ -16,7 +16,7 @@ set -euo pipefail
 
 seconds="${1:-60}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-targets=(fuzz_loader fuzz_kernel fuzz_graph fuzz_tokenizer)
+targets=(fuzz_loader fuzz_kernel fuzz_graph fuzz_tokenizer fuzz_serve_request)
 
 if [[ -n "${NXRT_FUZZ_TREE:-}" ]]; then
   build="$(cd "${NXRT_FUZZ_TREE}" && pwd)"

@@ -12,8 +12,8 @@ mode=${1:-test}
 apt_packages=(cmake ninja-build g++ ccache pkgconf libre2-dev libcpp-httplib-dev nlohmann-json3-dev)
 if [[ $mode == build || $mode == test ]]; then
   # clang: the sanitizer and fuzz tree; gfortran, Open MPI: the Fortran and MPI examples; valgrind: the C
-  # examples' leak check; image libraries: ImageDecoder's codecs.
-  apt_packages+=(libgtest-dev python3-venv python3-dev clang gfortran openmpi-bin libopenmpi-dev valgrind
+  # examples' leak check; image libraries: ImageDecoder's codecs; nginx: the nxrt serve scale-out test.
+  apt_packages+=(libgtest-dev python3-venv python3-dev clang gfortran openmpi-bin libopenmpi-dev valgrind nginx
                  libpng-dev libjpeg62-turbo-dev libtiff-dev libwebp-dev libopenjp2-7-dev)
 elif [[ $mode != cli ]]; then
   echo "usage: scripts/setup.sh [cli|build|test]" >&2
