@@ -178,3 +178,56 @@ def test_builder_folder_generates_as_onnxruntime_genai(built, name, precision, t
         if first is not None:
             assert gaps[first - len(prompt)] <= 1e-2, f"{name}: token {first} differs with a top-2 gap of " \
                                                       f"{gaps[first - len(prompt)]:.2e}"
+
+
+@pytest.mark.parametrize("name", ["llama", "qwen3"])
+def test_serve_batches_builder_decoder_as_genai_alone(built, name, tmp_path):
+    """`nxrt serve` on a builder folder (GroupQueryAttention: each batch row's cache starts at position 0): four
+    concurrent greedy completions of different prompt lengths and budgets, sharing decoder steps, give the tokens
+    nxrt.genai's Generator gives each prompt alone."""
+    import concurrent.futures
+    import shutil
+
+    import nxrt.genai as genai
+    from serve_support import raw_request, running_server
+
+    folder = tmp_path / "model"
+    shutil.copytree(built(name, "fp32"), folder)
+    config = json.loads((folder / "genai_config.json").read_text())
+    vocab = config["model"]["vocab_size"]
+    config["model"]["eos_token_id"] = [2]  # the shared GPT-2 tokenizer's 50256 is outside these small vocabularies
+    for key in ("bos_token_id", "pad_token_id"):
+        if config["model"].get(key, 0) >= vocab:
+            config["model"][key] = 2
+    (folder / "genai_config.json").write_text(json.dumps(config))
+    prompts = [[5, 77, 300, 12, 499, 1, 42], [9, 8], [100, 200, 300, 400, 401, 402, 403, 404, 405, 406, 407], [33]]
+    budgets = [12, 20, 7, 15]
+
+    def alone(prompt, count):
+        model = genai.Model(folder)
+        params = genai.GeneratorParams(model)
+        params.set_search_options(max_length=len(prompt) + count, do_sample=False)
+        generator = genai.Generator(model, params)
+        generator.append_tokens(prompt)
+        out = []
+        while not generator.is_done():
+            generator.generate_next_token()
+            out.append(int(generator.get_next_tokens()[0]))
+        return out
+
+    with running_server(folder, "--model-name", "m", "--max-batch", "4") as url:
+        def ask(i):
+            body = json.dumps({"model": "m", "prompt": prompts[i], "max_tokens": budgets[i], "temperature": 0,
+                               "logprobs": 0})
+            status, text, _ = raw_request(url, "POST", "/v1/completions", body, timeout=120)
+            assert status == 200, text
+            return json.loads(text)["choices"][0]
+
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            choices = list(pool.map(ask, range(4)))
+    tokenizer = genai.Tokenizer(genai.Model(folder))
+    for i, choice in enumerate(choices):
+        expected = alone(prompts[i], budgets[i])
+        if 2 in expected:
+            expected = expected[: expected.index(2)]
+        assert choice["text"] == tokenizer.decode(np.array(expected, np.int32)), f"{name}: prompt {i}"

@@ -3,6 +3,8 @@
 // 503, lets running ones finish for --grace seconds, fails what is left, closes the listener and exits 0.
 #include <httplib.h>
 
+#include <sys/socket.h>
+
 #include <atomic>
 #include <csignal>
 #include <filesystem>
@@ -101,12 +103,20 @@ int serve(const ServeArgs& args) {
   server.set_write_timeout(static_cast<time_t>(args.timeout_s));
   server.set_keep_alive_timeout(5);
   serve::install_routes(server, state);
+  // httplib listens with a backlog of 5, which drops connections when hundreds of clients connect at once: the
+  // listening socket is kept here and listened on again with a deep backlog (Linux updates it in place).
+  socket_t listener = INVALID_SOCKET;
+  server.set_socket_options([&listener](socket_t socket) {
+    httplib::default_socket_options(socket);
+    listener = socket;
+  });
   int port = static_cast<int>(args.port);
   if (port == 0) {
     port = server.bind_to_any_port(args.host);
   } else if (!server.bind_to_port(args.host, port)) {
     port = -1;
   }
+  if (port > 0 && listener != INVALID_SOCKET) ::listen(listener, 4096);
   if (port <= 0) {
     return report_error(Status(StatusCode::kInvalidArgument, "nxrt serve: cannot listen on " + args.host + ":" +
                                                                  std::to_string(args.port)));

@@ -56,6 +56,8 @@ std::string Metrics::text() const {
   counter("nxrt_generation_tokens_total", "Tokens generated.", generated_tokens.load());
   counter("nxrt_decode_steps_total", "Batched decoder steps run.", decode_steps.load());
   const double seconds = decode_seconds.load();
+  out << "# HELP nxrt_decode_seconds_total Wall time of the batched decoder steps (prefills included).\n"
+      << "# TYPE nxrt_decode_seconds_total counter\nnxrt_decode_seconds_total " << seconds << "\n";
   gauge("nxrt_generation_tokens_per_second", "Generated tokens per second of decoding, since start.",
         seconds > 0 ? static_cast<double>(generated_tokens.load()) / seconds : 0.0);
   gauge("nxrt_queue_depth", "Requests waiting for a batch slot.", static_cast<double>(queue_depth.load()));
