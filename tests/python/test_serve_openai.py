@@ -195,3 +195,12 @@ def test_tokenize_and_detokenize_round_trip(server):
     assert status == 200 and json.loads(body)["tokens"] == [261, 340, 318]
     status, body, _ = raw_request(server, "POST", "/detokenize", json.dumps({"tokens": [261, 340, 318]}))
     assert status == 200 and json.loads(body)["prompt"] == "on it is"
+
+
+def test_a_full_queue_raises_rate_limit_error(folder):
+    with running_server(folder, "--max-queue", "0") as url:  # no request may wait: every completion is refused
+        client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
+        with pytest.raises(openai.RateLimitError) as error:
+            client.completions.create(model="tiny-gpt2", prompt=PROMPT, max_tokens=2)
+        assert error.value.response.headers.get("retry-after") == "1"
+        assert client.models.list().data[0].id == "tiny-gpt2"  # the rest of the server answers

@@ -72,11 +72,10 @@ std::optional<ApiError> integer(const json& body, const char* name, int64_t low,
   const auto it = body.find(name);
   if (it == body.end() || it->is_null()) return std::nullopt;
   if (!it->is_number_integer()) return invalid(name, std::string("'") + name + "' must be an integer");
-  const bool negative = it->is_number_unsigned() ? false : it->get<int64_t>() < 0;
-  const int64_t value = it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)
-                            ? INT64_MAX
-                            : it->get<int64_t>();
-  if (value < low || value > high || (negative && low >= 0)) {
+  // Unsigned values past INT64_MAX are above every bound; the others convert exactly.
+  const bool too_large = it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX);
+  const int64_t value = too_large ? INT64_MAX : it->get<int64_t>();
+  if ((too_large && high < INT64_MAX) || value < low || value > high) {
     return invalid(name, std::string("'") + name + "' must lie in [" + std::to_string(low) + ", " +
                              std::to_string(high) + "], got " + it->dump());
   }
