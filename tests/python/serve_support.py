@@ -61,3 +61,22 @@ def raw_request(url, method, path, body=None, headers=None, timeout=30):
         return 0, "", {}
     finally:
         connection.close()
+
+
+def greedy_alone(folder, prompt, count, end_id=None):
+    """nxrt.genai's greedy continuation of `prompt` by a Generator alone: up to `count` tokens, stopping after
+    `end_id` (kept in the list) when given."""
+    import nxrt.genai as genai
+
+    model = genai.Model(str(folder))
+    params = genai.GeneratorParams(model)
+    params.set_search_options(max_length=len(prompt) + count, do_sample=False)
+    generator = genai.Generator(model, params)
+    generator.append_tokens(prompt)
+    out = []
+    while not generator.is_done():
+        generator.generate_next_token()
+        out.append(int(generator.get_next_tokens()[0]))
+        if out[-1] == end_id:
+            break
+    return out

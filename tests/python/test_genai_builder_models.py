@@ -189,7 +189,7 @@ def test_serve_batches_builder_decoder_as_genai_alone(built, name, tmp_path):
     import shutil
 
     import nxrt.genai as genai
-    from serve_support import raw_request, running_server
+    from serve_support import greedy_alone, raw_request, running_server
 
     folder = tmp_path / "model"
     shutil.copytree(built(name, "fp32"), folder)
@@ -203,18 +203,6 @@ def test_serve_batches_builder_decoder_as_genai_alone(built, name, tmp_path):
     prompts = [[5, 77, 300, 12, 499, 1, 42], [9, 8], [100, 200, 300, 400, 401, 402, 403, 404, 405, 406, 407], [33]]
     budgets = [12, 20, 7, 15]
 
-    def alone(prompt, count):
-        model = genai.Model(folder)
-        params = genai.GeneratorParams(model)
-        params.set_search_options(max_length=len(prompt) + count, do_sample=False)
-        generator = genai.Generator(model, params)
-        generator.append_tokens(prompt)
-        out = []
-        while not generator.is_done():
-            generator.generate_next_token()
-            out.append(int(generator.get_next_tokens()[0]))
-        return out
-
     with running_server(folder, "--model-name", "m", "--max-batch", "4") as url:
         def ask(i):
             body = json.dumps({"model": "m", "prompt": prompts[i], "max_tokens": budgets[i], "temperature": 0,
@@ -227,7 +215,7 @@ def test_serve_batches_builder_decoder_as_genai_alone(built, name, tmp_path):
             choices = list(pool.map(ask, range(4)))
     tokenizer = genai.Tokenizer(genai.Model(folder))
     for i, choice in enumerate(choices):
-        expected = alone(prompts[i], budgets[i])
+        expected = greedy_alone(folder, prompts[i], budgets[i])
         if 2 in expected:
             expected = expected[: expected.index(2)]
         assert choice["text"] == tokenizer.decode(np.array(expected, np.int32)), f"{name}: prompt {i}"

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import nxrt.genai as genai
+import serve_support
 from serve_support import FIXTURE, raw_request, running_server
 
 openai = pytest.importorskip("openai", reason="the openai client is not installed (requirements/test.txt)")
@@ -46,19 +47,8 @@ def client(server):
 
 
 def greedy_alone(folder, prompt, count):
-    """nxrt.genai's greedy continuation of `prompt`: up to `count` tokens, the end-of-sequence id included."""
-    model = genai.Model(str(folder))
-    params = genai.GeneratorParams(model)
-    params.set_search_options(max_length=len(prompt) + count, do_sample=False)
-    generator = genai.Generator(model, params)
-    generator.append_tokens(prompt)
-    out = []
-    while not generator.is_done():
-        generator.generate_next_token()
-        out.append(int(generator.get_next_tokens()[0]))
-        if out[-1] == 98:
-            break
-    return out
+    """The reference: nxrt.genai's greedy tokens for `prompt` alone, through the fixture's end id 98."""
+    return serve_support.greedy_alone(folder, prompt, count, end_id=98)
 
 
 def decode(folder, tokens):
