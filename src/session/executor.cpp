@@ -587,7 +587,13 @@ Status run_main(const Session::Impl& session, RunState& state, std::span<const V
       return make_error(StatusCode::kRuntimeException, "output '", graph.values[id].name, "' was not produced");
     }
     const Device target = w < output_devices.size() ? output_devices[w] : Device{};
-    if (value.is_tensor()) {
+    // A result written into its bound buffer stays there, even when that buffer is also a feed (a cache bound as
+    // past and present, see bound_output_writable).
+    const Tensor* in_bound = bound.empty() ? nullptr : bound[id];
+    if (value.is_tensor() && in_bound != nullptr && value.tensor().raw_data() == in_bound->raw_data() &&
+        value.tensor().device() == target) {
+      results.emplace_back(value.tensor());
+    } else if (value.is_tensor()) {
       TRY_ASSIGN(Tensor tensor, owned(value.tensor(), target));
       results.emplace_back(std::move(tensor));
     } else if (value.is_sequence()) {

@@ -25,6 +25,30 @@ bool overlaps(const Tensor& a, const Tensor& b) {
   return a_begin < b_begin + b.storage_bytes() && b_begin < a_begin + a.storage_bytes();
 }
 
+// Whether output `output_id` may share memory with feed `feed_id` (see bound_output_writable).
+bool updated_in_place(const graph::Graph& graph, int output_id, int feed_id, const Tensor& bound, const Tensor& feed) {
+  if (bound.raw_data() != feed.raw_data() || bound.dtype() != feed.dtype() || bound.shape() != feed.shape()) {
+    return false;
+  }
+  if (output_id < 0 || feed_id < 0 || static_cast<size_t>(output_id) >= graph.values.size() ||
+      static_cast<size_t>(feed_id) >= graph.values.size()) {
+    return false;
+  }
+  const int producer = graph.values[static_cast<size_t>(output_id)].producer;
+  const std::vector<int>& readers = graph.values[static_cast<size_t>(feed_id)].consumers;
+  if (producer < 0 || readers.size() != 1 || readers[0] != producer) return false;
+  const graph::Node& node = graph.nodes[static_cast<size_t>(producer)];
+  if (node.op_type != "GroupQueryAttention" || node.domain != "com.microsoft") return false;
+  // past_key (input 3) -> present_key (output 1), past_value (input 4) -> present_value (output 2).
+  for (const auto& [input, output] : {std::pair<size_t, size_t>{3, 1}, {4, 2}}) {
+    if (node.inputs.size() > input && node.outputs.size() > output && node.inputs[input] == feed_id &&
+        node.outputs[output] == output_id) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool on_session_device(const Session::Impl& session, Device device) {
   return std::any_of(session.providers.begin(), session.providers.end(),
                      [&](const auto& provider) { return provider->device() == device; });
@@ -32,14 +56,19 @@ bool on_session_device(const Session::Impl& session, Device device) {
 
 }  // namespace
 
-bool bound_output_writable(const Session::Impl& session, const Tensor& bound, std::span<const Tensor> feeds) {
+bool bound_output_writable(const Session::Impl& session, const Tensor& bound, int output_id,
+                           std::span<const Tensor> feeds, std::span<const int> feed_ids) {
   if (!bound.is_valid() || !on_session_device(session, bound.device()) || bound.dtype() == DataType::kString) {
     return false;
   }
   const size_t element_bytes = std::max<size_t>(data_type_storage_bytes(bound.dtype(), 1), 1);
   const size_t alignment = std::min<size_t>(element_bytes, alignof(std::max_align_t));
   if (reinterpret_cast<uintptr_t>(bound.raw_data()) % alignment != 0) return false;
-  return std::none_of(feeds.begin(), feeds.end(), [&](const Tensor& feed) { return overlaps(bound, feed); });
+  for (size_t f = 0; f < feeds.size(); ++f) {
+    if (!overlaps(bound, feeds[f])) continue;
+    if (f >= feed_ids.size() || !updated_in_place(session.graph, output_id, feed_ids[f], bound, feeds[f])) return false;
+  }
+  return true;
 }
 
 Status copy_into_bound(const Session::Impl& session, const std::string& name, const Tensor& result,

@@ -4,7 +4,8 @@
 // - `bound_outputs[i]` belongs to the i-th requested output; an invalid (default) Tensor means "allocate".
 // - A node that produces a bound graph output writes straight into the bound buffer, with no copy, when the
 //   element type and shape it computes equal the bound tensor's, the buffer lies on the CPU, is aligned for
-//   its element type and does not overlap a feed. The buffer may be in the memory of any device the session's
+//   its element type and does not overlap a feed (except a feed that the node alone reads and updates in place,
+//   see bound_output_writable: a past / present cache bound to one buffer). The buffer may be in the memory of any device the session's
 //   providers run on; a value produced elsewhere is copied there by the provider of that device.
 // - Otherwise (the output is a view of an input, a constant, a graph input passed through, the output of a
 //   control-flow or sequence kernel, or the buffer overlaps a feed) the result is copied into the bound
@@ -22,9 +23,13 @@
 
 namespace nxrt {
 
-// True when a node may write output `bound` in place: a valid non-string tensor on a device of the session,
-// aligned for its element type, not overlapping any of `feeds`.
-bool bound_output_writable(const Session::Impl& session, const Tensor& bound, std::span<const Tensor> feeds);
+// True when a node may write output `bound` (graph value `output_id`) in place: a valid non-string tensor on a
+// device of the session, aligned for its element type, overlapping none of `feeds` (graph values `feed_ids`) except
+// a feed it is exactly (same memory, type and shape) that only the output's producer reads, at an input the
+// producer updates in place (com.microsoft GroupQueryAttention: past_key as present_key, past_value as
+// present_value; the kernel then writes only the new rows).
+bool bound_output_writable(const Session::Impl& session, const Tensor& bound, int output_id,
+                           std::span<const Tensor> feeds, std::span<const int> feed_ids);
 // Copies `result` of output `name` into its bound tensor (no copy when it is already there); INVALID_ARGUMENT when
 // the dtype or shape differ, EP_FAIL when no provider of the session can write the bound device.
 Status copy_into_bound(const Session::Impl& session, const std::string& name, const Tensor& result,

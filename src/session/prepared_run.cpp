@@ -64,7 +64,7 @@ void PreparedRun::bind_in_place() {
   bound_by_value_.assign(impl_.graph.values.size(), nullptr);
   for (size_t i = 0; i < bound_.size(); ++i) {
     const int id = (*state_)->wanted[i];
-    if (!bound_by_value_[id] && bound_output_writable(impl_, bound_[i], feed_tensors_)) {
+    if (!bound_by_value_[id] && bound_output_writable(impl_, bound_[i], id, feed_tensors_, input_ids_)) {
       bound_by_value_[id] = &bound_[i];
     }
   }

@@ -331,3 +331,66 @@ TEST(PreparedRun, UnboundOutputsAreAllocatedPerRunAndNamesAreChecked) {
 
 }  // namespace
 }  // namespace nxrt
+
+namespace nxrt {
+namespace {
+
+// One com.microsoft GroupQueryAttention node over caches of 4 positions; with `past_read_elsewhere` an Identity also
+// reads past_key (into another output), so that cache may not be updated in place.
+w::Model attention_model(bool past_read_elsewhere) {
+  w::Model model;
+  model.opset_imports = {{"", 21}, {"com.microsoft", 1}};
+  const auto cache = [](const char* name) { return w::ValueInfo{name, kFloat, {int64_t{1}, int64_t{2}, int64_t{4}, int64_t{8}}}; };
+  model.graph.inputs = {{"q", kFloat, {int64_t{1}, int64_t{1}, int64_t{32}}}, {"k", kFloat, {int64_t{1}, int64_t{1}, int64_t{16}}},
+                        {"v", kFloat, {int64_t{1}, int64_t{1}, int64_t{16}}}, cache("past_key"), cache("past_value"),
+                        {"seqlens_k", 6, {int64_t{1}}},                    {"total", 6, {}}};
+  model.graph.outputs = {{"y", kFloat, {int64_t{1}, int64_t{1}, int64_t{32}}}, cache("present_key"), cache("present_value")};
+  model.graph.nodes = {{"GroupQueryAttention", {"q", "k", "v", "past_key", "past_value", "seqlens_k", "total"},
+                        {"y", "present_key", "present_value"},
+                        {w::attr_int("num_heads", 4), w::attr_int("kv_num_heads", 2)}, "gqa", "com.microsoft"}};
+  if (past_read_elsewhere) {
+    model.graph.nodes.push_back({"Identity", {"past_key"}, {"copy"}, {}, "copy"});
+    model.graph.outputs.push_back(cache("copy"));
+  }
+  return model;
+}
+
+TEST(PreparedRun, AttentionCacheBoundAsPastAndPresentIsUpdatedInPlace) {
+  for (const bool read_elsewhere : {false, true}) {
+    auto session = create(attention_model(read_elsewhere));
+    ASSERT_TRUE(session);
+    std::vector<float> q = inputs_for(32, 1), k = inputs_for(16, 2), v = inputs_for(16, 3);
+    std::vector<float> keys = inputs_for(64, 4), values = inputs_for(64, 5);
+    std::vector<int32_t> seqlens = {2}, total = {3};  // two cached rows, the new one at row 2
+    const auto feeds = [&](std::vector<float>& past_k, std::vector<float>& past_v) {
+      return std::vector<Tensor>{Tensor::wrap(DataType::kFloat32, {1, 1, 32}, q.data()),
+                                 Tensor::wrap(DataType::kFloat32, {1, 1, 16}, k.data()),
+                                 Tensor::wrap(DataType::kFloat32, {1, 1, 16}, v.data()),
+                                 Tensor::wrap(DataType::kFloat32, {1, 2, 4, 8}, past_k.data()),
+                                 Tensor::wrap(DataType::kFloat32, {1, 2, 4, 8}, past_v.data()),
+                                 Tensor::wrap(DataType::kInt32, {1}, seqlens.data()),
+                                 Tensor::wrap(DataType::kInt32, {}, total.data())};
+    };
+    const std::vector<std::string> names = {"q", "k", "v", "past_key", "past_value", "seqlens_k", "total"};
+    std::vector<float> separate_k = keys, separate_v = values;
+    auto separate = session->run(names, feeds(separate_k, separate_v), {{"y", "present_key"}});
+    ASSERT_TRUE(separate) << separate.status().to_string();
+    const std::vector<Tensor> bound_feeds = feeds(keys, values);
+    auto prepared = PreparedRun::create(*session, names, bound_feeds, {{"y", "present_key", "present_value"}},
+                                        {{Tensor(), bound_feeds[3], bound_feeds[4]}});
+    ASSERT_TRUE(prepared) << prepared.status().to_string();
+    ASSERT_TRUE((*prepared)->run().is_ok());
+    EXPECT_EQ((*prepared)->written_in_place(1), !read_elsewhere);
+    EXPECT_TRUE((*prepared)->written_in_place(2));  // past_value has no other reader in either model
+    const Tensor& y = (*prepared)->outputs()[0];
+    for (int64_t i = 0; i < 32; ++i) EXPECT_FLOAT_EQ(y.data<float>()[i], (*separate)[0].data<float>()[i]) << i;
+    for (int64_t g = 0; g < 2; ++g) {
+      for (int64_t e = 0; e < 3 * 8; ++e) {  // rows 0..2 (the cached two and the new one)
+        EXPECT_FLOAT_EQ(keys[static_cast<size_t>(g * 32 + e)], (*separate)[1].data<float>()[g * 32 + e]) << g << " " << e;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nxrt
