@@ -6,6 +6,7 @@
 
 #include "core/half.h"
 #include "graph/graph.h"
+#include "session/io_binding.h"
 #include "session/session.h"
 
 namespace nxrt::genai {
@@ -39,6 +40,7 @@ Expected<std::unique_ptr<BatchEngine>> BatchEngine::create(std::shared_ptr<const
   if (!model->io().has_mask) max_batch = 1;
   auto engine = std::unique_ptr<BatchEngine>(new BatchEngine(std::move(model), max_batch));
   engine->rows_start_at_zero_ = uses_group_query_attention(engine->model_->session());
+  engine->shared_ = engine->rows_start_at_zero_ && !engine->model_->io().combined_cache;
   return engine;
 }
 
@@ -82,8 +84,17 @@ Expected<std::vector<Tensor>> BatchEngine::run_decoder(const std::vector<std::ve
     inputs.push_back(std::move(positions));
   }
   inputs.insert(inputs.end(), past.begin(), past.end());
-  auto outputs = model_->session().run(io.feeds, inputs, io.fetches);
-  if (!outputs) return outputs.status().with_context("genai: decoder run: ");
+  Expected<std::vector<Tensor>> outputs = std::vector<Tensor>{};
+  if (shared_) {  // the pasts are bound as the presents: the decoder writes the new positions in place
+    std::vector<Tensor> bound(io.fetches.size());
+    std::copy(past.begin(), past.end(), bound.begin() + 1);
+    auto result = model_->session().run_bound(io.feeds, inputs, io.fetches, bound);
+    if (!result) return result.status().with_context("genai: decoder run: ");
+    outputs = std::move(result->outputs);
+  } else {
+    outputs = model_->session().run(io.feeds, inputs, io.fetches);
+    if (!outputs) return outputs.status().with_context("genai: decoder run: ");
+  }
   const Tensor& logits = (*outputs)[0];
   const int64_t vocab = model_->config().vocab_size;
   if (logits.rank() != 3 || logits.shape()[0] != batch || logits.shape()[1] < 1 || logits.shape()[2] < vocab ||
@@ -91,7 +102,7 @@ Expected<std::vector<Tensor>> BatchEngine::run_decoder(const std::vector<std::ve
     return make_error(StatusCode::kInvalidArgument, "genai: logits ", shape_to_string(logits.shape()),
                       " must be float [batch, positions, vocab_size ", vocab, "]");
   }
-  for (size_t i = 1; i < outputs->size(); ++i) {
+  for (size_t i = 1; i < outputs->size() && !shared_; ++i) {
     const Tensor& present = (*outputs)[i];
     const size_t axis = present.rank() - 2;
     if (present.rank() < 4 || present.dtype() != io.cache || present.shape()[axis] != total) {
@@ -169,6 +180,22 @@ Expected<std::vector<int64_t>> BatchEngine::add(const std::vector<int32_t>& prom
     }
   }
   if (options.max_new_tokens < 1) return make_error(StatusCode::kInvalidArgument, "genai: max_new_tokens must be >= 1");
+  const int64_t length = static_cast<int64_t>(prompt.size());
+  std::vector<float> logits;
+  if (shared_) {  // prefilled straight into the next free row, then copied into the rows of the other copies
+    compact();
+    TRY(reserve(length));
+    const int64_t row = static_cast<int64_t>(rows_.size());
+    TRY_ASSIGN(std::vector<Tensor> outputs, run_decoder({prompt}, {0}, buffer_rows(row, 1), 0));
+    logits = last_logits(outputs[0], 0);
+    for (int64_t k = 1; k < copies; ++k) copy_row(row, row + k, length);
+  } else {
+    TRY_ASSIGN(logits, prefill_alone(prompt, copies));
+  }
+  return join(prompt, copies, options, std::move(logits));
+}
+
+Expected<std::vector<float>> BatchEngine::prefill_alone(const std::vector<int32_t>& prompt, int64_t copies) {
   std::vector<Tensor> empty;
   for (size_t i = 0; i < model_->io().past.size(); ++i) {
     TRY_ASSIGN(Tensor t, empty_cache(1, 0));
@@ -181,6 +208,11 @@ Expected<std::vector<int64_t>> BatchEngine::add(const std::vector<int32_t>& prom
   for (int64_t k = 0; k < copies; ++k) layout.push_back({true, 0, static_cast<int64_t>(prompt.size())});
   outputs.erase(outputs.begin());
   TRY(relayout(layout, outputs));
+  return logits;
+}
+
+std::vector<int64_t> BatchEngine::join(const std::vector<int32_t>& prompt, int64_t copies,
+                                       const SequenceOptions& options, std::vector<float> logits) {
   std::vector<int64_t> ids;
   const uint64_t seed = options.search.random_seed ? *options.search.random_seed : std::random_device{}();
   for (int64_t k = 0; k < copies; ++k) {
@@ -235,7 +267,9 @@ void BatchEngine::remove(int64_t id) {
 
 Status BatchEngine::advance() {
   // Drop the finished rows (and the cache positions nobody needs any more), then step the others.
-  if (std::any_of(rows_.begin(), rows_.end(), [](const Row& row) { return row.finished; })) {
+  if (shared_) {
+    compact();
+  } else if (std::any_of(rows_.begin(), rows_.end(), [](const Row& row) { return row.finished; })) {
     TRY(relayout(kept_rows(), {}));
     std::erase_if(rows_, [](const Row& row) { return row.finished; });
   }
@@ -249,11 +283,15 @@ Status BatchEngine::advance() {
     lengths.push_back(row.cached);
   }
   if (rows_.empty()) {
-    past_.clear();
+    if (!shared_) past_.clear();
     width_ = 0;
     return Status::ok();
   }
-  auto outputs = run_decoder(ids, lengths, past_, width_);
+  if (shared_) {
+    width_ = *std::max_element(lengths.begin(), lengths.end());
+    TRY(reserve(width_ + 1));
+  }
+  auto outputs = run_decoder(ids, lengths, shared_ ? buffer_rows(0, static_cast<int64_t>(rows_.size())) : past_, width_);
   if (!outputs) {
     for (Row& row : rows_) row.finished = true;  // the cache is no longer consistent with the rows
     return outputs.status();
@@ -262,9 +300,79 @@ Status BatchEngine::advance() {
     rows_[b].logits = last_logits((*outputs)[0], static_cast<int64_t>(b));
     ++rows_[b].cached;
   }
-  past_.assign(std::make_move_iterator(outputs->begin() + 1), std::make_move_iterator(outputs->end()));
+  if (!shared_) past_.assign(std::make_move_iterator(outputs->begin() + 1), std::make_move_iterator(outputs->end()));
   width_ += 1;
   return Status::ok();
+}
+
+Status BatchEngine::reserve(int64_t positions) {
+  if (positions <= capacity_) return Status::ok();
+  const GenaiConfig& c = model_->config();
+  const int64_t capacity = std::min(std::max({positions, 2 * capacity_, int64_t{64}}), std::max(c.context_length, positions));
+  std::vector<Tensor> grown;
+  for (size_t i = 0; i < model_->io().past.size(); ++i) {
+    TRY_ASSIGN(Tensor t, Tensor::allocate(model_->io().cache, Shape{max_batch_, c.num_key_value_heads, capacity,
+                                                                     c.head_size}));
+    std::memset(t.raw_data(), 0, t.storage_bytes());
+    grown.push_back(std::move(t));
+  }
+  std::vector<Tensor> old = std::move(past_);
+  const int64_t old_capacity = capacity_;
+  past_ = std::move(grown);
+  capacity_ = capacity;
+  for (size_t i = 0; i < old.size(); ++i) {
+    const size_t position_bytes = data_type_storage_bytes(old[i].dtype(), c.head_size);
+    for (int64_t r = 0; r < static_cast<int64_t>(rows_.size()); ++r) {
+      for (int64_t h = 0; h < c.num_key_value_heads; ++h) {
+        std::memcpy(static_cast<char*>(past_[i].raw_data()) +
+                        static_cast<size_t>((r * c.num_key_value_heads + h) * capacity) * position_bytes,
+                    static_cast<const char*>(old[i].raw_data()) +
+                        static_cast<size_t>((r * c.num_key_value_heads + h) * old_capacity) * position_bytes,
+                    static_cast<size_t>(rows_[static_cast<size_t>(r)].cached) * position_bytes);
+      }
+    }
+  }
+  return Status::ok();
+}
+
+std::vector<Tensor> BatchEngine::buffer_rows(int64_t first, int64_t batch) const {
+  const GenaiConfig& c = model_->config();
+  std::vector<Tensor> views;
+  for (const Tensor& buffer : past_) {
+    const size_t row_bytes = data_type_storage_bytes(buffer.dtype(), c.num_key_value_heads * capacity_ * c.head_size);
+    views.push_back(Tensor::in_buffer(buffer.buffer(), static_cast<size_t>(first) * row_bytes, buffer.dtype(),
+                                      Shape{batch, c.num_key_value_heads, capacity_, c.head_size}));
+  }
+  return views;
+}
+
+void BatchEngine::copy_row(int64_t from, int64_t to, int64_t length) {
+  const GenaiConfig& c = model_->config();
+  for (const Tensor& buffer : past_) {
+    const size_t position_bytes = data_type_storage_bytes(buffer.dtype(), c.head_size);
+    char* base = static_cast<char*>(buffer.raw_data());
+    for (int64_t h = 0; h < c.num_key_value_heads; ++h) {
+      std::memmove(base + static_cast<size_t>((to * c.num_key_value_heads + h) * capacity_) * position_bytes,
+                   base + static_cast<size_t>((from * c.num_key_value_heads + h) * capacity_) * position_bytes,
+                   static_cast<size_t>(length) * position_bytes);
+    }
+  }
+}
+
+void BatchEngine::compact() {
+  size_t b = 0;
+  while (b < rows_.size()) {
+    if (!rows_[b].finished) {
+      ++b;
+      continue;
+    }
+    const size_t last = rows_.size() - 1;
+    if (b != last) {
+      copy_row(static_cast<int64_t>(last), static_cast<int64_t>(b), rows_[last].cached);
+      rows_[b] = std::move(rows_[last]);
+    }
+    rows_.pop_back();
+  }
 }
 
 int64_t BatchEngine::active() const {

@@ -7,11 +7,15 @@
 // which gives every active sequence current logits again. Sequences finish on an end-of-sequence id, after
 // max_new_tokens, or when they fill the context.
 //
-// The cache is one batch tensor per past input, as wide as the longest sequence. Its layout follows the decoder's
-// attention: with GroupQueryAttention (seqlens_k from the attention mask) each row's tokens start at position 0 and
-// the mask marks its first T_b positions; with any other attention (a mask over positions) rows are right-aligned
-// and left-padded under a zero mask. Joins and leaves copy the cache into the new layout once; steps copy nothing
-// beyond what the decoder's present outputs hold. Decoders without an attention mask take one sequence at a time.
+// The cache layout follows the decoder's attention. With GroupQueryAttention over split key / value caches
+// (seqlens_k from the attention mask) each past input is one buffer of max_batch rows and a capacity of positions,
+// bound as both past and present: the running sequences are its first rows, each from position 0, the decoder
+// writes each step's key / value rows in place (no cache copy per step), a prompt is prefilled straight into its
+// row, a leaving sequence's row is refilled by the last row's positions, and the capacity doubles (one copy) when
+// a sequence outgrows it. With any other attention (a mask over positions, or a combined cache) the cache is one
+// batch tensor per past input as wide as the longest sequence, rows right-aligned and left-padded under a zero
+// mask; joins and leaves copy it into the new layout once, and each step's presents become the next pasts.
+// Decoders without an attention mask take one sequence at a time.
 //
 // Log-probabilities are those of the decoder's raw logits (before penalties, logit bias and temperature).
 #pragma once
@@ -51,7 +55,8 @@ class BatchEngine {
   // random_seed + i). INVALID_ARGUMENT for an empty prompt, a token outside the vocabulary, a prompt that leaves no
   // room in the context, or copies past the free slots (free_slots()).
   Expected<std::vector<int64_t>> add(const std::vector<int32_t>& prompt, int64_t copies, const SequenceOptions& options);
-  // One token per active sequence, in join order; finished sequences take no more picks.
+  // One token per active sequence (in batch-row order, which leaves may change); finished sequences take no more
+  // picks.
   Expected<std::vector<Pick>> pick();
   // Ends a sequence now (unknown ids are ignored); its slot is free at once (its cache rows go at the next add()
   // or advance()).
@@ -91,6 +96,16 @@ class BatchEngine {
                                             const std::vector<int64_t>& lengths, const std::vector<Tensor>& past,
                                             int64_t width);
   Status relayout(const std::vector<RowSource>& rows, const std::vector<Tensor>& fresh);
+  // Shared buffers (GroupQueryAttention): capacity for `positions`, views of the first `batch` rows from row
+  // `first`, and the removal of finished rows by moving the last rows into their place.
+  Status reserve(int64_t positions);
+  std::vector<Tensor> buffer_rows(int64_t first, int64_t batch) const;
+  void copy_row(int64_t from, int64_t to, int64_t length);
+  void compact();
+  // add()'s two halves: the prefill of the mask layout (cache re-laid with the new rows), and the new rows' state.
+  Expected<std::vector<float>> prefill_alone(const std::vector<int32_t>& prompt, int64_t copies);
+  std::vector<int64_t> join(const std::vector<int32_t>& prompt, int64_t copies, const SequenceOptions& options,
+                            std::vector<float> logits);
   // The rows that did not finish, and where each comes from in the current cache.
   std::vector<RowSource> kept_rows() const;
   Expected<Tensor> empty_cache(int64_t batch, int64_t width) const;
@@ -99,9 +114,11 @@ class BatchEngine {
   std::shared_ptr<const Model> model_;
   int64_t max_batch_ = 1;
   bool rows_start_at_zero_ = false;  // GroupQueryAttention layout
+  bool shared_ = false;              // ... with split caches: buffers bound as past and present
+  int64_t capacity_ = 0;             // positions per row of the shared buffers
   int64_t next_id_ = 0;
   std::vector<Row> rows_;
-  std::vector<Tensor> past_;  // one per Model::io().past, [.., batch, Nk, width, H]
+  std::vector<Tensor> past_;  // one per Model::io().past: [.., batch, Nk, width, H], or [max_batch, Nk, capacity, H]
   int64_t width_ = 0;
 };
 
