@@ -113,6 +113,10 @@ class Kernel {
   virtual Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const;
   // >= 0: output 0 is a view of that input with the reshaped shape, and run() is not called.
   virtual int alias_input() const { return -1; }
+  // >= 0: output `output` may be given the very buffer of that input (IO binding of one cache as both past and
+  // present, when no other node reads the input): the kernel then keeps what the input holds and writes only its
+  // new elements into it.
+  virtual int updates_input_in_place(size_t output) const { return -1; }
   // Inputs whose storage output 0 may take over when they have its dtype and element count and nothing reads
   // them after this node (the memory plan gives both one slot): the kernel reads each element of such an input
   // only before it writes the output element at the same index, and reads no other element of it afterwards.

@@ -36,6 +36,7 @@ class InputTypeCheckedKernel final : public Kernel {
     return kernel_->run(inputs, outputs, pool);
   }
   int alias_input() const override { return kernel_->alias_input(); }
+  int updates_input_in_place(size_t output) const override { return kernel_->updates_input_in_place(output); }
   const Tensor* constant_output() const override { return kernel_->constant_output(); }
   bool takes_values() const override { return kernel_->takes_values(); }
   Status run_values(std::span<const Value* const> inputs, std::span<Value> outputs, RunContext& ctx) const override {

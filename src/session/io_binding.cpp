@@ -26,7 +26,9 @@ bool overlaps(const Tensor& a, const Tensor& b) {
 }
 
 // Whether output `output_id` may share memory with feed `feed_id` (see bound_output_writable).
-bool updated_in_place(const graph::Graph& graph, int output_id, int feed_id, const Tensor& bound, const Tensor& feed) {
+bool updated_in_place(const Session::Impl& session, int output_id, int feed_id, const Tensor& bound,
+                      const Tensor& feed) {
+  const graph::Graph& graph = session.graph;
   if (bound.raw_data() != feed.raw_data() || bound.dtype() != feed.dtype() || bound.shape() != feed.shape()) {
     return false;
   }
@@ -36,13 +38,16 @@ bool updated_in_place(const graph::Graph& graph, int output_id, int feed_id, con
   }
   const int producer = graph.values[static_cast<size_t>(output_id)].producer;
   const std::vector<int>& readers = graph.values[static_cast<size_t>(feed_id)].consumers;
-  if (producer < 0 || readers.size() != 1 || readers[0] != producer) return false;
+  if (producer < 0 || readers.size() != 1 || readers[0] != producer ||
+      static_cast<size_t>(producer) >= session.main.kernels.size()) {
+    return false;
+  }
   const graph::Node& node = graph.nodes[static_cast<size_t>(producer)];
-  if (node.op_type != "GroupQueryAttention" || node.domain != "com.microsoft") return false;
-  // past_key (input 3) -> present_key (output 1), past_value (input 4) -> present_value (output 2).
-  for (const auto& [input, output] : {std::pair<size_t, size_t>{3, 1}, {4, 2}}) {
-    if (node.inputs.size() > input && node.outputs.size() > output && node.inputs[input] == feed_id &&
-        node.outputs[output] == output_id) {
+  const ep::Kernel& kernel = *session.main.kernels[static_cast<size_t>(producer)];
+  for (size_t output = 0; output < node.outputs.size(); ++output) {
+    if (node.outputs[output] != output_id) continue;
+    const int input = kernel.updates_input_in_place(output);
+    if (input >= 0 && static_cast<size_t>(input) < node.inputs.size() && node.inputs[static_cast<size_t>(input)] == feed_id) {
       return true;
     }
   }
@@ -66,7 +71,7 @@ bool bound_output_writable(const Session::Impl& session, const Tensor& bound, in
   if (reinterpret_cast<uintptr_t>(bound.raw_data()) % alignment != 0) return false;
   for (size_t f = 0; f < feeds.size(); ++f) {
     if (!overlaps(bound, feeds[f])) continue;
-    if (f >= feed_ids.size() || !updated_in_place(session.graph, output_id, feed_ids[f], bound, feeds[f])) return false;
+    if (f >= feed_ids.size() || !updated_in_place(session, output_id, feed_ids[f], bound, feeds[f])) return false;
   }
   return true;
 }

@@ -25,9 +25,9 @@ namespace nxrt {
 
 // True when a node may write output `bound` (graph value `output_id`) in place: a valid non-string tensor on a
 // device of the session, aligned for its element type, overlapping none of `feeds` (graph values `feed_ids`) except
-// a feed it is exactly (same memory, type and shape) that only the output's producer reads, at an input the
-// producer updates in place (com.microsoft GroupQueryAttention: past_key as present_key, past_value as
-// present_value; the kernel then writes only the new rows).
+// a feed it is exactly (same memory, type and shape) that only the output's producer reads, at the input the
+// producer's kernel updates in place for that output (Kernel::updates_input_in_place; GroupQueryAttention:
+// past_key as present_key, past_value as present_value).
 bool bound_output_writable(const Session::Impl& session, const Tensor& bound, int output_id,
                            std::span<const Tensor> feeds, std::span<const int> feed_ids);
 // Copies `result` of output `name` into its bound tensor (no copy when it is already there); INVALID_ARGUMENT when

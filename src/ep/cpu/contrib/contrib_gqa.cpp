@@ -84,6 +84,13 @@ class GroupQueryAttentionKernel final : public Kernel {
     return Status::ok();
   }
 
+  // present_key / present_value bound to the past_key / past_value buffers: only the new rows are written.
+  int updates_input_in_place(size_t output) const override {
+    if (output == 1) return kPastKey;
+    if (output == 2) return kPastValue;
+    return -1;
+  }
+
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
     TRY_ASSIGN(const GqaDims d, resolve(inputs));
     const RunLimits* limits = current_run_limits();
