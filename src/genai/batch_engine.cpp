@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/half.h"
+#include "genai/decoder_tensors.h"
 #include "graph/graph.h"
 #include "session/io_binding.h"
 #include "session/session.h"
@@ -12,14 +12,6 @@
 namespace nxrt::genai {
 
 namespace {
-
-void put_index(Tensor& t, int64_t i, int64_t value) {
-  if (t.dtype() == DataType::kInt32) {
-    t.data<int32_t>()[i] = static_cast<int32_t>(value);
-  } else {
-    t.data<int64_t>()[i] = value;
-  }
-}
 
 bool uses_group_query_attention(const Session& session) {
   for (const graph::Node& node : session.graph().nodes) {
@@ -95,13 +87,7 @@ Expected<std::vector<Tensor>> BatchEngine::run_decoder(const std::vector<std::ve
     outputs = model_->session().run(io.feeds, inputs, io.fetches);
     if (!outputs) return outputs.status().with_context("genai: decoder run: ");
   }
-  const Tensor& logits = (*outputs)[0];
-  const int64_t vocab = model_->config().vocab_size;
-  if (logits.rank() != 3 || logits.shape()[0] != batch || logits.shape()[1] < 1 || logits.shape()[2] < vocab ||
-      (logits.dtype() != DataType::kFloat32 && logits.dtype() != DataType::kFloat16)) {
-    return make_error(StatusCode::kInvalidArgument, "genai: logits ", shape_to_string(logits.shape()),
-                      " must be float [batch, positions, vocab_size ", vocab, "]");
-  }
+  TRY(check_logits((*outputs)[0], batch, model_->config().vocab_size));
   for (size_t i = 1; i < outputs->size() && !shared_; ++i) {
     const Tensor& present = (*outputs)[i];
     const size_t axis = present.rank() - 2;
@@ -114,15 +100,8 @@ Expected<std::vector<Tensor>> BatchEngine::run_decoder(const std::vector<std::ve
 }
 
 std::vector<float> BatchEngine::last_logits(const Tensor& logits, int64_t row) const {
-  const int64_t vocab = model_->config().vocab_size;
-  const int64_t positions = logits.shape()[1], width = logits.shape()[2];
-  const int64_t at = (row * positions + positions - 1) * width;
-  std::vector<float> out(static_cast<size_t>(vocab));
-  for (int64_t v = 0; v < vocab; ++v) {
-    out[static_cast<size_t>(v)] = logits.dtype() == DataType::kFloat32
-                                      ? logits.data<float>()[at + v]
-                                      : static_cast<float>(logits.data<Float16>()[at + v]);
-  }
+  std::vector<float> out(static_cast<size_t>(model_->config().vocab_size));
+  last_position_logits(logits, row, model_->config().vocab_size, out.data());
   return out;
 }
 
@@ -321,15 +300,8 @@ Status BatchEngine::reserve(int64_t positions) {
   past_ = std::move(grown);
   capacity_ = capacity;
   for (size_t i = 0; i < old.size(); ++i) {
-    const size_t position_bytes = data_type_storage_bytes(old[i].dtype(), c.head_size);
-    for (int64_t r = 0; r < static_cast<int64_t>(rows_.size()); ++r) {
-      for (int64_t h = 0; h < c.num_key_value_heads; ++h) {
-        std::memcpy(static_cast<char*>(past_[i].raw_data()) +
-                        static_cast<size_t>((r * c.num_key_value_heads + h) * capacity) * position_bytes,
-                    static_cast<const char*>(old[i].raw_data()) +
-                        static_cast<size_t>((r * c.num_key_value_heads + h) * old_capacity) * position_bytes,
-                    static_cast<size_t>(rows_[static_cast<size_t>(r)].cached) * position_bytes);
-      }
+    for (size_t r = 0; r < rows_.size(); ++r) {
+      copy_positions(old[i], old_capacity, static_cast<int64_t>(r), past_[i], static_cast<int64_t>(r), rows_[r].cached);
     }
   }
   return Status::ok();
@@ -346,17 +318,21 @@ std::vector<Tensor> BatchEngine::buffer_rows(int64_t first, int64_t batch) const
   return views;
 }
 
-void BatchEngine::copy_row(int64_t from, int64_t to, int64_t length) {
+void BatchEngine::copy_positions(const Tensor& from, int64_t from_capacity, int64_t from_row, const Tensor& to,
+                                 int64_t to_row, int64_t length) const {
   const GenaiConfig& c = model_->config();
-  for (const Tensor& buffer : past_) {
-    const size_t position_bytes = data_type_storage_bytes(buffer.dtype(), c.head_size);
-    char* base = static_cast<char*>(buffer.raw_data());
-    for (int64_t h = 0; h < c.num_key_value_heads; ++h) {
-      std::memmove(base + static_cast<size_t>((to * c.num_key_value_heads + h) * capacity_) * position_bytes,
-                   base + static_cast<size_t>((from * c.num_key_value_heads + h) * capacity_) * position_bytes,
-                   static_cast<size_t>(length) * position_bytes);
-    }
+  const size_t position_bytes = data_type_storage_bytes(from.dtype(), c.head_size);
+  for (int64_t h = 0; h < c.num_key_value_heads; ++h) {
+    std::memmove(static_cast<char*>(to.raw_data()) +
+                     static_cast<size_t>((to_row * c.num_key_value_heads + h) * capacity_) * position_bytes,
+                 static_cast<const char*>(from.raw_data()) +
+                     static_cast<size_t>((from_row * c.num_key_value_heads + h) * from_capacity) * position_bytes,
+                 static_cast<size_t>(length) * position_bytes);
   }
+}
+
+void BatchEngine::copy_row(int64_t from, int64_t to, int64_t length) {
+  for (const Tensor& buffer : past_) copy_positions(buffer, capacity_, from, buffer, to, length);
 }
 
 void BatchEngine::compact() {

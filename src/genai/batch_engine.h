@@ -100,6 +100,10 @@ class BatchEngine {
   // `first`, and the removal of finished rows by moving the last rows into their place.
   Status reserve(int64_t positions);
   std::vector<Tensor> buffer_rows(int64_t first, int64_t batch) const;
+  // The first `length` positions of row `from_row` of buffer `from` (of `from_capacity` positions per row) into
+  // row `to_row` of `to` (of capacity_); copy_row does it within every buffer.
+  void copy_positions(const Tensor& from, int64_t from_capacity, int64_t from_row, const Tensor& to, int64_t to_row,
+                      int64_t length) const;
   void copy_row(int64_t from, int64_t to, int64_t length);
   void compact();
   // add()'s two halves: the prefill of the mask layout (cache re-laid with the new rows), and the new rows' state.

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "core/half.h"
+#include "genai/decoder_tensors.h"
 #include "genai/sampling.h"
 #include "session/io_binding.h"
 #include "session/session.h"
@@ -25,15 +25,6 @@ const ValueDesc* find_value(const std::vector<ValueDesc>& values, const std::str
 Status missing_value(const GenaiConfig& c, std::string_view kind, const std::string& name, std::string_view key) {
   return make_error(StatusCode::kInvalidArgument, c.decoder_path(), ": the decoder has no ", kind, " '", name,
                     "' (genai_config.json ", key, ")");
-}
-
-// Writes integer `value` at index i of an int32 or int64 tensor.
-void put_int(Tensor& t, int64_t i, int64_t value) {
-  if (t.dtype() == DataType::kInt32) {
-    t.data<int32_t>()[i] = static_cast<int32_t>(value);
-  } else {
-    t.data<int64_t>()[i] = value;
-  }
 }
 
 }  // namespace
@@ -244,14 +235,14 @@ Status Generator::run_decoder(const std::vector<std::vector<int32_t>>& tokens) {
     const auto& row = tokens[static_cast<size_t>(b)];
     const int64_t pad = steps - static_cast<int64_t>(row.size());
     for (int64_t s = 0; s < steps; ++s) {
-      put_int(ids, b * steps + s, s < pad ? model_->config().pad_token_id : row[static_cast<size_t>(s - pad)]);
+      put_index(ids, b * steps + s, s < pad ? model_->config().pad_token_id : row[static_cast<size_t>(s - pad)]);
     }
   }
   std::vector<Tensor> inputs{std::move(ids)};
   if (io.has_mask) {
     TRY_ASSIGN(Tensor mask, Tensor::allocate(io.mask, Shape{batch, total}));
     for (int64_t b = 0; b < batch; ++b) {
-      for (int64_t s = 0; s < total; ++s) put_int(mask, b * total + s, s >= padding_[static_cast<size_t>(b)] ? 1 : 0);
+      for (int64_t s = 0; s < total; ++s) put_index(mask, b * total + s, s >= padding_[static_cast<size_t>(b)] ? 1 : 0);
     }
     inputs.push_back(std::move(mask));
   }
@@ -259,7 +250,7 @@ Status Generator::run_decoder(const std::vector<std::vector<int32_t>>& tokens) {
     TRY_ASSIGN(Tensor positions, Tensor::allocate(io.positions, Shape{batch, steps}));
     for (int64_t b = 0; b < batch; ++b) {
       for (int64_t s = 0; s < steps; ++s) {
-        put_int(positions, b * steps + s, std::max<int64_t>(0, cache_length_ + s - padding_[static_cast<size_t>(b)]));
+        put_index(positions, b * steps + s, std::max<int64_t>(0, cache_length_ + s - padding_[static_cast<size_t>(b)]));
       }
     }
     inputs.push_back(std::move(positions));
@@ -282,21 +273,9 @@ Status Generator::run_decoder(const std::vector<std::vector<int32_t>>& tokens) {
   // The logits of the last position of every sequence.
   const Tensor& logits = outputs[0];
   const int64_t vocab = model_->config().vocab_size;
-  if (logits.rank() != 3 || logits.shape()[0] != batch || logits.shape()[2] < vocab || logits.shape()[1] < 1 ||
-      (logits.dtype() != DataType::kFloat32 && logits.dtype() != DataType::kFloat16)) {
-    return make_error(StatusCode::kInvalidArgument, "genai: logits ", shape_to_string(logits.shape()),
-                      " must be float [batch, positions, vocab_size ", vocab, "]");
-  }
-  const int64_t positions = logits.shape()[1], width = logits.shape()[2];
+  TRY(check_logits(logits, batch, vocab));
   logits_.resize(static_cast<size_t>(batch * vocab));
-  for (int64_t b = 0; b < batch; ++b) {
-    const int64_t at = (b * positions + positions - 1) * width;
-    for (int64_t v = 0; v < vocab; ++v) {
-      logits_[static_cast<size_t>(b * vocab + v)] = logits.dtype() == DataType::kFloat32
-                                                        ? logits.data<float>()[at + v]
-                                                        : static_cast<float>(logits.data<Float16>()[at + v]);
-    }
-  }
+  for (int64_t b = 0; b < batch; ++b) last_position_logits(logits, b, vocab, logits_.data() + b * vocab);
   cache_length_ = total;
   logits_fresh_ = true;
   pending_.clear();
