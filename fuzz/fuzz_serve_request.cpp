@@ -45,8 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     case 2: {
-      std::string text;
-      error = nxrt::serve::parse_text_field(body, "prompt", text);
+      nxrt::serve::TokenizeRequest request;
+      error = nxrt::serve::parse_tokenize_request(body, request);
       break;
     }
     default: {

@@ -60,29 +60,13 @@ json model_card(const ServerState& state) {
 
 void tokenize(const httplib::Request& request, httplib::Response& response, ServerState& state) {
   if (not_ready(state, response)) return;
-  std::string text;
-  const char* field = "prompt";  // vLLM's name; llama.cpp's server says "content"
-  if (auto e = parse_text_field(request.body, field, text)) {
-    field = "content";
-    if (parse_text_field(request.body, field, text)) return send_error(response, *e);
-  }
-  bool add_special = true;
-  try {
-    const json body = json::parse(request.body);
-    if (body.contains("add_special_tokens")) {
-      if (!body["add_special_tokens"].is_boolean()) {
-        return send_error(response, {400, "'add_special_tokens' must be true or false", "invalid_request_error",
-                                     "add_special_tokens", ""});
-      }
-      add_special = body["add_special_tokens"].get<bool>();
-    }
-  } catch (const json::exception&) {
-  }
+  TokenizeRequest parsed;
+  if (auto e = parse_tokenize_request(request.body, parsed)) return send_error(response, *e);
   if (state.model->tokenizer() == nullptr) {
     return send_error(response, {400, "the model folder has no tokenizer.json", "invalid_request_error", "", ""});
   }
-  auto ids = state.model->tokenizer()->encode(text, add_special);
-  if (!ids) return send_error(response, {400, ids.status().message(), "invalid_request_error", field, ""});
+  auto ids = state.model->tokenizer()->encode(parsed.text, parsed.add_special_tokens);
+  if (!ids) return send_error(response, {400, ids.status().message(), "invalid_request_error", parsed.field, ""});
   send_json(response, 200, {{"tokens", *ids}, {"count", ids->size()}, {"max_model_len", state.served.context_length}});
 }
 

@@ -281,12 +281,24 @@ std::optional<ApiError> parse_completion_request(const std::string& body, bool c
   return std::nullopt;
 }
 
-std::optional<ApiError> parse_text_field(const std::string& body, const char* field, std::string& text) {
+std::optional<ApiError> parse_tokenize_request(const std::string& body, TokenizeRequest& request) {
   json doc;
   if (auto e = parse_object(body, doc)) return e;
-  const auto it = doc.find(field);
-  if (it == doc.end() || !it->is_string()) return invalid(field, std::string("'") + field + "' must be a string");
-  text = it->get<std::string>();
+  const auto prompt = doc.find("prompt");
+  const auto content = doc.find("content");
+  if (prompt != doc.end() && prompt->is_string()) {
+    request.text = prompt->get<std::string>();
+  } else if (content != doc.end() && content->is_string()) {
+    request.field = "content";
+    request.text = content->get<std::string>();
+  } else {
+    return invalid("prompt", "'prompt' must be a string");
+  }
+  const auto special = doc.find("add_special_tokens");
+  if (special != doc.end()) {
+    if (!special->is_boolean()) return invalid("add_special_tokens", "'add_special_tokens' must be true or false");
+    request.add_special_tokens = special->get<bool>();
+  }
   return std::nullopt;
 }
 

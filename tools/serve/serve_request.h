@@ -55,8 +55,15 @@ struct CompletionRequest {
 std::optional<ApiError> parse_completion_request(const std::string& body, bool chat, const ServedModel& served,
                                                  CompletionRequest& request);
 
-// Token ids from a /tokenize or /detokenize body: {"prompt" | "content": text} or {"tokens": [ids]}.
-std::optional<ApiError> parse_text_field(const std::string& body, const char* field, std::string& text);
+// A /tokenize body: {"prompt": text} (vLLM's name) or {"content": text} (llama.cpp's), and optionally
+// "add_special_tokens": bool (default true). `field` names the one given.
+struct TokenizeRequest {
+  std::string text;
+  const char* field = "prompt";
+  bool add_special_tokens = true;
+};
+std::optional<ApiError> parse_tokenize_request(const std::string& body, TokenizeRequest& request);
+// A /detokenize body: {"tokens": [ids]}.
 std::optional<ApiError> parse_token_field(const std::string& body, const ServedModel& served,
                                           std::vector<int32_t>& tokens);
 
