@@ -15,7 +15,7 @@
 
 namespace {
 
-constexpr size_t kMaxTensorBytes = size_t{64} << 20;
+constexpr size_t kMaxTensorBytes = size_t{16} << 20;
 
 }  // namespace
 
