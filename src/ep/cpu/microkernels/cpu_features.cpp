@@ -77,4 +77,13 @@ CpuIsa active_cpu_isa() {
   return active;
 }
 
+bool cpu_has_avx512_vnni() {
+#if defined(__x86_64__)
+  static const bool vnni = __builtin_cpu_supports("avx512vnni");
+  return vnni && cpu_isa_at_least(CpuIsa::kAvx512);
+#else
+  return false;
+#endif
+}
+
 }  // namespace nxrt::cpu

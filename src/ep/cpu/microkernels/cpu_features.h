@@ -24,4 +24,8 @@ CpuIsa detected_cpu_isa();
 CpuIsa active_cpu_isa();
 inline bool cpu_isa_at_least(CpuIsa tier) { return static_cast<int>(active_cpu_isa()) >= static_cast<int>(tier); }
 
+// Whether the processor reports AVX512_VNNI (byte dot products), an extension some avx512-tier processors lack.
+// Kernels use it only at the avx512 tier: true when the active tier is avx512 and the processor has it.
+bool cpu_has_avx512_vnni();
+
 }  // namespace nxrt::cpu

@@ -83,6 +83,13 @@ void repack_int4_panels(const uint8_t* blob, const float* scales, const float* o
 // Quantizes `rows` rows of `k` floats (a + m * lda) into q (rows of k_blocks * block), scales and sums.
 void quantize_int8_blocks(const float* a, int64_t lda, int64_t rows, int64_t k, int64_t k_blocks, int64_t block,
                           int8_t* q, float* scales, int32_t* sums);
+// The portable copy and the per-ISA copies (call only when the CPU has the ISA): the same bytes, scales and sums.
+void quantize_int8_blocks_generic(const float* a, int64_t lda, int64_t rows, int64_t k, int64_t k_blocks,
+                                  int64_t block, int8_t* q, float* scales, int32_t* sums);
+void quantize_int8_blocks__avx2(const float* a, int64_t lda, int64_t rows, int64_t k, int64_t k_blocks,
+                                int64_t block, int8_t* q, float* scales, int32_t* sums);
+void quantize_int8_blocks__avx512(const float* a, int64_t lda, int64_t rows, int64_t k, int64_t k_blocks,
+                                  int64_t block, int8_t* q, float* scales, int32_t* sums);
 
 // Y[m, n] = sum_b a_scale[m, b] (w_scale[n, b] sum_k q_a[m, k] code[n, k] + w_offset[n, b] a_sum[m, b])
 // (+ bias[n]) for m < rows and the rows n < n_total of panels [panel_begin, panel_end). Runs on the calling thread.
@@ -92,6 +99,9 @@ void int4_matmul_int8__avx2(const Int4Panels& w, const Int8Rows& a, int64_t rows
                             int64_t panel_end, int64_t n_total, const float* bias, float* y, int64_t ldy);
 void int4_matmul_int8__avx512(const Int4Panels& w, const Int8Rows& a, int64_t rows, int64_t panel_begin,
                               int64_t panel_end, int64_t n_total, const float* bias, float* y, int64_t ldy);
+// The avx512 copy with VNNI byte dot products (panel 16; call only when cpu_has_avx512_vnni()); same results.
+void int4_matmul_int8__avx512vnni(const Int4Panels& w, const Int8Rows& a, int64_t rows, int64_t panel_begin,
+                                  int64_t panel_end, int64_t n_total, const float* bias, float* y, int64_t ldy);
 void int4_matmul_int8_generic(const Int4Panels& w, const Int8Rows& a, int64_t rows, int64_t panel_begin,
                               int64_t panel_end, int64_t n_total, const float* bias, float* y, int64_t ldy);
 

@@ -34,7 +34,19 @@ void repack_int4_panels(const uint8_t* blob, const float* scales, const float* o
     for (int64_t b = 0; b < k_blocks; ++b) {
       const uint8_t* in = blob + (row * k_blocks + b) * (block / 2);
       const int64_t count = std::min(block, k - b * block);
-      for (int64_t t = 0; t < count; ++t) {
+      // Whole chunks of 8 codes: the 4 input bytes hold codes t..t+7 low nibble first; output byte j pairs code
+      // t + j (low nibble) with code t + 4 + j (high nibble).
+      const int64_t whole = count / 8 * 8;
+      for (int64_t t = 0; t < whole; t += 8) {
+        uint8_t* out = codes + panel_byte(w, p, i, b * block + t);
+        const uint8_t* chunk = in + t / 2;
+        for (int j = 0; j < 4; ++j) {
+          const uint32_t first = (chunk[j / 2] >> ((j % 2) * 4)) & 0xFu;
+          const uint32_t second = (chunk[2 + j / 2] >> ((j % 2) * 4)) & 0xFu;
+          out[j] = static_cast<uint8_t>(first | (second << 4));
+        }
+      }
+      for (int64_t t = whole; t < count; ++t) {
         const uint32_t code = (in[t / 2] >> ((t % 2) * 4)) & 0xFu;
         const int64_t kk = b * block + t;
         uint8_t& byte = codes[panel_byte(w, p, i, kk)];
@@ -48,6 +60,21 @@ void repack_int4_panels(const uint8_t* blob, const float* scales, const float* o
 
 void quantize_int8_blocks(const float* a, int64_t lda, int64_t rows, int64_t k, int64_t k_blocks, int64_t block,
                           int8_t* q, float* scales, int32_t* sums) {
+#if defined(__x86_64__)
+  if (cpu_isa_at_least(CpuIsa::kAvx512)) {
+    quantize_int8_blocks__avx512(a, lda, rows, k, k_blocks, block, q, scales, sums);
+    return;
+  }
+  if (cpu_isa_at_least(CpuIsa::kAvx2)) {
+    quantize_int8_blocks__avx2(a, lda, rows, k, k_blocks, block, q, scales, sums);
+    return;
+  }
+#endif
+  quantize_int8_blocks_generic(a, lda, rows, k, k_blocks, block, q, scales, sums);
+}
+
+void quantize_int8_blocks_generic(const float* a, int64_t lda, int64_t rows, int64_t k, int64_t k_blocks,
+                                  int64_t block, int8_t* q, float* scales, int32_t* sums) {
   const int64_t kp = k_blocks * block;
   for (int64_t m = 0; m < rows; ++m) {
     for (int64_t b = 0; b < k_blocks; ++b) {
@@ -110,6 +137,10 @@ void int4_matmul_int8_generic(const Int4Panels& w, const Int8Rows& a, int64_t ro
 void int4_matmul_int8(const Int4Panels& w, const Int8Rows& a, int64_t rows, int64_t panel_begin, int64_t panel_end,
                       int64_t n_total, const float* bias, float* y, int64_t ldy) {
 #if defined(__x86_64__)
+  if (w.panel == 16 && cpu_has_avx512_vnni()) {
+    int4_matmul_int8__avx512vnni(w, a, rows, panel_begin, panel_end, n_total, bias, y, ldy);
+    return;
+  }
   if (w.panel == 16 && cpu_isa_at_least(CpuIsa::kAvx512)) {
     int4_matmul_int8__avx512(w, a, rows, panel_begin, panel_end, n_total, bias, y, ldy);
     return;

@@ -202,6 +202,9 @@ void check_int8_case(const Case& c, uint32_t seed) {
 #if defined(__x86_64__)
   if (detected_cpu_isa() >= CpuIsa::kAvx2) copies.emplace_back("avx2", 8, int4_matmul_int8__avx2);
   if (detected_cpu_isa() >= CpuIsa::kAvx512) copies.emplace_back("avx512", 16, int4_matmul_int8__avx512);
+  if (detected_cpu_isa() >= CpuIsa::kAvx512 && __builtin_cpu_supports("avx512vnni")) {
+    copies.emplace_back("avx512vnni", 16, int4_matmul_int8__avx512vnni);
+  }
 #endif
   const std::string where = "rows " + std::to_string(c.rows) + " n " + std::to_string(c.n) + " k " +
                             std::to_string(c.k) + " block " + std::to_string(c.block);
@@ -230,7 +233,8 @@ void check_int8_case(const Case& c, uint32_t seed) {
 
 TEST(Int4Matmul, Int8ProductsOnEveryPanelWidthMatchTheIntegerSums) {
   const Case cases[] = {{1, 1, 16, 16},  {1, 9, 100, 32},  {2, 16, 64, 64},   {3, 17, 200, 128},
-                        {4, 33, 256, 32}, {5, 8, 96, 16},   {9, 6, 40, 32},    {1, 40, 1000, 256}};
+                        {4, 33, 256, 32}, {5, 8, 96, 16},   {9, 6, 40, 32},    {1, 40, 1000, 256},
+                        {8, 20, 128, 32}, {19, 33, 96, 32}};
   uint32_t seed = 50;
   for (const Case& c : cases) check_int8_case(c, seed++);
 }
@@ -261,6 +265,9 @@ TEST(Int4Matmul, Int8ProductsWithoutOffsetsUseZeroPointEight) {
 #if defined(__x86_64__)
   if (detected_cpu_isa() >= CpuIsa::kAvx2) copies.emplace_back(8, int4_matmul_int8__avx2);
   if (detected_cpu_isa() >= CpuIsa::kAvx512) copies.emplace_back(16, int4_matmul_int8__avx512);
+  if (detected_cpu_isa() >= CpuIsa::kAvx512 && __builtin_cpu_supports("avx512vnni")) {
+    copies.emplace_back(16, int4_matmul_int8__avx512vnni);
+  }
 #endif
   for (const auto& [panel, fn] : copies) {
     const int64_t panels = (c.n + panel - 1) / panel;
@@ -274,6 +281,75 @@ TEST(Int4Matmul, Int8ProductsWithoutOffsetsUseZeroPointEight) {
     fn(explicit_offsets, rows, c.rows, 0, panels, c.n, nullptr, with.data(), c.n);
     fn(implicit_offsets, rows, c.rows, 0, panels, c.n, nullptr, without.data(), c.n);
     EXPECT_EQ(with, without) << "panel " << panel;
+  }
+}
+
+}  // namespace
+}  // namespace nxrt::cpu
+
+namespace nxrt::cpu {
+namespace {
+
+// Every copy of quantize_int8_blocks gives the generic copy's bytes, scales and sums exactly, over blocks that end
+// inside K, all-zero blocks, halfway values (round half to even), NaN and infinities.
+TEST(Int4Matmul, Int8QuantizationCopiesMatchTheGenericOneExactly) {
+  using QuantizeFn = void (*)(const float*, int64_t, int64_t, int64_t, int64_t, int64_t, int8_t*, float*, int32_t*);
+  std::vector<std::pair<std::string, QuantizeFn>> copies = {{"dispatched", quantize_int8_blocks}};
+#if defined(__x86_64__)
+  if (detected_cpu_isa() >= CpuIsa::kAvx2) copies.emplace_back("avx2", quantize_int8_blocks__avx2);
+  if (detected_cpu_isa() >= CpuIsa::kAvx512) copies.emplace_back("avx512", quantize_int8_blocks__avx512);
+#endif
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> uniform(-3.0f, 3.0f);
+  const struct {
+    int64_t rows, k, block;
+  } shapes[] = {{1, 16, 16}, {3, 100, 32}, {2, 40, 8}, {4, 250, 64}, {2, 12, 12}, {1, 5, 24}};
+  for (const auto& shape : shapes) {
+    const int64_t k_blocks = (shape.k + shape.block - 1) / shape.block, kp = k_blocks * shape.block;
+    const int64_t lda = shape.k + 3;
+    std::vector<float> a(static_cast<size_t>(shape.rows * lda));
+    for (float& v : a) v = uniform(rng);
+    a[1] = 127.0f;  // with max 127 at the front of row 0's first block, 0.5 and 2.5 sit halfway between codes
+    a[2] = 0.5f;
+    a[3] = 2.5f;
+    if (shape.rows > 1) {
+      for (int64_t t = 0; t < std::min(shape.k, shape.block); ++t) a[static_cast<size_t>(lda + t)] = 0.0f;
+    }
+    if (shape.rows > 2) {
+      a[static_cast<size_t>(2 * lda + 1)] = std::nanf("");
+      if (shape.k > shape.block) a[static_cast<size_t>(2 * lda + shape.block)] = INFINITY;
+      if (shape.k > shape.block + 1) a[static_cast<size_t>(2 * lda + shape.block + 1)] = -INFINITY;
+    }
+    const auto run = [&](QuantizeFn fn, std::vector<int8_t>& q, std::vector<float>& scales, std::vector<int32_t>& sums) {
+      q.assign(static_cast<size_t>(shape.rows * kp), 99);
+      scales.assign(static_cast<size_t>(shape.rows * k_blocks), -1.0f);
+      sums.assign(scales.size(), -1);
+      fn(a.data(), lda, shape.rows, shape.k, k_blocks, shape.block, q.data(), scales.data(), sums.data());
+    };
+    std::vector<int8_t> want_q;
+    std::vector<float> want_scales;
+    std::vector<int32_t> want_sums;
+    run(quantize_int8_blocks_generic, want_q, want_scales, want_sums);
+    EXPECT_EQ(want_q[2], 0) << "0.5 rounds to the even 0";
+    EXPECT_EQ(want_q[3], 2) << "2.5 rounds to the even 2";
+    for (const auto& [name, fn] : copies) {
+      std::vector<int8_t> q;
+      std::vector<float> scales;
+      std::vector<int32_t> sums;
+      run(fn, q, scales, sums);
+      const std::string where = name + " rows " + std::to_string(shape.rows) + " k " + std::to_string(shape.k) +
+                                " block " + std::to_string(shape.block);
+      EXPECT_EQ(q, want_q) << where;
+      EXPECT_EQ(sums, want_sums) << where;
+      ASSERT_EQ(scales.size(), want_scales.size());
+      for (size_t i = 0; i < scales.size(); ++i) {
+        if (std::isnan(want_scales[i])) {
+          EXPECT_TRUE(std::isnan(scales[i])) << where << " scale " << i;
+        } else {
+          EXPECT_EQ(scales[i], want_scales[i]) << where << " scale " << i;
+        }
+      }
+    }
   }
 }
 

@@ -1,0 +1,89 @@
+// AVX-512 VNNI products of 4-bit weight panels with int8 A (MatMulNBits accuracy_level 4; contract and layout in
+// ep/cpu/microkernels/int4_matmul.h). Compiled with -mavx512vnni on top of the avx512 tier's flags; the dispatcher
+// calls it only on processors that report AVX512_VNNI.
+//
+// One 16-row panel by up to 8 rows of A. Each 64-byte chunk (8 k's of 16 rows) splits into its low and high nibbles
+// once for all rows of A; one unsigned x signed byte dot product (vpdpbusd) per nibble half adds every row's sum over
+// 4 k's into its int32 lane. The integer sums are those of the AVX-512 copy without VNNI (whose 16-bit partial sums
+// cannot saturate: 2 x 15 x 127 per pair), and the float steps are the same, so both give the same results.
+#include <immintrin.h>
+
+// GCC 12 reports the _mm512_undefined pass-through operands inside the conversion intrinsics as
+// maybe-uninitialized; they are never read.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include <algorithm>
+#include <cstring>
+
+#include "ep/cpu/microkernels/int4_matmul.h"
+
+namespace nxrt::cpu {
+
+namespace {
+
+constexpr int kMaxRows = 8;
+constexpr int64_t kPrefetchBytes = 4096;
+
+inline __m512i broadcast_four_bytes(const int8_t* at) {
+  int32_t four;
+  std::memcpy(&four, at, 4);
+  return _mm512_set1_epi32(four);
+}
+
+template <int M>
+void vnni_panel(const Int4Panels& w, const Int8Rows& a, int64_t p, int64_t n_total, const float* bias, float* y,
+                int64_t ldy) {
+  const int64_t kp = w.padded_k();
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  __m512 acc[M];
+  for (auto& v : acc) v = _mm512_setzero_ps();
+  const uint8_t* codes = w.codes + p * (kp / 8) * 64;
+  for (int64_t b = 0; b < w.k_blocks; ++b) {
+    __m512i sums[M];
+    for (auto& v : sums) v = _mm512_setzero_si512();
+    for (int64_t kk = b * w.block; kk < (b + 1) * w.block; kk += 8, codes += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(codes) + kPrefetchBytes, _MM_HINT_T0);
+      const __m512i bytes = _mm512_loadu_si512(codes);
+      const __m512i low = _mm512_and_si512(bytes, nibble);
+      const __m512i high = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble);
+      for (int m = 0; m < M; ++m) {
+        const int8_t* q = a.q + m * kp + kk;
+        sums[m] = _mm512_dpbusd_epi32(sums[m], low, broadcast_four_bytes(q));
+        sums[m] = _mm512_dpbusd_epi32(sums[m], high, broadcast_four_bytes(q + 4));
+      }
+    }
+    const __m512 scales = _mm512_loadu_ps(w.scales + (p * w.k_blocks + b) * 16);
+    const __m512 offsets = w.offsets != nullptr ? _mm512_loadu_ps(w.offsets + (p * w.k_blocks + b) * 16)
+                                                : _mm512_mul_ps(scales, _mm512_set1_ps(-8.0f));
+    for (int m = 0; m < M; ++m) {
+      const float a_scale = a.scales[m * w.k_blocks + b];
+      const float a_sum = a_scale * static_cast<float>(a.sums[m * w.k_blocks + b]);
+      acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums[m]), _mm512_mul_ps(scales, _mm512_set1_ps(a_scale)), acc[m]);
+      acc[m] = _mm512_fmadd_ps(offsets, _mm512_set1_ps(a_sum), acc[m]);
+    }
+  }
+  const __mmask16 valid = static_cast<__mmask16>((1u << std::min<int64_t>(16, n_total - p * 16)) - 1u);
+  const __m512 add = bias != nullptr ? _mm512_maskz_loadu_ps(valid, bias + p * 16) : _mm512_setzero_ps();
+  for (int m = 0; m < M; ++m) _mm512_mask_storeu_ps(y + m * ldy + p * 16, valid, _mm512_add_ps(acc[m], add));
+}
+
+using PanelFn = void (*)(const Int4Panels&, const Int8Rows&, int64_t, int64_t, const float*, float*, int64_t);
+constexpr PanelFn kPanels[kMaxRows] = {vnni_panel<1>, vnni_panel<2>, vnni_panel<3>, vnni_panel<4>,
+                                       vnni_panel<5>, vnni_panel<6>, vnni_panel<7>, vnni_panel<8>};
+
+}  // namespace
+
+void int4_matmul_int8__avx512vnni(const Int4Panels& w, const Int8Rows& a, int64_t rows, int64_t panel_begin,
+                                  int64_t panel_end, int64_t n_total, const float* bias, float* y, int64_t ldy) {
+  const int64_t kp = w.padded_k();
+  for (int64_t p = panel_begin; p < panel_end; ++p) {
+    for (int64_t m = 0; m < rows; m += kMaxRows) {
+      const Int8Rows at{a.q + m * kp, a.scales + m * w.k_blocks, a.sums + m * w.k_blocks};
+      kPanels[std::min<int64_t>(kMaxRows, rows - m) - 1](w, at, p, n_total, bias, y + m * ldy, ldy);
+    }
+  }
+}
+
+}  // namespace nxrt::cpu
