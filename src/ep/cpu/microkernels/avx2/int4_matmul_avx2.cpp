@@ -73,6 +73,10 @@ constexpr TileFn kFourRowTiles[4] = {int4_tile<4, 1>, int4_tile<4, 2>, int4_tile
 constexpr TileFn kOneRowTiles[4] = {int4_tile<1, 1>, int4_tile<1, 2>, int4_tile<1, 3>, int4_tile<1, 4>};
 
 constexpr int64_t kPrefetchBytes = 4096;
+// Chunks of 8 k's whose byte products may add up in 16 bits: per chunk and lane, two pairs of a code (0..15) times
+// an A byte (|q| <= 127, as quantize_int8_blocks makes them) reach at most 2 x 2 x 15 x 127 = 7620, so four chunks
+// stay below 32767.
+constexpr int64_t kChunksPer16Bits = 4;
 
 // int8 A (accuracy_level 4): one 8-row panel by M rows of A, as the AVX-512 copy does it with 16 rows.
 template <int M>
@@ -87,20 +91,26 @@ void int8_panel(const Int4Panels& w, const Int8Rows& a, int64_t p, int64_t n_tot
   for (int64_t b = 0; b < w.k_blocks; ++b) {
     __m256i sums[M];
     for (auto& v : sums) v = _mm256_setzero_si256();
-    for (int64_t kk = b * w.block; kk < (b + 1) * w.block; kk += 8, codes += 32) {
-      // One sequential stream per panel, fetched ahead (a prefetch past the end is harmless).
-      _mm_prefetch(reinterpret_cast<const char*>(codes) + kPrefetchBytes, _MM_HINT_T0);
-      const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes));
-      const __m256i low = _mm256_and_si256(bytes, nibble);
-      const __m256i high = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), nibble);
-      for (int m = 0; m < M; ++m) {
-        int32_t first, second;
-        std::memcpy(&first, a.q + m * kp + kk, 4);
-        std::memcpy(&second, a.q + m * kp + kk + 4, 4);
-        const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(low, _mm256_set1_epi32(first)),
-                                               _mm256_maddubs_epi16(high, _mm256_set1_epi32(second)));
-        sums[m] = _mm256_add_epi32(sums[m], _mm256_madd_epi16(pairs, ones));
+    // 16-bit partial sums over up to kChunksPer16Bits chunks of 8 k's, then widened to 32 bits once.
+    for (int64_t group = b * w.block; group < (b + 1) * w.block; group += 8 * kChunksPer16Bits) {
+      const int64_t group_end = std::min((b + 1) * w.block, group + 8 * kChunksPer16Bits);
+      __m256i pairs[M];
+      for (auto& v : pairs) v = _mm256_setzero_si256();
+      for (int64_t kk = group; kk < group_end; kk += 8, codes += 32) {
+        // One sequential stream per panel, fetched ahead (a prefetch past the end is harmless).
+        _mm_prefetch(reinterpret_cast<const char*>(codes) + kPrefetchBytes, _MM_HINT_T0);
+        const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes));
+        const __m256i low = _mm256_and_si256(bytes, nibble);
+        const __m256i high = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), nibble);
+        for (int m = 0; m < M; ++m) {
+          int32_t first, second;
+          std::memcpy(&first, a.q + m * kp + kk, 4);
+          std::memcpy(&second, a.q + m * kp + kk + 4, 4);
+          pairs[m] = _mm256_add_epi16(pairs[m], _mm256_add_epi16(_mm256_maddubs_epi16(low, _mm256_set1_epi32(first)),
+                                                                 _mm256_maddubs_epi16(high, _mm256_set1_epi32(second))));
+        }
       }
+      for (int m = 0; m < M; ++m) sums[m] = _mm256_add_epi32(sums[m], _mm256_madd_epi16(pairs[m], ones));
     }
     const __m256 scales = _mm256_loadu_ps(w.scales + (p * w.k_blocks + b) * 8);
     const __m256 offsets = w.offsets != nullptr ? _mm256_loadu_ps(w.offsets + (p * w.k_blocks + b) * 8)

@@ -89,6 +89,10 @@ constexpr TileFn kOneRowTiles[4] = {int4_tile<1, 1>, int4_tile<1, 2>, int4_tile<
 // its low and high nibbles; an unsigned x signed byte multiply-add with 4 bytes of A broadcast gives every row's
 // sum over 4 k's in its lane, summed to int32 over the block, then scaled in float once per block.
 constexpr int64_t kPrefetchBytes = 4096;
+// Chunks of 8 k's whose byte products may add up in 16 bits: per chunk and lane, two pairs of a code (0..15) times
+// an A byte (|q| <= 127, as quantize_int8_blocks makes them) reach at most 2 x 2 x 15 x 127 = 7620, so four chunks
+// stay below 32767.
+constexpr int64_t kChunksPer16Bits = 4;
 
 template <int M>
 void int8_panel(const Int4Panels& w, const Int8Rows& a, int64_t p, int64_t n_total, const float* bias, float* y,
@@ -102,21 +106,27 @@ void int8_panel(const Int4Panels& w, const Int8Rows& a, int64_t p, int64_t n_tot
   for (int64_t b = 0; b < w.k_blocks; ++b) {
     __m512i sums[M];
     for (auto& v : sums) v = _mm512_setzero_si512();
-    for (int64_t kk = b * w.block; kk < (b + 1) * w.block; kk += 8, codes += 64) {
-      // The panel is one sequential stream; fetching a few lines ahead hides the memory latency of a matrix that
-      // does not fit the caches (reading past the end is harmless for a prefetch).
-      _mm_prefetch(reinterpret_cast<const char*>(codes) + kPrefetchBytes, _MM_HINT_T0);
-      const __m512i bytes = _mm512_loadu_si512(codes);
-      const __m512i low = _mm512_and_si512(bytes, nibble);
-      const __m512i high = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble);
-      for (int m = 0; m < M; ++m) {
-        int32_t first, second;
-        std::memcpy(&first, a.q + m * kp + kk, 4);
-        std::memcpy(&second, a.q + m * kp + kk + 4, 4);
-        const __m512i pairs = _mm512_add_epi16(_mm512_maddubs_epi16(low, _mm512_set1_epi32(first)),
-                                               _mm512_maddubs_epi16(high, _mm512_set1_epi32(second)));
-        sums[m] = _mm512_add_epi32(sums[m], _mm512_madd_epi16(pairs, ones));
+    // 16-bit partial sums over up to kChunksPer16Bits chunks of 8 k's, then widened to 32 bits once.
+    for (int64_t group = b * w.block; group < (b + 1) * w.block; group += 8 * kChunksPer16Bits) {
+      const int64_t group_end = std::min((b + 1) * w.block, group + 8 * kChunksPer16Bits);
+      __m512i pairs[M];
+      for (auto& v : pairs) v = _mm512_setzero_si512();
+      for (int64_t kk = group; kk < group_end; kk += 8, codes += 64) {
+        // The panel is one sequential stream; fetching a few lines ahead hides the memory latency of a matrix
+        // that does not fit the caches (reading past the end is harmless for a prefetch).
+        _mm_prefetch(reinterpret_cast<const char*>(codes) + kPrefetchBytes, _MM_HINT_T0);
+        const __m512i bytes = _mm512_loadu_si512(codes);
+        const __m512i low = _mm512_and_si512(bytes, nibble);
+        const __m512i high = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble);
+        for (int m = 0; m < M; ++m) {
+          int32_t first, second;
+          std::memcpy(&first, a.q + m * kp + kk, 4);
+          std::memcpy(&second, a.q + m * kp + kk + 4, 4);
+          pairs[m] = _mm512_add_epi16(pairs[m], _mm512_add_epi16(_mm512_maddubs_epi16(low, _mm512_set1_epi32(first)),
+                                                                 _mm512_maddubs_epi16(high, _mm512_set1_epi32(second))));
+        }
       }
+      for (int m = 0; m < M; ++m) sums[m] = _mm512_add_epi32(sums[m], _mm512_madd_epi16(pairs[m], ones));
     }
     const __m512 scales = _mm512_loadu_ps(w.scales + (p * w.k_blocks + b) * 16);
     const __m512 offsets = w.offsets != nullptr ? _mm512_loadu_ps(w.offsets + (p * w.k_blocks + b) * 16)

@@ -355,3 +355,51 @@ TEST(Int4Matmul, Int8QuantizationCopiesMatchTheGenericOneExactly) {
 
 }  // namespace
 }  // namespace nxrt::cpu
+
+namespace nxrt::cpu {
+namespace {
+
+// The largest products the int8 kernels can meet (every code 15, every A byte +-127) over long blocks: the 16-bit
+// partial sums of the non-VNNI copies must not wrap.
+TEST(Int4Matmul, Int8ProductsOfTheLargestCodesAndBytesDoNotWrap) {
+  using Int8Fn = void (*)(const Int4Panels&, const Int8Rows&, int64_t, int64_t, int64_t, int64_t, const float*, float*,
+                          int64_t);
+  std::vector<std::pair<int64_t, Int8Fn>> copies = {{8, int4_matmul_int8_generic}, {16, int4_matmul_int8_generic}};
+#if defined(__x86_64__)
+  if (detected_cpu_isa() >= CpuIsa::kAvx2) copies.emplace_back(8, int4_matmul_int8__avx2);
+  if (detected_cpu_isa() >= CpuIsa::kAvx512) copies.emplace_back(16, int4_matmul_int8__avx512);
+  if (detected_cpu_isa() >= CpuIsa::kAvx512 && __builtin_cpu_supports("avx512vnni")) {
+    copies.emplace_back(16, int4_matmul_int8__avx512vnni);
+  }
+#endif
+  for (const int64_t block : {32, 128}) {
+    const int64_t n = 16, k = 256, k_blocks = k / block, rows = 2;
+    const std::vector<uint8_t> blob(static_cast<size_t>(n * k / 2), 0xFF);  // every code 15
+    const std::vector<float> scales(static_cast<size_t>(n * k_blocks), 1.0f), offsets(scales.size(), 0.0f);
+    std::vector<float> a(static_cast<size_t>(rows * k), 1.0f);
+    std::fill(a.begin() + k, a.end(), -1.0f);  // row 1: every byte -127
+    std::vector<int8_t> q(static_cast<size_t>(rows * k));
+    std::vector<float> a_scales(static_cast<size_t>(rows * k_blocks));
+    std::vector<int32_t> a_sums(a_scales.size());
+    quantize_int8_blocks(a.data(), k, rows, k, k_blocks, block, q.data(), a_scales.data(), a_sums.data());
+    ASSERT_EQ(q[0], 127);
+    ASSERT_EQ(q[static_cast<size_t>(k)], -127);
+    for (const auto& [panel, fn] : copies) {
+      const int64_t panels = n / panel;
+      std::vector<uint8_t> packed(static_cast<size_t>(panels * k * panel / 2));
+      std::vector<float> panel_scales(static_cast<size_t>(panels * k_blocks * panel)), panel_offsets(panel_scales.size());
+      repack_int4_panels(blob.data(), scales.data(), offsets.data(), n, k, k_blocks, block, panel, packed.data(),
+                         panel_scales.data(), panel_offsets.data());
+      const Int4Panels w{packed.data(), panel_scales.data(), panel_offsets.data(), k_blocks, block, panel};
+      std::vector<float> y(static_cast<size_t>(rows * n));
+      fn(w, Int8Rows{q.data(), a_scales.data(), a_sums.data()}, rows, 0, panels, n, nullptr, y.data(), n);
+      for (int64_t j = 0; j < n; ++j) {
+        EXPECT_NEAR(y[static_cast<size_t>(j)], 15.0f * k, 1e-3f * k) << "panel " << panel << " block " << block;
+        EXPECT_NEAR(y[static_cast<size_t>(n + j)], -15.0f * k, 1e-3f * k) << "panel " << panel << " block " << block;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nxrt::cpu
