@@ -154,16 +154,7 @@ void attend_rows(const float* q, int64_t ldq, const float* k, const float* v, in
   if (hv == 0) return;
   if (count <= 2) {
     // Decode rows: y = p V accumulated row by row of V; packing V for the GEMM would cost more than the product.
-    for (int64_t i = 0; i < count; ++i) {
-      float* out = y + i * ldy;
-      std::fill_n(out, hv, 0.0f);
-      for (int64_t j = 0; j < t; ++j) {
-        const float p = scores[i * t + j];
-        if (p == 0.0f) continue;
-        const float* row = v + j * hv;
-        for (int64_t e = 0; e < hv; ++e) out[e] += p * row[e];
-      }
-    }
+    for (int64_t i = 0; i < count; ++i) vector_weighted_rows(scores + i * t, v, t, hv, hv, y + i * ldy);
     return;
   }
   gemm_f32(GemmArgs{false, false, count, hv, t, t, hv, ldy}, 1.0f, scores, v, 0.0f, y, pool);

@@ -35,6 +35,9 @@ struct VectorMathKernels {
   // y[i] = (x[i] - mean) * inv_std * scale[i] + bias[i] (bias may be null: + 0). y may equal x.
   void (*normalize_row)(const float* x, float mean, float inv_std, const float* scale, const float* bias, float* y,
                         int64_t n);
+  // out[e] = sum over j < rows with p[j] != 0 of p[j] * v[j * ldv + e], for e < n (zero weights skip their rows,
+  // so rows that a softmax masked out are never read into the sum, whatever they hold).
+  void (*weighted_rows)(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t n, float* out);
   BinaryArrayFn<float> binary_f32[kBinaryOps][kBinaryShapes];
   BinaryArrayFn<double> binary_f64[kBinaryOps][kBinaryShapes];
 };

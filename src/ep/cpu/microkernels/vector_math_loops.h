@@ -224,6 +224,26 @@ void normalize_row_loop(const float* x, float mean, float inv_std, const float* 
   }
 }
 
+// Columns [e0, e0 + Width) of weighted_rows, summed in a fixed-size array the compiler keeps in registers.
+template <int Width>
+void weighted_columns(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t e0, float* out) {
+  float acc[Width] = {};
+  for (int64_t j = 0; j < rows; ++j) {
+    const float weight = p[j];
+    if (weight == 0.0f) continue;
+    const float* row = v + j * ldv + e0;
+    for (int e = 0; e < Width; ++e) acc[e] += weight * row[e];
+  }
+  for (int e = 0; e < Width; ++e) out[e0 + e] = acc[e];
+}
+
+void weighted_rows_loop(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t n, float* out) {
+  int64_t e0 = 0;
+  for (; e0 + 64 <= n; e0 += 64) weighted_columns<64>(p, v, rows, ldv, e0, out);
+  for (; e0 + 16 <= n; e0 += 16) weighted_columns<16>(p, v, rows, ldv, e0, out);
+  for (; e0 < n; ++e0) weighted_columns<1>(p, v, rows, ldv, e0, out);
+}
+
 void softmax_row_loop(const float* in, float* out, int64_t n) {
   const float inverse = 1.0f / exp_shifted_sum_loop(in, out, n, row_max_loop(in, n));
   for (int64_t i = 0; i < n; ++i) out[i] *= inverse;
@@ -278,6 +298,7 @@ VectorMathKernels make_kernels() {
   kernels.exp_rows = exp_rows_loop;
   kernels.row_moments = row_moments_loop;
   kernels.normalize_row = normalize_row_loop;
+  kernels.weighted_rows = weighted_rows_loop;
   fill_binary_table<float>(kernels.binary_f32);
   fill_binary_table<double>(kernels.binary_f64);
   return kernels;

@@ -238,6 +238,34 @@ TEST_P(VectorMathTest, SoftmaxRowMatchesDoubleReferenceAndSkipsNanInTheMax) {
   for (float y : out) EXPECT_TRUE(std::isnan(y));
 }
 
+TEST_P(VectorMathTest, WeightedRowsMatchDoubleSumsAndSkipZeroWeights) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  for (int64_t n : {1, 7, 16, 33, 64, 80, 128, 131}) {
+    const int64_t rows = 37, ldv = n + 3;
+    std::vector<float> p(static_cast<size_t>(rows)), v(static_cast<size_t>(rows * ldv));
+    for (float& x : p) x = dist(rng);
+    for (float& x : v) x = dist(rng);
+    for (int64_t j = 0; j < rows; j += 5) {  // zero weights over rows of NaN: never read into the sums
+      p[static_cast<size_t>(j)] = 0.0f;
+      std::fill_n(v.begin() + j * ldv, n, std::nanf(""));
+    }
+    std::vector<float> out(static_cast<size_t>(n) + 1, 12345.0f);
+    vector_weighted_rows(p.data(), v.data(), rows, ldv, n, out.data());
+    for (int64_t e = 0; e < n; ++e) {
+      double expected = 0.0, magnitude = 0.0;
+      for (int64_t j = 0; j < rows; ++j) {
+        if (p[static_cast<size_t>(j)] == 0.0f) continue;
+        const double term = double{p[static_cast<size_t>(j)]} * v[static_cast<size_t>(j * ldv + e)];
+        expected += term;
+        magnitude += std::fabs(term);
+      }
+      EXPECT_NEAR(out[static_cast<size_t>(e)], expected, 1e-6 * magnitude + 1e-7) << "n=" << n << " e=" << e;
+    }
+    EXPECT_EQ(out[static_cast<size_t>(n)], 12345.0f) << "wrote past n=" << n;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, VectorMathTest, ::testing::Values("generic", "avx2", "avx512"),
                          [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
 
