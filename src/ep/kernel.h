@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/dispatch.h"
+#include "core/mapped_pages.h"
 #include "core/scratch_space.h"
 #include "core/status.h"
 #include "core/tensor.h"
@@ -72,6 +73,14 @@ struct KernelInfo {
   const SubgraphCompiler* subgraphs = nullptr;   // set by the session; null in kernel unit tests
   const ExecutionProvider* provider = nullptr;   // the provider the node is assigned to; null in kernel unit tests
   int opset() const { return node.opset; }
+  // For a create function that has copied constant input i into its own (packed) form and will not read the
+  // input at run: the resident pages of a file-mapped initializer under it go back to the system (see
+  // core/mapped_pages.h; read from the file again if anything else touches them).
+  void release_constant_pages(size_t i) const {
+    if (i < constant_inputs.size() && constant_inputs[i] != nullptr) {
+      release_mapped_pages(constant_inputs[i]->raw_data(), constant_inputs[i]->storage_bytes());
+    }
+  }
 };
 
 // What a value kernel may use while it runs: the pool and, for control flow, subgraph execution.

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "core/data_type.h"
+#include "core/mapped_pages.h"
 #include "onnx/model_proto.h"
 
 namespace nxrt::onnx {
@@ -49,8 +50,14 @@ Expected<Mapping> map_range(int fd, uint64_t offset, uint64_t size, const std::s
     return make_error(StatusCode::kFail, "mmap of '", path, "' failed: ", std::strerror(errno));
   }
   mapping.base = base;
+  register_file_mapping(base, mapping.mapped_size);
   mapping.bytes = std::string_view(static_cast<const char*>(base) + (offset - aligned), static_cast<size_t>(size));
   return mapping;
+}
+
+void unmap(const Mapping& mapping) {
+  unregister_file_mapping(mapping.base);
+  ::munmap(mapping.base, mapping.mapped_size);
 }
 
 class MappedModelBytes final : public ModelBytes {
@@ -58,7 +65,7 @@ class MappedModelBytes final : public ModelBytes {
   MappedModelBytes(Mapping mapping, std::string directory)
       : mapping_(mapping), directory_(std::move(directory)) {}
   ~MappedModelBytes() override {
-    if (mapping_.base != nullptr) ::munmap(mapping_.base, mapping_.mapped_size);
+    if (mapping_.base != nullptr) unmap(mapping_);
   }
   std::string_view bytes() const override { return mapping_.bytes; }
   const std::string& directory() const override { return directory_; }
@@ -236,8 +243,8 @@ Expected<ExternalData> load_external_data(const TensorProto& tensor, const std::
   std::shared_ptr<const void> keep_alive;
   if (mapping.base != nullptr) {
     const size_t mapped_size = mapping.mapped_size;
-    keep_alive = std::shared_ptr<const void>(mapping.base,
-                                             [mapped_size](const void* base) { ::munmap(const_cast<void*>(base), mapped_size); });
+    keep_alive = std::shared_ptr<const void>(
+        mapping.base, [mapped_size](const void* base) { unmap(Mapping{const_cast<void*>(base), mapped_size, {}}); });
   }
   return ExternalData{mapping.bytes, std::move(keep_alive)};
 }

@@ -497,6 +497,10 @@ Expected<std::unique_ptr<Kernel>> create_matmul_nbits(const KernelInfo& info) {
     dequantize_weights(s, *constant(1), *constant(2), constant(3), w.data());
     packed.floats = PackedB<float>::pack(GemmArgs{false, true, 0, s.n, s.k, 0, s.k, 0}, w.data());
   }
+  // Packed weights are all the run reads of B, scales and zero points.
+  if (packed.int4_panels || packed.int4 || packed.int8 || packed.floats) {
+    for (size_t i = 1; i <= 3; ++i) info.release_constant_pages(i);
+  }
   return std::unique_ptr<Kernel>(std::make_unique<MatMulNBitsKernel>(description, s, std::move(packed)));
 }
 

@@ -98,6 +98,8 @@ PackedWeights pack_constant_b(const KernelInfo& info, bool trans_b) {
   } else if (b->dtype() == DataType::kFloat64) {
     packed.f64 = std::make_unique<const PackedB<double>>(PackedB<double>::pack(g, b->data<double>()));
   }
+  // A constant B always matches its packed shape, so the run reads only the packed copy.
+  if (packed.f32 || packed.f64) info.release_constant_pages(1);
   return packed;
 }
 
