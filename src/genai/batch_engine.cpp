@@ -165,13 +165,27 @@ Expected<std::vector<int64_t>> BatchEngine::add(const std::vector<int32_t>& prom
     compact();
     TRY(reserve(length));
     const int64_t row = static_cast<int64_t>(rows_.size());
-    TRY_ASSIGN(std::vector<Tensor> outputs, run_decoder({prompt}, {0}, buffer_rows(row, 1), 0));
-    logits = last_logits(outputs[0], 0);
+    TRY_ASSIGN(logits, prefill_row(prompt, row));
     for (int64_t k = 1; k < copies; ++k) copy_row(row, row + k, length);
   } else {
     TRY_ASSIGN(logits, prefill_alone(prompt, copies));
   }
   return join(prompt, copies, options, std::move(logits));
+}
+
+Expected<std::vector<float>> BatchEngine::prefill_row(const std::vector<int32_t>& prompt, int64_t row) {
+  const auto common = static_cast<int64_t>(
+      std::mismatch(prompt.begin(), prompt.end(), prefix_.begin(), prefix_.end()).first - prompt.begin());
+  const int64_t reused = std::min(common, static_cast<int64_t>(prompt.size()) - 1);
+  if (reused < kReusedPrefixMin) {
+    TRY_ASSIGN(std::vector<Tensor> outputs, run_decoder({prompt}, {0}, buffer_rows(row, 1), 0));
+    return last_logits(outputs[0], 0);
+  }
+  copy_row(max_batch_, row, reused);
+  const std::vector<int32_t> rest(prompt.begin() + reused, prompt.end());
+  TRY_ASSIGN(std::vector<Tensor> outputs, run_decoder({rest}, {reused}, buffer_rows(row, 1), reused));
+  reused_prompt_tokens_ += reused;
+  return last_logits(outputs[0], 0);
 }
 
 Expected<std::vector<float>> BatchEngine::prefill_alone(const std::vector<int32_t>& prompt, int64_t copies) {
@@ -272,7 +286,10 @@ Status BatchEngine::advance() {
   }
   auto outputs = run_decoder(ids, lengths, shared_ ? buffer_rows(0, static_cast<int64_t>(rows_.size())) : past_, width_);
   if (!outputs) {
-    for (Row& row : rows_) row.finished = true;  // the cache is no longer consistent with the rows
+    for (Row& row : rows_) {  // the cache is no longer consistent with the rows
+      row.finished = true;
+      row.cache_consistent = false;
+    }
     return outputs.status();
   }
   for (size_t b = 0; b < rows_.size(); ++b) {
@@ -290,7 +307,8 @@ Status BatchEngine::reserve(int64_t positions) {
   const int64_t capacity = std::min(std::max({positions, 2 * capacity_, int64_t{64}}), std::max(c.context_length, positions));
   std::vector<Tensor> grown;
   for (size_t i = 0; i < model_->io().past.size(); ++i) {
-    TRY_ASSIGN(Tensor t, Tensor::allocate(model_->io().cache, Shape{max_batch_, c.num_key_value_heads, capacity,
+    // max_batch rows for the running sequences, then the prefix row.
+    TRY_ASSIGN(Tensor t, Tensor::allocate(model_->io().cache, Shape{max_batch_ + 1, c.num_key_value_heads, capacity,
                                                                      c.head_size}));
     std::memset(t.raw_data(), 0, t.storage_bytes());
     grown.push_back(std::move(t));
@@ -303,6 +321,7 @@ Status BatchEngine::reserve(int64_t positions) {
     for (size_t r = 0; r < rows_.size(); ++r) {
       copy_positions(old[i], old_capacity, static_cast<int64_t>(r), past_[i], static_cast<int64_t>(r), rows_[r].cached);
     }
+    copy_positions(old[i], old_capacity, max_batch_, past_[i], max_batch_, static_cast<int64_t>(prefix_.size()));
   }
   return Status::ok();
 }
@@ -341,6 +360,11 @@ void BatchEngine::compact() {
     if (!rows_[b].finished) {
       ++b;
       continue;
+    }
+    const Row& leaving = rows_[b];
+    if (leaving.cache_consistent && leaving.cached >= kReusedPrefixMin) {
+      copy_row(static_cast<int64_t>(b), max_batch_, leaving.cached);
+      prefix_.assign(leaving.tokens.begin(), leaving.tokens.begin() + leaving.cached);
     }
     const size_t last = rows_.size() - 1;
     if (b != last) {

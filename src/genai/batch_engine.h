@@ -17,6 +17,12 @@
 // mask; joins and leaves copy it into the new layout once, and each step's presents become the next pasts.
 // Decoders without an attention mask take one sequence at a time.
 //
+// Prompt prefixes (shared buffers only): the buffers hold one row past max_batch that keeps the cache of the last
+// sequence that left (prompt and generated tokens, kReusedPrefixMin positions or more). A prompt that starts with
+// at least kReusedPrefixMin of those tokens gets them copied into its row and prefills only the rest (at least its
+// last token, for the logits): a conversation's next turn, or requests that share a system prompt, skip the
+// positions already computed.
+//
 // Log-probabilities are those of the decoder's raw logits (before penalties, logit bias and temperature).
 #pragma once
 
@@ -69,6 +75,9 @@ class BatchEngine {
   int64_t free_slots() const { return max_batch_ - active(); }
   int64_t max_batch() const { return max_batch_; }
   const Model& model() const { return *model_; }
+  // Prompt positions taken from the kept prefix instead of prefilled, over the engine's life.
+  int64_t reused_prompt_tokens() const { return reused_prompt_tokens_; }
+  static constexpr int64_t kReusedPrefixMin = 16;
   // The tokens of a sequence (prompt and picked); empty for an unknown id.
   std::vector<int32_t> tokens(int64_t id) const;
 
@@ -82,6 +91,7 @@ class BatchEngine {
     int64_t cached = 0;          // positions of this row in the cache
     std::vector<float> logits;   // of its next position; empty once picked from
     bool finished = false;
+    bool cache_consistent = true;  // false after a failed decoder run: its cache rows are not kept as a prefix
   };
   // Where a row of the new cache layout comes from: the current cache or a prefill's presents.
   struct RowSource {
@@ -105,7 +115,10 @@ class BatchEngine {
   void copy_positions(const Tensor& from, int64_t from_capacity, int64_t from_row, const Tensor& to, int64_t to_row,
                       int64_t length) const;
   void copy_row(int64_t from, int64_t to, int64_t length);
+  // Drops the finished rows (moving the last rows into their place), keeping the cache of one as the prefix row.
   void compact();
+  // Prefills `prompt` into row `row` of the shared buffers, from the kept prefix where it matches; its logits.
+  Expected<std::vector<float>> prefill_row(const std::vector<int32_t>& prompt, int64_t row);
   // add()'s two halves: the prefill of the mask layout (cache re-laid with the new rows), and the new rows' state.
   Expected<std::vector<float>> prefill_alone(const std::vector<int32_t>& prompt, int64_t copies);
   std::vector<int64_t> join(const std::vector<int32_t>& prompt, int64_t copies, const SequenceOptions& options,
@@ -124,6 +137,8 @@ class BatchEngine {
   std::vector<Row> rows_;
   std::vector<Tensor> past_;  // one per Model::io().past: [.., batch, Nk, width, H], or [max_batch, Nk, capacity, H]
   int64_t width_ = 0;
+  std::vector<int32_t> prefix_;  // the tokens whose cache the prefix row (index max_batch_) holds
+  int64_t reused_prompt_tokens_ = 0;
 };
 
 }  // namespace nxrt::genai

@@ -52,7 +52,9 @@ std::string Metrics::text() const {
   const auto gauge = [&](const char* name, const char* help, double value) {
     out << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n" << name << " " << value << "\n";
   };
-  counter("nxrt_prompt_tokens_total", "Prompt tokens prefilled.", prompt_tokens.load());
+  counter("nxrt_prompt_tokens_total", "Prompt tokens of admitted requests.", prompt_tokens.load());
+  counter("nxrt_prompt_tokens_reused_total", "Prompt tokens whose cache came from a kept prefix.",
+          prompt_tokens_reused.load());
   counter("nxrt_generation_tokens_total", "Tokens generated.", generated_tokens.load());
   counter("nxrt_decode_steps_total", "Batched decoder steps run.", decode_steps.load());
   const double seconds = decode_seconds.load();

@@ -122,12 +122,14 @@ void Scheduler::loop() {
 }
 
 void Scheduler::admit(const std::shared_ptr<Job>& job) {
+  const int64_t reused_before = engine_->reused_prompt_tokens();
   auto ids = engine_->add(job->prompt, job->n, job->options);
   if (!ids) {
     job->fail(ids.status().message());
     return;
   }
   metrics_.prompt_tokens += job->prompt.size();
+  metrics_.prompt_tokens_reused += static_cast<uint64_t>(engine_->reused_prompt_tokens() - reused_before);
   for (int64_t i = 0; i < job->n; ++i) {
     Choice choice;
     choice.sequence = (*ids)[static_cast<size_t>(i)];
