@@ -239,12 +239,15 @@ def test_serve_reuses_the_kept_prefix_of_the_last_sequence(built, tmp_path):
             config["model"][key] = 2
     (folder / "genai_config.json").write_text(json.dumps(config))
     first = [7 + (i * 37) % 400 for i in range(24)]
+    usages = []
 
     def complete(url, prompt, count):
         body = json.dumps({"model": "m", "prompt": prompt, "max_tokens": count, "temperature": 0, "logprobs": 0})
         status, text, _ = raw_request(url, "POST", "/v1/completions", body, timeout=120)
         assert status == 200, text
-        return json.loads(text)["choices"][0]
+        body = json.loads(text)
+        usages.append(body["usage"])
+        return body["choices"][0]
 
     def reused(url):
         status, text, _ = raw_request(url, "GET", "/metrics", None, timeout=30)
@@ -268,3 +271,6 @@ def test_serve_reuses_the_kept_prefix_of_the_last_sequence(built, tmp_path):
     tokenizer = genai.Tokenizer(genai.Model(str(folder)))
     assert choice["text"] == tokenizer.decode(np.array(expected, np.int32))
     assert unrelated["finish_reason"] in ("stop", "length")
+    # usage.prompt_tokens_details.cached_tokens as the OpenAI API reports a prompt cache hit
+    assert [u["prompt_tokens_details"]["cached_tokens"] for u in usages] == [0, cached, 0]
+    assert [u["prompt_tokens"] for u in usages] == [len(first), len(second), len(first)]

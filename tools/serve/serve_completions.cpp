@@ -158,7 +158,10 @@ bool write_stream_round(StreamState& s, httplib::DataSink& sink) {
   if (!all_done) return true;
   int64_t completion_tokens = 0;
   for (const int64_t g : s.generated) completion_tokens += g;
-  if (s.include_usage && !send(ResponseWriter::event(s.writer.usage_chunk(s.prompt_tokens, completion_tokens)))) {
+  int64_t cached_tokens = 0;
+  for (const auto& job : s.jobs) cached_tokens += job->cached_tokens;
+  if (s.include_usage &&
+      !send(ResponseWriter::event(s.writer.usage_chunk(s.prompt_tokens, completion_tokens, cached_tokens)))) {
     return false;
   }
   if (!send("data: [DONE]\n\n")) return false;
@@ -188,7 +191,9 @@ void respond_whole(const CompletionRequest& r, const std::vector<std::shared_ptr
       if (jobs[p]->finished()) break;
     }
   }
-  const json body = writer.response(choices, prompt_tokens);
+  int64_t cached_tokens = 0;
+  for (const auto& job : jobs) cached_tokens += job->cached_tokens;
+  const json body = writer.response(choices, prompt_tokens, cached_tokens);
   response.status = 200;
   response.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }

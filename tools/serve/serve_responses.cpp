@@ -45,13 +45,15 @@ json ResponseWriter::logprobs(const std::vector<TokenInfo>& tokens, size_t text_
   return {{"tokens", texts}, {"token_logprobs", values}, {"top_logprobs", tops}, {"text_offset", offsets}};
 }
 
-json ResponseWriter::usage(int64_t prompt_tokens, int64_t completion_tokens) {
+json ResponseWriter::usage(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens) {
   return {{"prompt_tokens", prompt_tokens},
           {"completion_tokens", completion_tokens},
-          {"total_tokens", prompt_tokens + completion_tokens}};
+          {"total_tokens", prompt_tokens + completion_tokens},
+          {"prompt_tokens_details", {{"cached_tokens", cached_tokens}}}};
 }
 
-json ResponseWriter::response(const std::vector<FinishedChoice>& choices, int64_t prompt_tokens) const {
+json ResponseWriter::response(const std::vector<FinishedChoice>& choices, int64_t prompt_tokens,
+                              int64_t cached_tokens) const {
   json list = json::array();
   int64_t completion_tokens = 0;
   for (size_t i = 0; i < choices.size(); ++i) {
@@ -72,7 +74,7 @@ json ResponseWriter::response(const std::vector<FinishedChoice>& choices, int64_
           {"model", head_.model},
           {"system_fingerprint", "nxrt"},
           {"choices", list},
-          {"usage", usage(prompt_tokens, completion_tokens)}};
+          {"usage", usage(prompt_tokens, completion_tokens, cached_tokens)}};
 }
 
 json ResponseWriter::chunk(json choice) const {
@@ -115,14 +117,14 @@ json ResponseWriter::finish_chunk(int64_t index, const std::string& finish) cons
   return chunk(std::move(choice));
 }
 
-json ResponseWriter::usage_chunk(int64_t prompt_tokens, int64_t completion_tokens) const {
+json ResponseWriter::usage_chunk(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens) const {
   return {{"id", head_.id},
           {"object", head_.chat ? "chat.completion.chunk" : "text_completion"},
           {"created", head_.created},
           {"model", head_.model},
           {"system_fingerprint", "nxrt"},
           {"choices", json::array()},
-          {"usage", usage(prompt_tokens, completion_tokens)}};
+          {"usage", usage(prompt_tokens, completion_tokens, cached_tokens)}};
 }
 
 std::string ResponseWriter::event(const json& value) {

@@ -33,7 +33,8 @@ class ResponseWriter {
   ResponseWriter(ResponseHead head, const genai::Tokenizer* tokenizer) : head_(std::move(head)), tokenizer_(tokenizer) {}
 
   // Whole response of `choices` (index order) with usage.
-  nlohmann::json response(const std::vector<FinishedChoice>& choices, int64_t prompt_tokens) const;
+  nlohmann::json response(const std::vector<FinishedChoice>& choices, int64_t prompt_tokens,
+                          int64_t cached_tokens = 0) const;
   // The first chunk of a chat choice: the assistant role and empty content.
   nlohmann::json role_chunk(int64_t index) const;
   // A chunk with new text (and its tokens' log-probabilities when asked) for choice `index`.
@@ -42,9 +43,10 @@ class ResponseWriter {
   // The last chunk of a choice: empty delta / text and the finish reason.
   nlohmann::json finish_chunk(int64_t index, const std::string& finish) const;
   // The chunk after every choice when stream_options.include_usage: no choices, the usage.
-  nlohmann::json usage_chunk(int64_t prompt_tokens, int64_t completion_tokens) const;
+  nlohmann::json usage_chunk(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens = 0) const;
 
-  static nlohmann::json usage(int64_t prompt_tokens, int64_t completion_tokens);
+  // cached_tokens: prompt tokens whose cache was reused (usage.prompt_tokens_details.cached_tokens).
+  static nlohmann::json usage(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens = 0);
   // "data: JSON\n\n" with invalid UTF-8 replaced.
   static std::string event(const nlohmann::json& value);
 

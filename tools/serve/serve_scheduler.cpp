@@ -129,7 +129,8 @@ void Scheduler::admit(const std::shared_ptr<Job>& job) {
     return;
   }
   metrics_.prompt_tokens += job->prompt.size();
-  metrics_.prompt_tokens_reused += static_cast<uint64_t>(engine_->reused_prompt_tokens() - reused_before);
+  job->cached_tokens = engine_->reused_prompt_tokens() - reused_before;
+  metrics_.prompt_tokens_reused += static_cast<uint64_t>(job->cached_tokens.load());
   for (int64_t i = 0; i < job->n; ++i) {
     Choice choice;
     choice.sequence = (*ids)[static_cast<size_t>(i)];

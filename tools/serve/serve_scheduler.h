@@ -45,6 +45,8 @@ class Job {
   genai::BatchEngine::SequenceOptions options;
   std::vector<std::string> stop;
   Clock::time_point arrived = Clock::now();
+  // Prompt tokens whose cache the engine reused; set when the job is admitted, before its first output.
+  std::atomic<int64_t> cached_tokens{0};
 
   // Waits up to `timeout` for output; returns what came (possibly nothing).
   std::vector<ChoiceEvent> take(std::chrono::milliseconds timeout);
