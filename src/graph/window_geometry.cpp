@@ -144,6 +144,17 @@ Expected<WindowGeometry> resolve_geometry(const WindowAttrs& attrs, std::span<co
     g.pad_begin[i] = static_cast<int64_t>(pad_begin);
     g.pad_end[i] = static_cast<int64_t>(pad_end);
   }
+  // in_size(), out_size() and kernel_size() multiply the dims: each volume must fit int64 too.
+  for (const auto& [dims, what] :
+       {std::pair{&g.in, "input"}, std::pair{&g.out, "output"}, std::pair{&g.kernel, "kernel"}}) {
+    int64_t volume = 1;
+    for (const int64_t d : *dims) {
+      if (__builtin_mul_overflow(volume, d, &volume)) {
+        return make_error(StatusCode::kInvalidArgument, description, ": the ", what, " window dims ",
+                          shape_to_string(*dims), " hold more positions than int64 can count");
+      }
+    }
+  }
   return g;
 }
 }  // namespace nxrt::graph

@@ -57,6 +57,22 @@ TEST(ShapeRules, WindowOpsResolveWithTheKernelsGeometry) {
   EXPECT_EQ(geometry->out[1], 3);
 }
 
+// A kernel whose dims each fit int64 but whose volume does not (MaxPool kernel_shape near 2^61 with SAME_UPPER,
+// found by fuzz_kernel): INVALID_ARGUMENT, not an overflow in kernel_size().
+TEST(ShapeRules, WindowWhoseKernelVolumeOverflowsIsRefused) {
+  WindowAttrs attrs;
+  attrs.auto_pad = AutoPad::kSameUpper;
+  const int64_t spatial[] = {4, 4};
+  const int64_t huge = int64_t{1} << 61;
+  const int64_t kernel[] = {huge, huge};
+  auto geometry = resolve_geometry(attrs, spatial, kernel, "pool");
+  ASSERT_FALSE(geometry);
+  EXPECT_EQ(geometry.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(geometry.status().message().find("kernel window dims"), std::string::npos) << geometry.status().message();
+  const int64_t fits[] = {huge, 2};
+  EXPECT_TRUE(resolve_geometry(attrs, spatial, fits, "pool"));
+}
+
 TEST(ShapeRules, WindowOpsThatDoNotResolveStayUnknownForTheKernel) {
   w::Model model;
   model.graph.inputs = {{"x", 1, {int64_t{1}, int64_t{3}, int64_t{2}, std::string("W")}}};
