@@ -75,7 +75,24 @@ def folder_for(source, threads, root):
 
 
 def weight_bytes(folder):
-    return sum(f.stat().st_size for f in folder.iterdir() if f.name.startswith("model.onnx"))
+    """Bytes of the initializers a decode step reads in full: all but those only gathered from (an embedding table,
+    of which a step reads its tokens' rows)."""
+    import onnx
+
+    model = onnx.load(str(folder / "model.onnx"), load_external_data=False)
+    gathered, read_whole = set(), set()
+    for node in model.graph.node:
+        for i, name in enumerate(node.input):
+            (gathered if node.op_type in ("Gather", "GatherBlockQuantized") and i == 0 else read_whole).add(name)
+    total = 0
+    for tensor in model.graph.initializer:
+        if tensor.name in gathered and tensor.name not in read_whole:
+            continue
+        count = int(np.prod(tensor.dims)) if tensor.dims else 1
+        bits = {onnx.TensorProto.UINT8: 8, onnx.TensorProto.INT8: 8, onnx.TensorProto.FLOAT16: 16,
+                onnx.TensorProto.FLOAT: 32, onnx.TensorProto.INT64: 64, onnx.TensorProto.INT32: 32}.get(tensor.data_type, 32)
+        total += count * bits // 8
+    return total
 
 
 def run_once(og, folder, prompts, new_tokens):
@@ -92,6 +109,25 @@ def run_once(og, folder, prompts, new_tokens):
         generator.generate_next_token()
     done = time.perf_counter()
     return prefilled - start, done - prefilled
+
+
+def read_bandwidth(threads, gibibytes=1.0, rounds=3):
+    """The machine's memory read bandwidth in GB/s: `threads` threads each taking the max of its share of a uint64
+    array far larger than the caches (numpy releases the GIL inside the reduction), best of `rounds`."""
+    import threading
+
+    data = np.ones(int(gibibytes * (1 << 30)) // 8, np.uint64)
+    parts = np.array_split(data, threads)
+    best = np.inf
+    for _ in range(rounds):
+        workers = [threading.Thread(target=part.max) for part in parts]
+        start = time.perf_counter()
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        best = min(best, time.perf_counter() - start)
+    return data.nbytes / best / 1e9
 
 
 def main():
@@ -128,6 +164,7 @@ def main():
                 print(f"{precision} t={threads} batch {batch}: prefill {rows[-1][3]:.0f} vs {rows[-1][4]:.0f} tok/s, "
                       f"decode {rows[-1][5]:.1f} vs {rows[-1][6]:.1f} tok/s", flush=True)
     shutil.rmtree(work, ignore_errors=True)
+    bandwidth = {t: read_bandwidth(t) for t in args.threads}
     out = ROOT / "bench" / "results" / "genai"
     out.mkdir(parents=True, exist_ok=True)
     lines = ["# nxrt.genai vs onnxruntime_genai", "",
@@ -142,7 +179,11 @@ def main():
         lines.append(f"| {p} | {t} | {b} | {po:.0f} | {pt:.0f} | {po / pt:.2f} | {do:.1f} | {dt:.1f} | {do / dt:.2f} | "
                      f"{go:.1f} | {gt:.1f} |")
     lines += ["", "Ratios are nxrt / onnxruntime_genai throughput: above 1 means nxrt is faster. Decode GB/s is the "
-              "model's weight bytes times decode steps per second (each step reads every weight once)."]
+              "model's weight bytes times decode steps per second.",
+              "", "Memory read bandwidth of this machine (numpy max over 1 GiB, best of 3): " +
+              ", ".join(f"{t} thread{'s' if t > 1 else ''} {bandwidth[t]:.1f} GB/s" for t in args.threads) +
+              ". Decode GB/s counts the initializers each step reads in full (not the embedding table, of which it "
+              "reads its tokens' rows) and not the KV cache."]
     (out / "results.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
