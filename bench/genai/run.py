@@ -90,7 +90,8 @@ def weight_bytes(folder):
             continue
         count = int(np.prod(tensor.dims)) if tensor.dims else 1
         bits = {onnx.TensorProto.UINT8: 8, onnx.TensorProto.INT8: 8, onnx.TensorProto.FLOAT16: 16,
-                onnx.TensorProto.FLOAT: 32, onnx.TensorProto.INT64: 64, onnx.TensorProto.INT32: 32}.get(tensor.data_type, 32)
+                onnx.TensorProto.FLOAT: 32, onnx.TensorProto.INT64: 64,
+                onnx.TensorProto.INT32: 32}.get(tensor.data_type, 32)
         total += count * bits // 8
     return total
 

@@ -107,8 +107,9 @@ void int8_panel(const Int4Panels& w, const Int8Rows& a, int64_t p, int64_t n_tot
           int32_t first, second;
           std::memcpy(&first, a.q + m * kp + kk, 4);
           std::memcpy(&second, a.q + m * kp + kk + 4, 4);
-          pairs[m] = _mm256_add_epi16(pairs[m], _mm256_add_epi16(_mm256_maddubs_epi16(low, _mm256_set1_epi32(first)),
-                                                                 _mm256_maddubs_epi16(high, _mm256_set1_epi32(second))));
+          const __m256i products = _mm256_add_epi16(_mm256_maddubs_epi16(low, _mm256_set1_epi32(first)),
+                                                   _mm256_maddubs_epi16(high, _mm256_set1_epi32(second)));
+          pairs[m] = _mm256_add_epi16(pairs[m], products);
         }
       }
       for (int m = 0; m < M; ++m) sums[m] = _mm256_add_epi32(sums[m], _mm256_madd_epi16(pairs[m], ones));

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "ep/cpu/microkernels/avx512/int4_panel_avx512.h"
 #include "ep/cpu/microkernels/int4_matmul.h"
 
 namespace nxrt::cpu {
@@ -123,25 +124,16 @@ void int8_panel(const Int4Panels& w, const Int8Rows& a, int64_t p, int64_t n_tot
           int32_t first, second;
           std::memcpy(&first, a.q + m * kp + kk, 4);
           std::memcpy(&second, a.q + m * kp + kk + 4, 4);
-          pairs[m] = _mm512_add_epi16(pairs[m], _mm512_add_epi16(_mm512_maddubs_epi16(low, _mm512_set1_epi32(first)),
-                                                                 _mm512_maddubs_epi16(high, _mm512_set1_epi32(second))));
+          const __m512i products = _mm512_add_epi16(_mm512_maddubs_epi16(low, _mm512_set1_epi32(first)),
+                                                   _mm512_maddubs_epi16(high, _mm512_set1_epi32(second)));
+          pairs[m] = _mm512_add_epi16(pairs[m], products);
         }
       }
       for (int m = 0; m < M; ++m) sums[m] = _mm512_add_epi32(sums[m], _mm512_madd_epi16(pairs[m], ones));
     }
-    const __m512 scales = _mm512_loadu_ps(w.scales + (p * w.k_blocks + b) * 16);
-    const __m512 offsets = w.offsets != nullptr ? _mm512_loadu_ps(w.offsets + (p * w.k_blocks + b) * 16)
-                                                : _mm512_mul_ps(scales, _mm512_set1_ps(-8.0f));
-    for (int m = 0; m < M; ++m) {
-      const float a_scale = a.scales[m * w.k_blocks + b];
-      const float a_sum = a_scale * static_cast<float>(a.sums[m * w.k_blocks + b]);
-      acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums[m]), _mm512_mul_ps(scales, _mm512_set1_ps(a_scale)), acc[m]);
-      acc[m] = _mm512_fmadd_ps(offsets, _mm512_set1_ps(a_sum), acc[m]);
-    }
+    add_panel_block<M>(w, a, p, b, sums, acc);
   }
-  const __mmask16 valid = static_cast<__mmask16>((1u << std::min<int64_t>(16, n_total - p * 16)) - 1u);
-  const __m512 add = bias != nullptr ? _mm512_maskz_loadu_ps(valid, bias + p * 16) : _mm512_setzero_ps();
-  for (int m = 0; m < M; ++m) _mm512_mask_storeu_ps(y + m * ldy + p * 16, valid, _mm512_add_ps(acc[m], add));
+  store_panel<M>(acc, p, n_total, bias, y, ldy);
 }
 
 using PanelFn = void (*)(const Int4Panels&, const Int8Rows&, int64_t, int64_t, const float*, float*, int64_t);

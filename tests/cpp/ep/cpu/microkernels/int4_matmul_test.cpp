@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <random>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "ep/cpu/microkernels/cpu_features.h"
@@ -24,6 +23,28 @@ using MatmulFn = void (*)(const Int4Weights&, const float*, int64_t, int64_t, in
 struct Case {
   int64_t rows, n, k, block;
 };
+
+using Int8Fn = void (*)(const Int4Panels&, const Int8Rows&, int64_t, int64_t, int64_t, int64_t, const float*, float*,
+                        int64_t);
+struct Int8Copy {
+  std::string name;
+  int64_t panel;
+  Int8Fn fn;
+};
+
+// The portable int8-A product at both panel widths and every per-ISA copy this CPU runs.
+std::vector<Int8Copy> int8_copies() {
+  std::vector<Int8Copy> copies = {{"generic/8", 8, int4_matmul_int8_generic},
+                                  {"generic/16", 16, int4_matmul_int8_generic}};
+#if defined(__x86_64__)
+  if (detected_cpu_isa() >= CpuIsa::kAvx2) copies.push_back({"avx2", 8, int4_matmul_int8__avx2});
+  if (detected_cpu_isa() >= CpuIsa::kAvx512) copies.push_back({"avx512", 16, int4_matmul_int8__avx512});
+  if (detected_cpu_isa() >= CpuIsa::kAvx512 && __builtin_cpu_supports("avx512vnni")) {
+    copies.push_back({"avx512vnni", 16, int4_matmul_int8__avx512vnni});
+  }
+#endif
+  return copies;
+}
 
 // Codes in MatMulNBits' layout (low nibble first, each block padded to block_size codes) from codes[n][k].
 std::vector<uint8_t> matmul_nbits_blob(const std::vector<std::vector<int>>& codes, int64_t k_blocks, int64_t block) {
@@ -194,18 +215,8 @@ void check_int8_case(const Case& c, uint32_t seed) {
       want[static_cast<size_t>(m * c.n + n)] = total;
     }
   }
-  using Int8Fn = void (*)(const Int4Panels&, const Int8Rows&, int64_t, int64_t, int64_t, int64_t, const float*, float*,
-                          int64_t);
-  std::vector<std::tuple<std::string, int64_t, Int8Fn>> copies = {{"generic/8", 8, int4_matmul_int8_generic},
-                                                                  {"generic/16", 16, int4_matmul_int8_generic},
-                                                                  {"dispatched", int4_panel_rows(), int4_matmul_int8}};
-#if defined(__x86_64__)
-  if (detected_cpu_isa() >= CpuIsa::kAvx2) copies.emplace_back("avx2", 8, int4_matmul_int8__avx2);
-  if (detected_cpu_isa() >= CpuIsa::kAvx512) copies.emplace_back("avx512", 16, int4_matmul_int8__avx512);
-  if (detected_cpu_isa() >= CpuIsa::kAvx512 && __builtin_cpu_supports("avx512vnni")) {
-    copies.emplace_back("avx512vnni", 16, int4_matmul_int8__avx512vnni);
-  }
-#endif
+  std::vector<Int8Copy> copies = int8_copies();
+  copies.push_back({"dispatched", int4_panel_rows(), int4_matmul_int8});
   const std::string where = "rows " + std::to_string(c.rows) + " n " + std::to_string(c.n) + " k " +
                             std::to_string(c.k) + " block " + std::to_string(c.block);
   for (const auto& [name, panel, fn] : copies) {
@@ -259,28 +270,21 @@ TEST(Int4Matmul, Int8ProductsWithoutOffsetsUseZeroPointEight) {
   std::vector<int32_t> a_sums(a_scales.size());
   quantize_int8_blocks(a.data(), c.k, c.rows, c.k, r.k_blocks, c.block, q.data(), a_scales.data(), a_sums.data());
   const Int8Rows rows{q.data(), a_scales.data(), a_sums.data()};
-  using Int8Fn = void (*)(const Int4Panels&, const Int8Rows&, int64_t, int64_t, int64_t, int64_t, const float*, float*,
-                          int64_t);
-  std::vector<std::pair<int64_t, Int8Fn>> copies = {{8, int4_matmul_int8_generic}, {16, int4_matmul_int8_generic}};
-#if defined(__x86_64__)
-  if (detected_cpu_isa() >= CpuIsa::kAvx2) copies.emplace_back(8, int4_matmul_int8__avx2);
-  if (detected_cpu_isa() >= CpuIsa::kAvx512) copies.emplace_back(16, int4_matmul_int8__avx512);
-  if (detected_cpu_isa() >= CpuIsa::kAvx512 && __builtin_cpu_supports("avx512vnni")) {
-    copies.emplace_back(16, int4_matmul_int8__avx512vnni);
-  }
-#endif
-  for (const auto& [panel, fn] : copies) {
+  const std::vector<Int8Copy> copies = int8_copies();
+  for (const auto& [name, panel, fn] : copies) {
     const int64_t panels = (c.n + panel - 1) / panel;
     std::vector<uint8_t> packed(static_cast<size_t>(panels * r.kp * panel / 2));
-    std::vector<float> panel_scales(static_cast<size_t>(panels * r.k_blocks * panel)), panel_offsets(panel_scales.size());
+    std::vector<float> panel_scales(static_cast<size_t>(panels * r.k_blocks * panel));
+    std::vector<float> panel_offsets(panel_scales.size());
     repack_int4_panels(r.blob.data(), r.scales.data(), r.offsets.data(), c.n, c.k, r.k_blocks, c.block, panel,
                        packed.data(), panel_scales.data(), panel_offsets.data());
     std::vector<float> with(static_cast<size_t>(c.rows * c.n)), without(with.size());
-    const Int4Panels explicit_offsets{packed.data(), panel_scales.data(), panel_offsets.data(), r.k_blocks, c.block, panel};
+    const Int4Panels explicit_offsets{packed.data(), panel_scales.data(), panel_offsets.data(),
+                                      r.k_blocks, c.block, panel};
     const Int4Panels implicit_offsets{packed.data(), panel_scales.data(), nullptr, r.k_blocks, c.block, panel};
     fn(explicit_offsets, rows, c.rows, 0, panels, c.n, nullptr, with.data(), c.n);
     fn(implicit_offsets, rows, c.rows, 0, panels, c.n, nullptr, without.data(), c.n);
-    EXPECT_EQ(with, without) << "panel " << panel;
+    EXPECT_EQ(with, without) << name;
   }
 }
 
@@ -362,16 +366,7 @@ namespace {
 // The largest products the int8 kernels can meet (every code 15, every A byte +-127) over long blocks: the 16-bit
 // partial sums of the non-VNNI copies must not wrap.
 TEST(Int4Matmul, Int8ProductsOfTheLargestCodesAndBytesDoNotWrap) {
-  using Int8Fn = void (*)(const Int4Panels&, const Int8Rows&, int64_t, int64_t, int64_t, int64_t, const float*, float*,
-                          int64_t);
-  std::vector<std::pair<int64_t, Int8Fn>> copies = {{8, int4_matmul_int8_generic}, {16, int4_matmul_int8_generic}};
-#if defined(__x86_64__)
-  if (detected_cpu_isa() >= CpuIsa::kAvx2) copies.emplace_back(8, int4_matmul_int8__avx2);
-  if (detected_cpu_isa() >= CpuIsa::kAvx512) copies.emplace_back(16, int4_matmul_int8__avx512);
-  if (detected_cpu_isa() >= CpuIsa::kAvx512 && __builtin_cpu_supports("avx512vnni")) {
-    copies.emplace_back(16, int4_matmul_int8__avx512vnni);
-  }
-#endif
+  const std::vector<Int8Copy> copies = int8_copies();
   for (const int64_t block : {32, 128}) {
     const int64_t n = 16, k = 256, k_blocks = k / block, rows = 2;
     const std::vector<uint8_t> blob(static_cast<size_t>(n * k / 2), 0xFF);  // every code 15
@@ -384,18 +379,19 @@ TEST(Int4Matmul, Int8ProductsOfTheLargestCodesAndBytesDoNotWrap) {
     quantize_int8_blocks(a.data(), k, rows, k, k_blocks, block, q.data(), a_scales.data(), a_sums.data());
     ASSERT_EQ(q[0], 127);
     ASSERT_EQ(q[static_cast<size_t>(k)], -127);
-    for (const auto& [panel, fn] : copies) {
+    for (const auto& [name, panel, fn] : copies) {
       const int64_t panels = n / panel;
       std::vector<uint8_t> packed(static_cast<size_t>(panels * k * panel / 2));
-      std::vector<float> panel_scales(static_cast<size_t>(panels * k_blocks * panel)), panel_offsets(panel_scales.size());
+      std::vector<float> panel_scales(static_cast<size_t>(panels * k_blocks * panel));
+      std::vector<float> panel_offsets(panel_scales.size());
       repack_int4_panels(blob.data(), scales.data(), offsets.data(), n, k, k_blocks, block, panel, packed.data(),
                          panel_scales.data(), panel_offsets.data());
       const Int4Panels w{packed.data(), panel_scales.data(), panel_offsets.data(), k_blocks, block, panel};
       std::vector<float> y(static_cast<size_t>(rows * n));
       fn(w, Int8Rows{q.data(), a_scales.data(), a_sums.data()}, rows, 0, panels, n, nullptr, y.data(), n);
       for (int64_t j = 0; j < n; ++j) {
-        EXPECT_NEAR(y[static_cast<size_t>(j)], 15.0f * k, 1e-3f * k) << "panel " << panel << " block " << block;
-        EXPECT_NEAR(y[static_cast<size_t>(n + j)], -15.0f * k, 1e-3f * k) << "panel " << panel << " block " << block;
+        EXPECT_NEAR(y[static_cast<size_t>(j)], 15.0f * k, 1e-3f * k) << name << " block " << block;
+        EXPECT_NEAR(y[static_cast<size_t>(n + j)], -15.0f * k, 1e-3f * k) << name << " block " << block;
       }
     }
   }
