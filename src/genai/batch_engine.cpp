@@ -355,6 +355,7 @@ void BatchEngine::copy_row(int64_t from, int64_t to, int64_t length) {
 }
 
 void BatchEngine::compact() {
+  bool kept = false;  // one prefix per compaction: a second copy would only overwrite the first
   size_t b = 0;
   while (b < rows_.size()) {
     if (!rows_[b].finished) {
@@ -362,9 +363,10 @@ void BatchEngine::compact() {
       continue;
     }
     const Row& leaving = rows_[b];
-    if (leaving.cache_consistent && leaving.cached >= kReusedPrefixMin) {
+    if (!kept && leaving.cache_consistent && leaving.cached >= kReusedPrefixMin) {
       copy_row(static_cast<int64_t>(b), max_batch_, leaving.cached);
       prefix_.assign(leaving.tokens.begin(), leaving.tokens.begin() + leaving.cached);
+      kept = true;
     }
     const size_t last = rows_.size() - 1;
     if (b != last) {

@@ -8,20 +8,20 @@
 // max_new_tokens, or when they fill the context.
 //
 // The cache layout follows the decoder's attention. With GroupQueryAttention over split key / value caches
-// (seqlens_k from the attention mask) each past input is one buffer of max_batch rows and a capacity of positions,
-// bound as both past and present: the running sequences are its first rows, each from position 0, the decoder
-// writes each step's key / value rows in place (no cache copy per step), a prompt is prefilled straight into its
-// row, a leaving sequence's row is refilled by the last row's positions, and the capacity doubles (one copy) when
-// a sequence outgrows it. With any other attention (a mask over positions, or a combined cache) the cache is one
-// batch tensor per past input as wide as the longest sequence, rows right-aligned and left-padded under a zero
-// mask; joins and leaves copy it into the new layout once, and each step's presents become the next pasts.
-// Decoders without an attention mask take one sequence at a time.
+// (seqlens_k from the attention mask) each past input is one buffer of max_batch rows (and the prefix row below)
+// and a capacity of positions, bound as both past and present: the running sequences are its first rows, each from
+// position 0, the decoder writes each step's key / value rows in place (no cache copy per step), a prompt is
+// prefilled straight into its row, a leaving sequence's row is refilled by the last row's positions, and the
+// capacity doubles (one copy) when a sequence outgrows it. With any other attention (a mask over positions, or a
+// combined cache) the cache is one batch tensor per past input as wide as the longest sequence, rows right-aligned
+// and left-padded under a zero mask; joins and leaves copy it into the new layout once, and each step's presents
+// become the next pasts. Decoders without an attention mask take one sequence at a time.
 //
-// Prompt prefixes (shared buffers only): the buffers hold one row past max_batch that keeps the cache of the last
-// sequence that left (prompt and generated tokens, kReusedPrefixMin positions or more). A prompt that starts with
-// at least kReusedPrefixMin of those tokens gets them copied into its row and prefills only the rest (at least its
-// last token, for the logits): a conversation's next turn, or requests that share a system prompt, skip the
-// positions already computed.
+// Prompt prefixes (shared buffers only): the buffers hold one row past max_batch that keeps the cache of the
+// sequence that left last (prompt and generated tokens, kReusedPrefixMin positions or more; of several leaving at
+// one step, one of them). A prompt that starts with at least kReusedPrefixMin of those tokens gets them copied into
+// its row and prefills only the rest (at least its last token, for the logits): a conversation's next turn, or
+// requests that share a system prompt, skip the positions already computed.
 //
 // Log-probabilities are those of the decoder's raw logits (before penalties, logit bias and temperature).
 #pragma once
@@ -135,7 +135,8 @@ class BatchEngine {
   int64_t capacity_ = 0;             // positions per row of the shared buffers
   int64_t next_id_ = 0;
   std::vector<Row> rows_;
-  std::vector<Tensor> past_;  // one per Model::io().past: [.., batch, Nk, width, H], or [max_batch, Nk, capacity, H]
+  // One per Model::io().past: [.., batch, Nk, width, H], or [max_batch + 1, Nk, capacity, H] (shared buffers).
+  std::vector<Tensor> past_;
   int64_t width_ = 0;
   std::vector<int32_t> prefix_;  // the tokens whose cache the prefix row (index max_batch_) holds
   int64_t reused_prompt_tokens_ = 0;
