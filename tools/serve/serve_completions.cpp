@@ -101,6 +101,13 @@ std::optional<ApiError> make_jobs(const CompletionRequest& r, const std::vector<
   return std::nullopt;
 }
 
+// Prompt tokens whose cache the engine reused, over a request's jobs (usage.prompt_tokens_details).
+int64_t cached_tokens(const std::vector<std::shared_ptr<Job>>& jobs) {
+  int64_t total = 0;
+  for (const auto& job : jobs) total += job->cached_tokens;
+  return total;
+}
+
 struct StreamState {
   std::vector<std::shared_ptr<Job>> jobs;
   ResponseWriter writer;
@@ -158,10 +165,8 @@ bool write_stream_round(StreamState& s, httplib::DataSink& sink) {
   if (!all_done) return true;
   int64_t completion_tokens = 0;
   for (const int64_t g : s.generated) completion_tokens += g;
-  int64_t cached_tokens = 0;
-  for (const auto& job : s.jobs) cached_tokens += job->cached_tokens;
   if (s.include_usage &&
-      !send(ResponseWriter::event(s.writer.usage_chunk(s.prompt_tokens, completion_tokens, cached_tokens)))) {
+      !send(ResponseWriter::event(s.writer.usage_chunk(s.prompt_tokens, completion_tokens, cached_tokens(s.jobs))))) {
     return false;
   }
   if (!send("data: [DONE]\n\n")) return false;
@@ -191,9 +196,7 @@ void respond_whole(const CompletionRequest& r, const std::vector<std::shared_ptr
       if (jobs[p]->finished()) break;
     }
   }
-  int64_t cached_tokens = 0;
-  for (const auto& job : jobs) cached_tokens += job->cached_tokens;
-  const json body = writer.response(choices, prompt_tokens, cached_tokens);
+  const json body = writer.response(choices, prompt_tokens, cached_tokens(jobs));
   response.status = 200;
   response.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }

@@ -34,7 +34,7 @@ class ResponseWriter {
 
   // Whole response of `choices` (index order) with usage.
   nlohmann::json response(const std::vector<FinishedChoice>& choices, int64_t prompt_tokens,
-                          int64_t cached_tokens = 0) const;
+                          int64_t cached_tokens) const;
   // The first chunk of a chat choice: the assistant role and empty content.
   nlohmann::json role_chunk(int64_t index) const;
   // A chunk with new text (and its tokens' log-probabilities when asked) for choice `index`.
@@ -43,10 +43,10 @@ class ResponseWriter {
   // The last chunk of a choice: empty delta / text and the finish reason.
   nlohmann::json finish_chunk(int64_t index, const std::string& finish) const;
   // The chunk after every choice when stream_options.include_usage: no choices, the usage.
-  nlohmann::json usage_chunk(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens = 0) const;
+  nlohmann::json usage_chunk(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens) const;
 
   // cached_tokens: prompt tokens whose cache was reused (usage.prompt_tokens_details.cached_tokens).
-  static nlohmann::json usage(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens = 0);
+  static nlohmann::json usage(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens);
   // "data: JSON\n\n" with invalid UTF-8 replaced.
   static std::string event(const nlohmann::json& value);
 
