@@ -47,9 +47,8 @@ bool updated_in_place(const Session::Impl& session, int output_id, int feed_id, 
   for (size_t output = 0; output < node.outputs.size(); ++output) {
     if (node.outputs[output] != output_id) continue;
     const int input = kernel.updates_input_in_place(output);
-    if (input >= 0 && static_cast<size_t>(input) < node.inputs.size() && node.inputs[static_cast<size_t>(input)] == feed_id) {
-      return true;
-    }
+    const auto at = static_cast<size_t>(input);
+    if (input >= 0 && at < node.inputs.size() && node.inputs[at] == feed_id) return true;
   }
   return false;
 }

@@ -5,8 +5,9 @@
 // - A node that produces a bound graph output writes straight into the bound buffer, with no copy, when the
 //   element type and shape it computes equal the bound tensor's, the buffer lies on the CPU, is aligned for
 //   its element type and does not overlap a feed (except a feed that the node alone reads and updates in place,
-//   see bound_output_writable: a past / present cache bound to one buffer). The buffer may be in the memory of any device the session's
-//   providers run on; a value produced elsewhere is copied there by the provider of that device.
+//   see bound_output_writable: a past / present cache bound to one buffer). The buffer may be in the memory of
+//   any device the session's providers run on; a value produced elsewhere is copied there by the provider of
+//   that device.
 // - Otherwise (the output is a view of an input, a constant, a graph input passed through, the output of a
 //   control-flow or sequence kernel, or the buffer overlaps a feed) the result is copied into the bound
 //   buffer after the run. A result whose element type or shape differs from the bound tensor is an

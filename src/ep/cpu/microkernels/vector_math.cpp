@@ -58,7 +58,6 @@ void vector_row_moments(const float* x, int64_t n, double* mean, double* varianc
 void vector_weighted_rows(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t n, float* out) {
   selected().kernels.weighted_rows(p, v, rows, ldv, n, out);
 }
-
 void vector_normalize_row(const float* x, float mean, float inv_std, const float* scale, const float* bias, float* y,
                           int64_t n) {
   selected().kernels.normalize_row(x, mean, inv_std, scale, bias, y, n);
