@@ -131,6 +131,40 @@ def test_500_clients_vanishing_mid_stream_leak_no_slot(server, reference):
     assert_healthy(server, reference)
 
 
+def labelled_counter(url, line_prefix):
+    _, body, _ = raw_request(url, "GET", "/metrics")
+    return sum(float(line.split()[-1]) for line in body.splitlines() if line.startswith(line_prefix))
+
+
+def test_client_vanishing_before_a_whole_answer_is_cancelled_in_the_queue():
+    """A non-streaming request waits in the queue behind seconds of decoding (40 requests of 505 tokens at batch
+    1); its client closes the connection. The server notices without writing anything, drops the job before it
+    decodes a token and logs status 499; the requests ahead of it are answered in full."""
+    if not FIXTURE.exists():
+        pytest.skip(f"the shared genai fixture is not at {FIXTURE}")
+    with running_server(FIXTURE, "--model-name", "m", "--max-batch", "1", "--max-queue", "100") as url:
+        ahead = 40
+        with concurrent.futures.ThreadPoolExecutor(ahead) as pool:
+            answers = [pool.submit(completion, url, max_tokens=505) for _ in range(ahead)]
+            deadline = time.time() + 10
+            while gauge(url, "nxrt_queue_depth") < ahead - 2:
+                assert time.time() < deadline, "the requests ahead never queued"
+                time.sleep(0.01)
+            body = json.dumps({"model": "m", "prompt": PROMPT, "max_tokens": 505, "temperature": 0}).encode()
+            parsed = urllib.parse.urlparse(url)
+            with socket.create_connection((parsed.hostname, parsed.port), timeout=30) as s:
+                s.sendall(post_bytes(b"/v1/completions", body))
+                time.sleep(0.3)
+            results = [a.result() for a in answers]
+        assert all(status == 200 and body["usage"]["completion_tokens"] == 505 for status, body, _ in results)
+        deadline = time.time() + 5
+        while labelled_counter(url, 'nxrt_requests_total{route="/v1/completions",status="499"}') != 1:
+            assert time.time() < deadline, "the vanished request was not logged as 499"
+            time.sleep(0.05)
+        assert gauge(url, "nxrt_generation_tokens_total") == ahead * 505
+        assert gauge(url, "nxrt_running_requests") == 0 and gauge(url, "nxrt_free_slots") == 1
+
+
 def test_silent_and_slow_clients_are_cut_off(server, reference):
     parsed = urllib.parse.urlparse(server)
     start = time.time()

@@ -174,14 +174,28 @@ bool write_stream_round(StreamState& s, httplib::DataSink& sink) {
   return true;
 }
 
+// Status logged for a request whose client left before its answer (nginx's "client closed request").
+constexpr int kClientClosedRequest = 499;
+
 void respond_whole(const CompletionRequest& r, const std::vector<std::shared_ptr<Job>>& jobs,
                    const std::vector<std::string>& echo, ResponseWriter& writer, int64_t prompt_tokens,
-                   httplib::Response& response) {
+                   ConnectionWatch& connection, httplib::Response& response) {
+  // The client is first asked after a short answer's time, then at this interval, so short requests never look.
+  constexpr auto kCheckEvery = std::chrono::milliseconds(200);
+  auto next_check = std::chrono::steady_clock::now() + kCheckEvery;
   std::vector<FinishedChoice> choices(jobs.size() * static_cast<size_t>(r.n));
   for (size_t p = 0; p < jobs.size(); ++p) {
     for (int64_t i = 0; i < r.n && r.echo; ++i) choices[p * static_cast<size_t>(r.n) + static_cast<size_t>(i)].text = echo[p];
     while (true) {
-      for (ChoiceEvent& e : jobs[p]->take(std::chrono::milliseconds(1000))) {
+      if (std::chrono::steady_clock::now() >= next_check) {
+        next_check = std::chrono::steady_clock::now() + kCheckEvery;
+        if (connection.client_gone()) {
+          for (const auto& job : jobs) job->cancel();
+          response.status = kClientClosedRequest;
+          return;
+        }
+      }
+      for (ChoiceEvent& e : jobs[p]->take(kCheckEvery)) {
         FinishedChoice& c = choices[p * static_cast<size_t>(r.n) + static_cast<size_t>(e.choice)];
         c.text += e.text;
         c.tokens.insert(c.tokens.end(), e.tokens.begin(), e.tokens.end());
@@ -233,7 +247,10 @@ void handle_completion(const httplib::Request& request, httplib::Response& respo
   for (const auto& p : prompts) prompt_count += static_cast<int64_t>(p.size());
   ResponseHead head{chat, response_id(chat), r.model, static_cast<int64_t>(std::time(nullptr)), r.include_usage};
   ResponseWriter writer(head, state.model->tokenizer());
-  if (!r.stream) return respond_whole(r, jobs, texts, writer, prompt_count, response);
+  if (!r.stream) {
+    ConnectionWatch connection(request);
+    return respond_whole(r, jobs, texts, writer, prompt_count, connection, response);
+  }
   auto stream = std::make_shared<StreamState>(StreamState{jobs, writer, r.n, prompt_count, chat, r.logprobs >= 0,
                                                           r.include_usage, false, r.echo ? texts : std::vector<std::string>{},
                                                           std::vector<int64_t>(jobs.size() * static_cast<size_t>(r.n), 0),

@@ -1,9 +1,14 @@
 // Routes, authentication, error bodies and the access log of `nxrt serve` (contracts in serve_http.h).
 #include "serve_http.h"
 
+#include <dirent.h>
 #include <httplib.h>
+#include <netdb.h>
+#include <sys/socket.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <iostream>
 #include <mutex>
@@ -82,7 +87,53 @@ void detokenize(const httplib::Request& request, httplib::Response& response, Se
   send_json(response, 200, {{"prompt", *text}});
 }
 
+// The numeric host and the port of a socket address, as cpp-httplib writes them into a request.
+bool address_matches(const sockaddr_storage& address, socklen_t length, const std::string& host, int port) {
+  char text[NI_MAXHOST], service[NI_MAXSERV];
+  if (address.ss_family != AF_INET && address.ss_family != AF_INET6) return false;
+  if (getnameinfo(reinterpret_cast<const sockaddr*>(&address), length, text, sizeof text, service, sizeof service,
+                  NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+    return false;
+  }
+  return std::atoi(service) == port && host == text;
+}
+
+// The descriptor of the TCP connection between the two addresses, or -1.
+int find_connection_socket(const httplib::Request& request) {
+  DIR* descriptors = opendir("/proc/self/fd");
+  if (descriptors == nullptr) return -1;
+  int found = -1;
+  while (const dirent* entry = readdir(descriptors)) {
+    char* end = nullptr;
+    const long fd = std::strtol(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != '\0' || fd == dirfd(descriptors)) continue;
+    sockaddr_storage local{}, remote{};
+    socklen_t local_length = sizeof local, remote_length = sizeof remote;
+    if (getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&local), &local_length) != 0 ||
+        getpeername(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&remote), &remote_length) != 0) {
+      continue;
+    }
+    if (address_matches(remote, remote_length, request.remote_addr, request.remote_port) &&
+        address_matches(local, local_length, request.local_addr, request.local_port)) {
+      found = static_cast<int>(fd);
+      break;
+    }
+  }
+  closedir(descriptors);
+  return found;
+}
+
 }  // namespace
+
+bool ConnectionWatch::client_gone() {
+  if (socket_ == -2) socket_ = find_connection_socket(request_);
+  if (socket_ < 0) return false;
+  char byte;
+  const ssize_t peeked = recv(socket_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (peeked > 0) return false;  // the client already sent more (a pipelined request): still there
+  if (peeked == 0) return true;  // orderly close
+  return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+}
 
 void send_error(httplib::Response& response, const ApiError& error) {
   response.status = error.status;

@@ -44,6 +44,20 @@ struct Response;
 }  // namespace httplib
 
 namespace nxrt::serve {
+// Whether the client of a request has closed its connection, for handlers that answer only at the end.
+// cpp-httplib 0.11 hands handlers no socket, so the socket is looked up once, on the first question, among the
+// process's descriptors by the request's local and remote addresses (unique while the handler runs, which owns it).
+class ConnectionWatch {
+ public:
+  explicit ConnectionWatch(const httplib::Request& request) : request_(request) {}
+  // True once the peer has closed or reset the connection; false while it is open or when no socket matches.
+  bool client_gone();
+
+ private:
+  const httplib::Request& request_;
+  int socket_ = -2;  // -2: not looked up yet; -1: no descriptor matched
+};
+
 // The two completion routes (serve_completions.cpp).
 void handle_completion(const httplib::Request& request, httplib::Response& response, ServerState& state, bool chat);
 // Writes `error` as the response.
