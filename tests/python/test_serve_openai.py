@@ -171,6 +171,21 @@ def test_errors_raise_the_clients_exception_classes(client):
         client.chat.completions.create(model="tiny-gpt2", messages=[{"role": "wizard", "content": "x"}])
 
 
+def test_json_mode_and_tools_are_refused_not_ignored(client):
+    messages = [{"role": "user", "content": "I am"}]
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}
+    for extra, param in ((dict(response_format={"type": "json_object"}), "response_format"),
+                         (dict(response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": {}}}),
+                          "response_format"),
+                         (dict(tools=[tool]), "tools")):
+        with pytest.raises(openai.BadRequestError) as error:
+            client.chat.completions.create(model="tiny-gpt2", messages=messages, max_tokens=2, **extra)
+        assert error.value.body["param"] == param and "not supported" in error.value.body["message"]
+    for accepted in (dict(response_format={"type": "text"}), dict(tools=[tool], tool_choice="none")):
+        reply = client.chat.completions.create(model="tiny-gpt2", messages=messages, max_tokens=2, **accepted)
+        assert reply.choices[0].message.tool_calls is None and reply.usage.completion_tokens >= 1
+
+
 def test_api_key_is_required_when_set(folder):
     with running_server(folder, "--api-key", "sesame") as url:
         wrong = openai.OpenAI(base_url=url + "/v1", api_key="nope", max_retries=0)

@@ -239,6 +239,33 @@ std::optional<ApiError> sampling(const json& body, bool chat, CompletionRequest&
   return std::nullopt;
 }
 
+// Fields this server cannot honour are refused rather than ignored: an answer that silently breaks the asked-for
+// format (JSON mode, a tool call) is worse for a client than a clear 400.
+std::optional<ApiError> unsupported_features(const json& body) {
+  const auto format = body.find("response_format");
+  if (format != body.end() && !format->is_null()) {
+    const auto type = format->is_object() ? format->find("type") : format->end();
+    if (type == format->end() || !type->is_string()) {
+      return invalid("response_format", "'response_format' must be an object with a string 'type'");
+    }
+    if (*type != "text") {
+      return invalid("response_format", "'response_format' type '" + type->get<std::string>() +
+                                            "' is not supported by this server (only 'text')");
+    }
+  }
+  const auto tools = body.find("tools");
+  const auto choice = body.find("tool_choice");
+  const bool no_tool_call = choice != body.end() && choice->is_string() && *choice == "none";
+  if (tools != body.end() && !tools->is_null() && !(tools->is_array() && tools->empty()) && !no_tool_call) {
+    return invalid("tools", "tool calls are not supported by this server; send no 'tools' or 'tool_choice': 'none'");
+  }
+  const auto functions = body.find("functions");
+  if (functions != body.end() && !functions->is_null()) {
+    return invalid("functions", "function calls are not supported by this server");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<ApiError> parse_completion_request(const std::string& body, bool chat, const ServedModel& served,
@@ -254,6 +281,7 @@ std::optional<ApiError> parse_completion_request(const std::string& body, bool c
                     "invalid_request_error", "model", "model_not_found"};
   }
   if (auto e = chat ? messages(doc, r) : prompts(doc, served.vocab_size, r)) return e;
+  if (auto e = unsupported_features(doc)) return e;
   std::optional<int64_t> value;
   const char* length_field = chat && doc.contains("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
   if (auto e = integer(doc, length_field, 1, served.context_length, value)) return e;
