@@ -359,23 +359,26 @@ class MatMulNBitsKernel final : public Kernel {
   Status run_int8_a(const Tensor& a, int64_t m, int64_t kp, int64_t panel, const Tensor* bias, Tensor& out,
                     ThreadPool& pool, const Product& product) const {
     const bool is_float = a.dtype() == DataType::kFloat32;
-    // Floats: A and Y (half types), the bias, A's block scales; then A's block sums (int32) and codes (int8).
+    // Floats: A and Y (half types), the bias, A's block scales and scaled sums; then A's block sums (int32) and
+    // codes (int8).
     const int64_t a_floats = is_float ? 0 : m * s_.k;
     const int64_t y_floats = is_float ? 0 : m * s_.n;
-    const int64_t floats = a_floats + y_floats + s_.n + m * s_.k_blocks;
+    const int64_t floats = a_floats + y_floats + s_.n + 2 * m * s_.k_blocks;
     char* const buffer = static_cast<char*>(scratch_buffer(
         ScratchUse::kContribProjection, static_cast<size_t>(floats * 4 + m * s_.k_blocks * 4 + m * kp)));
     float* const a_f = reinterpret_cast<float*>(buffer);
     float* const y_f = is_float ? out.data<float>() : a_f + a_floats;
     float* const bias_f = a_f + a_floats + y_floats;
     float* const a_scales = bias_f + s_.n;
+    float* const a_scaled_sums = a_scales + m * s_.k_blocks;
     int32_t* const a_sums = reinterpret_cast<int32_t*>(buffer + floats * 4);
     int8_t* const a_codes = reinterpret_cast<int8_t*>(a_sums + m * s_.k_blocks);
     for (int64_t j = 0; j < s_.n; ++j) bias_f[j] = bias != nullptr ? float_of(*bias, j) : 0.0f;
     for (int64_t i = 0; i < a_floats; ++i) a_f[i] = float_of(a, i);
     quantize_int8_blocks(is_float ? a.data<float>() : a_f, s_.k, m, s_.k, s_.k_blocks, s_.block, a_codes, a_scales,
                          a_sums);
-    const Int8Rows rows{a_codes, a_scales, a_sums};
+    scale_block_sums(a_scales, a_sums, m * s_.k_blocks, a_scaled_sums);
+    const Int8Rows rows{a_codes, a_scales, a_sums, a_scaled_sums};
     const int64_t panels = (s_.n + panel - 1) / panel;
     const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / (panel * kp * m));
     const float* bias_ptr = bias != nullptr ? bias_f : nullptr;

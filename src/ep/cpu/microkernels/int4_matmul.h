@@ -70,7 +70,19 @@ struct Int8Rows {
   const int8_t* q = nullptr;
   const float* scales = nullptr;  // [row * k_blocks + b]
   const int32_t* sums = nullptr;  // [row * k_blocks + b]
+  // [row * k_blocks + b] = scales[...] * float(sums[...]) when the caller has them (scale_block_sums); null: the
+  // kernels form the same products themselves.
+  const float* scaled_sums = nullptr;
+
+  // The rows from `row` on, of rows holding padded_k codes and k_blocks blocks.
+  Int8Rows from_row(int64_t row, int64_t padded_k, int64_t k_blocks) const {
+    return {q + row * padded_k, scales + row * k_blocks, sums + row * k_blocks,
+            scaled_sums != nullptr ? scaled_sums + row * k_blocks : nullptr};
+  }
 };
+
+// scaled[i] = scales[i] * float(sums[i]) for i < count (Int8Rows::scaled_sums).
+void scale_block_sums(const float* scales, const int32_t* sums, int64_t count, float* scaled);
 
 // The panel width the active tier's kernels use.
 int64_t int4_panel_rows();

@@ -102,6 +102,10 @@ void quantize_int8_blocks_generic(const float* a, int64_t lda, int64_t rows, int
   }
 }
 
+void scale_block_sums(const float* scales, const int32_t* sums, int64_t count, float* scaled) {
+  for (int64_t i = 0; i < count; ++i) scaled[i] = scales[i] * static_cast<float>(sums[i]);
+}
+
 void int4_matmul_int8_generic(const Int4Panels& w, const Int8Rows& a, int64_t rows, int64_t panel_begin,
                               int64_t panel_end, int64_t n_total, const float* bias, float* y, int64_t ldy) {
   const int64_t panel = w.panel, kp = w.padded_k();

@@ -79,49 +79,85 @@ constexpr int64_t kPrefetchBytes = 4096;
 // stay below 32767.
 constexpr int64_t kChunksPer16Bits = 4;
 
-// int8 A (accuracy_level 4): one 8-row panel by M rows of A, as the AVX-512 copy does it with 16 rows.
+// The byte products of one 8-k chunk of a panel (32 code bytes) with M rows of A, added in 16 bits to pairs[m].
 template <int M>
+inline __attribute__((always_inline)) void add_chunk(const uint8_t* codes, const int8_t* q, int64_t kp,
+                                                     __m256i (&pairs)[M]) {
+  const __m256i nibble = _mm256_set1_epi8(0x0F);
+  const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes));
+  const __m256i low = _mm256_and_si256(bytes, nibble);
+  const __m256i high = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), nibble);
+  for (int m = 0; m < M; ++m) {
+    int32_t first, second;
+    std::memcpy(&first, q + m * kp, 4);
+    std::memcpy(&second, q + m * kp + 4, 4);
+    const __m256i products = _mm256_add_epi16(_mm256_maddubs_epi16(low, _mm256_set1_epi32(first)),
+                                             _mm256_maddubs_epi16(high, _mm256_set1_epi32(second)));
+    pairs[m] = _mm256_add_epi16(pairs[m], products);
+  }
+}
+
+// The int32 lane sums of `chunks` chunks (at most kChunksPer16Bits) from k on: pairs widened once.
+template <int M, int kChunks>
+inline __attribute__((always_inline)) void add_group(const uint8_t* codes, const int8_t* q, int64_t kp,
+                                                     int64_t chunks, __m256i (&sums)[M]) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i pairs[M];
+  for (auto& v : pairs) v = _mm256_setzero_si256();
+  // One sequential stream per panel, fetched ahead (a prefetch past the end is harmless).
+  _mm_prefetch(reinterpret_cast<const char*>(codes) + kPrefetchBytes, _MM_HINT_T0);
+  _mm_prefetch(reinterpret_cast<const char*>(codes) + kPrefetchBytes + 64, _MM_HINT_T0);
+  if constexpr (kChunks > 0 && M <= 2) {
+    for (int c = 0; c < kChunks; ++c) add_chunk<M>(codes + c * 32, q + c * 8, kp, pairs);
+  } else if constexpr (kChunks > 0) {
+    // Unrolled, GCC schedules all the chunks' products first and spills them (16 vector registers).
+#pragma GCC unroll 1
+    for (int c = 0; c < kChunks; ++c) add_chunk<M>(codes + c * 32, q + c * 8, kp, pairs);
+  } else {
+    for (int64_t c = 0; c < chunks; ++c) add_chunk<M>(codes + c * 32, q + c * 8, kp, pairs);
+  }
+  for (int m = 0; m < M; ++m) sums[m] = _mm256_add_epi32(sums[m], _mm256_madd_epi16(pairs[m], ones));
+}
+
+// int8 A (accuracy_level 4): one 8-row panel by M rows of A, as the AVX-512 copy does it with 16 rows. With blocks
+// of one 32-k group (kOneGroup) the group's sums go straight to the float step; kScaledSums: a.scaled_sums is set.
+template <int M, bool kOneGroup, bool kScaledSums>
 void int8_panel(const Int4Panels& w, const Int8Rows& a, int64_t p, int64_t n_total, const float* bias, float* y,
                 int64_t ldy) {
   const int64_t kp = w.padded_k();
-  const __m256i nibble = _mm256_set1_epi8(0x0F);
-  const __m256i ones = _mm256_set1_epi16(1);
   __m256 acc[M];
   for (auto& v : acc) v = _mm256_setzero_ps();
   const uint8_t* codes = w.codes + p * (kp / 8) * 32;
+  const float* block_scales = w.scales + p * w.k_blocks * 8;
+  const float* block_offsets = w.offsets != nullptr ? w.offsets + p * w.k_blocks * 8 : nullptr;
+  constexpr int64_t kGroup = 8 * kChunksPer16Bits;
   for (int64_t b = 0; b < w.k_blocks; ++b) {
     __m256i sums[M];
     for (auto& v : sums) v = _mm256_setzero_si256();
-    // 16-bit partial sums over up to kChunksPer16Bits chunks of 8 k's, then widened to 32 bits once.
-    for (int64_t group = b * w.block; group < (b + 1) * w.block; group += 8 * kChunksPer16Bits) {
-      const int64_t group_end = std::min((b + 1) * w.block, group + 8 * kChunksPer16Bits);
-      __m256i pairs[M];
-      for (auto& v : pairs) v = _mm256_setzero_si256();
-      for (int64_t kk = group; kk < group_end; kk += 8, codes += 32) {
-        // One sequential stream per panel, fetched ahead (a prefetch past the end is harmless).
-        _mm_prefetch(reinterpret_cast<const char*>(codes) + kPrefetchBytes, _MM_HINT_T0);
-        const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes));
-        const __m256i low = _mm256_and_si256(bytes, nibble);
-        const __m256i high = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), nibble);
-        for (int m = 0; m < M; ++m) {
-          int32_t first, second;
-          std::memcpy(&first, a.q + m * kp + kk, 4);
-          std::memcpy(&second, a.q + m * kp + kk + 4, 4);
-          const __m256i products = _mm256_add_epi16(_mm256_maddubs_epi16(low, _mm256_set1_epi32(first)),
-                                                   _mm256_maddubs_epi16(high, _mm256_set1_epi32(second)));
-          pairs[m] = _mm256_add_epi16(pairs[m], products);
-        }
+    const int8_t* q = a.q + b * w.block;
+    if constexpr (kOneGroup) {
+      add_group<M, kChunksPer16Bits>(codes, q, kp, kChunksPer16Bits, sums);
+      codes += kGroup * 4;
+    } else {
+      int64_t k = 0;
+      for (; k + kGroup <= w.block; k += kGroup, codes += kGroup * 4) {
+        add_group<M, kChunksPer16Bits>(codes, q + k, kp, kChunksPer16Bits, sums);
       }
-      for (int m = 0; m < M; ++m) sums[m] = _mm256_add_epi32(sums[m], _mm256_madd_epi16(pairs[m], ones));
+      if (k < w.block) {
+        add_group<M, 0>(codes, q + k, kp, (w.block - k) / 8, sums);
+        codes += (w.block - k) * 4;
+      }
     }
-    const __m256 scales = _mm256_loadu_ps(w.scales + (p * w.k_blocks + b) * 8);
-    const __m256 offsets = w.offsets != nullptr ? _mm256_loadu_ps(w.offsets + (p * w.k_blocks + b) * 8)
-                                                : _mm256_mul_ps(scales, _mm256_set1_ps(-8.0f));
+    const __m256 scales = _mm256_loadu_ps(block_scales + b * 8);
+    const __m256 offsets = block_offsets != nullptr ? _mm256_loadu_ps(block_offsets + b * 8)
+                                                    : _mm256_mul_ps(scales, _mm256_set1_ps(-8.0f));
     for (int m = 0; m < M; ++m) {
-      const float a_scale = a.scales[m * w.k_blocks + b];
-      const float a_sum = a_scale * static_cast<float>(a.sums[m * w.k_blocks + b]);
-      acc[m] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[m]), _mm256_mul_ps(scales, _mm256_set1_ps(a_scale)), acc[m]);
-      acc[m] = _mm256_fmadd_ps(offsets, _mm256_set1_ps(a_sum), acc[m]);
+      const __m256 a_scale = _mm256_broadcast_ss(a.scales + m * w.k_blocks + b);
+      const __m256 a_sum = kScaledSums ? _mm256_broadcast_ss(a.scaled_sums + m * w.k_blocks + b)
+                                       : _mm256_set1_ps(a.scales[m * w.k_blocks + b] *
+                                                        static_cast<float>(a.sums[m * w.k_blocks + b]));
+      acc[m] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[m]), _mm256_mul_ps(scales, a_scale), acc[m]);
+      acc[m] = _mm256_fmadd_ps(offsets, a_sum, acc[m]);
     }
   }
   const int64_t valid = std::min<int64_t>(8, n_total - p * 8);
@@ -135,17 +171,26 @@ void int8_panel(const Int4Panels& w, const Int8Rows& a, int64_t p, int64_t n_tot
 }
 
 using PanelFn = void (*)(const Int4Panels&, const Int8Rows&, int64_t, int64_t, const float*, float*, int64_t);
-constexpr PanelFn kPanels[4] = {int8_panel<1>, int8_panel<2>, int8_panel<3>, int8_panel<4>};
+template <bool kOneGroup, bool kScaledSums>
+constexpr PanelFn kPanelsOf[4] = {int8_panel<1, kOneGroup, kScaledSums>, int8_panel<2, kOneGroup, kScaledSums>,
+                                  int8_panel<3, kOneGroup, kScaledSums>, int8_panel<4, kOneGroup, kScaledSums>};
+
+// The panel functions for these weights and rows of A.
+const PanelFn* panel_functions(const Int4Panels& w, const Int8Rows& a) {
+  const bool one_group = w.block == 8 * kChunksPer16Bits, scaled = a.scaled_sums != nullptr;
+  if (one_group) return scaled ? kPanelsOf<true, true> : kPanelsOf<true, false>;
+  return scaled ? kPanelsOf<false, true> : kPanelsOf<false, false>;
+}
 
 }  // namespace
 
 void int4_matmul_int8__avx2(const Int4Panels& w, const Int8Rows& a, int64_t rows, int64_t panel_begin,
                             int64_t panel_end, int64_t n_total, const float* bias, float* y, int64_t ldy) {
   const int64_t kp = w.padded_k();
+  const PanelFn* panels = panel_functions(w, a);
   for (int64_t p = panel_begin; p < panel_end; ++p) {
     for (int64_t m = 0; m < rows; m += 4) {
-      const Int8Rows at{a.q + m * kp, a.scales + m * w.k_blocks, a.sums + m * w.k_blocks};
-      kPanels[std::min<int64_t>(4, rows - m) - 1](w, at, p, n_total, bias, y + m * ldy, ldy);
+      panels[std::min<int64_t>(4, rows - m) - 1](w, a.from_row(m, kp, w.k_blocks), p, n_total, bias, y + m * ldy, ldy);
     }
   }
 }

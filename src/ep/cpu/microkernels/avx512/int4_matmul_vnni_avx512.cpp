@@ -71,7 +71,7 @@ void int4_matmul_int8__avx512vnni(const Int4Panels& w, const Int8Rows& a, int64_
   const int64_t kp = w.padded_k();
   for (int64_t p = panel_begin; p < panel_end; ++p) {
     for (int64_t m = 0; m < rows; m += kMaxRows) {
-      const Int8Rows at{a.q + m * kp, a.scales + m * w.k_blocks, a.sums + m * w.k_blocks};
+      const Int8Rows at = a.from_row(m, kp, w.k_blocks);
       kPanels[std::min<int64_t>(kMaxRows, rows - m) - 1](w, at, p, n_total, bias, y + m * ldy, ldy);
     }
   }

@@ -136,7 +136,7 @@ void int8_weight_matmul_int8__avx512(const Int8Panels& w, const Int8Rows& a, int
   const int64_t kp = w.padded_k();
   for (int64_t p = panel_begin; p < panel_end; ++p) {
     for (int64_t m = 0; m < rows; m += 4) {
-      const Int8Rows at{a.q + m * kp, a.scales + m * w.k_blocks, a.sums + m * w.k_blocks};
+      const Int8Rows at = a.from_row(m, kp, w.k_blocks);
       kInt8Panels[std::min<int64_t>(4, rows - m) - 1](w, at, p, n_total, bias, y + m * ldy, ldy);
     }
   }

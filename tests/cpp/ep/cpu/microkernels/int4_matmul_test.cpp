@@ -231,6 +231,13 @@ void check_int8_case(const Case& c, uint32_t seed) {
     std::vector<float> y(static_cast<size_t>(c.rows * ldy), -7.0f);
     fn(w, rows, c.rows, 0, panels / 2, c.n, bias.data(), y.data(), ldy);
     fn(w, rows, c.rows, panels / 2, panels, c.n, bias.data(), y.data(), ldy);
+    // The caller's scaled sums are the products the kernels form themselves: the same results, bit for bit.
+    std::vector<float> scaled_sums(a_scales.size());
+    scale_block_sums(a_scales.data(), a_sums.data(), static_cast<int64_t>(a_scales.size()), scaled_sums.data());
+    std::vector<float> y_scaled(y.size(), -7.0f);
+    fn(w, Int8Rows{q.data(), a_scales.data(), a_sums.data(), scaled_sums.data()}, c.rows, 0, panels, c.n,
+       bias.data(), y_scaled.data(), ldy);
+    EXPECT_EQ(y_scaled, y) << name << " " << where << " with the caller's scaled sums";
     for (int64_t m = 0; m < c.rows; ++m) {
       for (int64_t n = 0; n < c.n; ++n) {
         const double expected = want[static_cast<size_t>(m * c.n + n)];
