@@ -144,16 +144,23 @@ Expected<WindowGeometry> resolve_geometry(const WindowAttrs& attrs, std::span<co
     g.pad_begin[i] = static_cast<int64_t>(pad_begin);
     g.pad_end[i] = static_cast<int64_t>(pad_end);
   }
-  // in_size(), out_size() and kernel_size() multiply the dims: each volume must fit int64 too.
+  // in_size(), out_size() and kernel_size() multiply the dims: each volume must fit int64 too, and so must the
+  // taps of a whole plane (output positions x kernel positions), which kernels use to size their work.
+  int64_t volumes[3] = {1, 1, 1};
+  int index = 0;
   for (const auto& [dims, what] :
        {std::pair{&g.in, "input"}, std::pair{&g.out, "output"}, std::pair{&g.kernel, "kernel"}}) {
-    int64_t volume = 1;
+    int64_t& volume = volumes[index++];
     for (const int64_t d : *dims) {
       if (__builtin_mul_overflow(volume, d, &volume)) {
         return make_error(StatusCode::kInvalidArgument, description, ": the ", what, " window dims ",
                           shape_to_string(*dims), " hold more positions than int64 can count");
       }
     }
+  }
+  if (int64_t taps = 0; __builtin_mul_overflow(volumes[1], volumes[2], &taps)) {
+    return make_error(StatusCode::kInvalidArgument, description, ": ", volumes[1], " output positions of ",
+                      volumes[2], " kernel positions each are more taps than int64 can count");
   }
   return g;
 }

@@ -69,8 +69,14 @@ TEST(ShapeRules, WindowWhoseKernelVolumeOverflowsIsRefused) {
   ASSERT_FALSE(geometry);
   EXPECT_EQ(geometry.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(geometry.status().message().find("kernel window dims"), std::string::npos) << geometry.status().message();
-  const int64_t fits[] = {huge, 2};
+  // 4 x 4 output positions of 2^58 kernel positions each: 2^62 taps fit int64.
+  const int64_t fits[] = {int64_t{1} << 57, 2};
   EXPECT_TRUE(resolve_geometry(attrs, spatial, fits, "pool"));
+  // 2^61 kernel positions fit, but not 16 times as many taps (the pool sizes its work by them).
+  const int64_t too_many_taps[] = {huge, 1};
+  auto taps = resolve_geometry(attrs, spatial, too_many_taps, "pool");
+  ASSERT_FALSE(taps);
+  EXPECT_NE(taps.status().message().find("taps"), std::string::npos) << taps.status().message();
 }
 
 TEST(ShapeRules, WindowOpsThatDoNotResolveStayUnknownForTheKernel) {
