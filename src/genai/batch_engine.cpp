@@ -48,7 +48,8 @@ Expected<Tensor> BatchEngine::empty_cache(int64_t batch, int64_t width) const {
 
 Expected<std::vector<Tensor>> BatchEngine::run_decoder(const std::vector<std::vector<int32_t>>& ids,
                                                        const std::vector<int64_t>& lengths,
-                                                       const std::vector<Tensor>& past, int64_t width) {
+                                                       const std::vector<Tensor>& past, int64_t width,
+                                                       const std::vector<int64_t>& new_tokens) {
   const Model::Io& io = model_->io();
   const int64_t batch = static_cast<int64_t>(ids.size());
   const int64_t steps = static_cast<int64_t>(ids[0].size());
@@ -62,7 +63,8 @@ Expected<std::vector<Tensor>> BatchEngine::run_decoder(const std::vector<std::ve
     // Row b holds lengths[b] cached positions, then its new ones: from 0 (GroupQueryAttention) or right-aligned.
     TRY_ASSIGN(Tensor mask, Tensor::allocate(io.mask, Shape{batch, total}));
     for (int64_t b = 0; b < batch; ++b) {
-      const int64_t valid = lengths[static_cast<size_t>(b)] + steps;
+      const int64_t fresh = new_tokens.empty() ? steps : new_tokens[static_cast<size_t>(b)];
+      const int64_t valid = lengths[static_cast<size_t>(b)] + fresh;
       const int64_t first = rows_start_at_zero_ ? 0 : total - valid;
       for (int64_t s = 0; s < total; ++s) put_index(mask, b * total + s, s >= first && s < first + valid ? 1 : 0);
     }
@@ -99,9 +101,13 @@ Expected<std::vector<Tensor>> BatchEngine::run_decoder(const std::vector<std::ve
   return outputs;
 }
 
-std::vector<float> BatchEngine::last_logits(const Tensor& logits, int64_t row) const {
+std::vector<float> BatchEngine::last_logits(const Tensor& logits, int64_t row, int64_t position) const {
   std::vector<float> out(static_cast<size_t>(model_->config().vocab_size));
-  last_position_logits(logits, row, model_->config().vocab_size, out.data());
+  if (position < 0) {
+    last_position_logits(logits, row, model_->config().vocab_size, out.data());
+  } else {
+    position_logits(logits, row, position, model_->config().vocab_size, out.data());
+  }
   return out;
 }
 
@@ -140,44 +146,128 @@ Status BatchEngine::relayout(const std::vector<RowSource>& rows, const std::vect
   return Status::ok();
 }
 
-Expected<std::vector<int64_t>> BatchEngine::add(const std::vector<int32_t>& prompt, int64_t copies,
-                                                const SequenceOptions& options) {
+Status BatchEngine::check_new(const NewSequence& s, int64_t free) const {
   const GenaiConfig& c = model_->config();
-  if (prompt.empty()) return make_error(StatusCode::kInvalidArgument, "genai: the prompt has no tokens");
-  if (copies < 1 || copies > free_slots()) {
-    return make_error(StatusCode::kInvalidArgument, "genai: ", copies, " sequences asked, ", free_slots(),
-                      " free of ", max_batch_);
+  if (s.prompt.empty()) return make_error(StatusCode::kInvalidArgument, "genai: the prompt has no tokens");
+  if (s.copies < 1 || s.copies > free) {
+    return make_error(StatusCode::kInvalidArgument, "genai: ", s.copies, " sequences asked, ", free, " free of ",
+                      max_batch_);
   }
-  if (static_cast<int64_t>(prompt.size()) >= c.context_length) {
-    return make_error(StatusCode::kInvalidArgument, "genai: the prompt has ", prompt.size(),
+  if (static_cast<int64_t>(s.prompt.size()) >= c.context_length) {
+    return make_error(StatusCode::kInvalidArgument, "genai: the prompt has ", s.prompt.size(),
                       " tokens; the context holds ", c.context_length, " with the generated ones");
   }
-  for (const int32_t t : prompt) {
+  for (const int32_t t : s.prompt) {
     if (t < 0 || t >= c.vocab_size) {
       return make_error(StatusCode::kInvalidArgument, "genai: token ", t, " is outside the vocabulary [0, ",
                         c.vocab_size, ")");
     }
   }
-  if (options.max_new_tokens < 1) return make_error(StatusCode::kInvalidArgument, "genai: max_new_tokens must be >= 1");
-  const int64_t length = static_cast<int64_t>(prompt.size());
+  if (s.options.max_new_tokens < 1) {
+    return make_error(StatusCode::kInvalidArgument, "genai: max_new_tokens must be >= 1");
+  }
+  return Status::ok();
+}
+
+Expected<std::vector<int64_t>> BatchEngine::add(const std::vector<int32_t>& prompt, int64_t copies,
+                                                const SequenceOptions& options) {
+  std::vector<Expected<Added>> added = add_all({NewSequence{prompt, copies, options}});
+  if (!added[0]) return added[0].status();
+  return std::move(added[0]->ids);
+}
+
+std::vector<Expected<BatchEngine::Added>> BatchEngine::add_all(const std::vector<NewSequence>& sequences) {
+  std::vector<Expected<Added>> results;
+  results.reserve(sequences.size());
+  if (shared_) compact();  // first, so that the kept prefix the prompts are matched against is the final one
+  int64_t free = free_slots();
+  std::vector<size_t> together;
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    const NewSequence& s = sequences[i];
+    if (Status valid = check_new(s, free); !valid.is_ok()) {
+      results.push_back(std::move(valid));
+      continue;
+    }
+    if (shared_ && reusable_prefix(s.prompt) == 0) {
+      together.push_back(i);
+      results.push_back(Added{});
+      free -= s.copies;
+      continue;
+    }
+    results.push_back(add_alone(s));
+    if (results.back()) free -= s.copies;
+  }
+  if (!together.empty()) add_together(sequences, together, results);
+  return results;
+}
+
+int64_t BatchEngine::reusable_prefix(const std::vector<int32_t>& prompt) const {
+  const auto common = static_cast<int64_t>(
+      std::mismatch(prompt.begin(), prompt.end(), prefix_.begin(), prefix_.end()).first - prompt.begin());
+  const int64_t reused = std::min(common, static_cast<int64_t>(prompt.size()) - 1);
+  return reused < kReusedPrefixMin ? 0 : reused;
+}
+
+Expected<BatchEngine::Added> BatchEngine::add_alone(const NewSequence& s) {
+  const int64_t length = static_cast<int64_t>(s.prompt.size());
+  const int64_t reused_before = reused_prompt_tokens_;
   std::vector<float> logits;
   if (shared_) {  // prefilled straight into the next free row, then copied into the rows of the other copies
     compact();
     TRY(reserve(length));
     const int64_t row = static_cast<int64_t>(rows_.size());
-    TRY_ASSIGN(logits, prefill_row(prompt, row));
-    for (int64_t k = 1; k < copies; ++k) copy_row(row, row + k, length);
+    TRY_ASSIGN(logits, prefill_row(s.prompt, row));
+    for (int64_t k = 1; k < s.copies; ++k) copy_row(row, row + k, length);
   } else {
-    TRY_ASSIGN(logits, prefill_alone(prompt, copies));
+    TRY_ASSIGN(logits, prefill_alone(s.prompt, s.copies));
   }
-  return join(prompt, copies, options, std::move(logits));
+  ++prefill_runs_;
+  return Added{join(s.prompt, s.copies, s.options, std::move(logits)), reused_prompt_tokens_ - reused_before};
+}
+
+void BatchEngine::add_together(const std::vector<NewSequence>& sequences, const std::vector<size_t>& which,
+                               std::vector<Expected<Added>>& results) {
+  const auto fail = [&](const Status& status) {
+    for (const size_t i : which) results[i] = status;
+  };
+  std::vector<std::vector<int32_t>> ids;
+  std::vector<int64_t> new_tokens;
+  int64_t steps = 0;
+  for (const size_t i : which) steps = std::max(steps, static_cast<int64_t>(sequences[i].prompt.size()));
+  for (const size_t i : which) {
+    std::vector<int32_t> padded = sequences[i].prompt;
+    new_tokens.push_back(static_cast<int64_t>(padded.size()));
+    padded.resize(static_cast<size_t>(steps), padded.back());  // past the row's mask: never attended to
+    ids.push_back(std::move(padded));
+  }
+  if (Status reserved = reserve(steps); !reserved.is_ok()) return fail(reserved);
+  const int64_t first = static_cast<int64_t>(rows_.size()), count = static_cast<int64_t>(which.size());
+  auto outputs = run_decoder(ids, std::vector<int64_t>(which.size(), 0), buffer_rows(first, count), 0, new_tokens);
+  if (!outputs) return fail(outputs.status());
+  ++prefill_runs_;
+  // The prefilled rows first (first + b), then the other copies of each, each from its prompt's row.
+  std::vector<uint64_t> seeds;
+  for (size_t b = 0; b < which.size(); ++b) {
+    const NewSequence& s = sequences[which[b]];
+    seeds.push_back(s.options.search.random_seed ? *s.options.search.random_seed : std::random_device{}());
+    const int64_t row = static_cast<int64_t>(b);
+    results[which[b]]->ids.push_back(
+        join_row(s.prompt, s.options, last_logits((*outputs)[0], row, new_tokens[b] - 1), seeds.back()));
+  }
+  for (size_t b = 0; b < which.size(); ++b) {
+    const NewSequence& s = sequences[which[b]];
+    for (int64_t k = 1; k < s.copies; ++k) {
+      copy_row(first + static_cast<int64_t>(b), static_cast<int64_t>(rows_.size()), new_tokens[b]);
+      std::vector<float> logits = rows_[static_cast<size_t>(first) + b].logits;
+      const uint64_t seed = seeds[b] + static_cast<uint64_t>(k);
+      results[which[b]]->ids.push_back(join_row(s.prompt, s.options, std::move(logits), seed));
+    }
+  }
 }
 
 Expected<std::vector<float>> BatchEngine::prefill_row(const std::vector<int32_t>& prompt, int64_t row) {
-  const auto common = static_cast<int64_t>(
-      std::mismatch(prompt.begin(), prompt.end(), prefix_.begin(), prefix_.end()).first - prompt.begin());
-  const int64_t reused = std::min(common, static_cast<int64_t>(prompt.size()) - 1);
-  if (reused < kReusedPrefixMin) {
+  const int64_t reused = reusable_prefix(prompt);
+  if (reused == 0) {
     TRY_ASSIGN(std::vector<Tensor> outputs, run_decoder({prompt}, {0}, buffer_rows(row, 1), 0));
     return last_logits(outputs[0], 0);
   }
@@ -209,18 +299,23 @@ std::vector<int64_t> BatchEngine::join(const std::vector<int32_t>& prompt, int64
   std::vector<int64_t> ids;
   const uint64_t seed = options.search.random_seed ? *options.search.random_seed : std::random_device{}();
   for (int64_t k = 0; k < copies; ++k) {
-    Row row;
-    row.id = next_id_++;
-    row.options = options;
-    row.random.seed(seed + static_cast<uint64_t>(k));
-    row.tokens = prompt;
-    row.prompt_length = prompt.size();
-    row.cached = static_cast<int64_t>(prompt.size());
-    row.logits = logits;
-    ids.push_back(row.id);
-    rows_.push_back(std::move(row));
+    ids.push_back(join_row(prompt, options, logits, seed + static_cast<uint64_t>(k)));
   }
   return ids;
+}
+
+int64_t BatchEngine::join_row(const std::vector<int32_t>& prompt, const SequenceOptions& options,
+                              std::vector<float> logits, uint64_t seed) {
+  Row row;
+  row.id = next_id_++;
+  row.options = options;
+  row.random.seed(seed);
+  row.tokens = prompt;
+  row.prompt_length = prompt.size();
+  row.cached = static_cast<int64_t>(prompt.size());
+  row.logits = std::move(logits);
+  rows_.push_back(std::move(row));
+  return rows_.back().id;
 }
 
 Expected<std::vector<BatchEngine::Pick>> BatchEngine::pick() {

@@ -61,6 +61,19 @@ class BatchEngine {
   // random_seed + i). INVALID_ARGUMENT for an empty prompt, a token outside the vocabulary, a prompt that leaves no
   // room in the context, or copies past the free slots (free_slots()).
   Expected<std::vector<int64_t>> add(const std::vector<int32_t>& prompt, int64_t copies, const SequenceOptions& options);
+  struct NewSequence {
+    std::vector<int32_t> prompt;
+    int64_t copies = 1;
+    SequenceOptions options;
+  };
+  struct Added {
+    std::vector<int64_t> ids;    // as add() returns them
+    int64_t reused_tokens = 0;   // prompt positions taken from the kept prefix
+  };
+  // add() for several prompts at once, in order (each takes slots from those left by the ones before it; one
+  // refused takes none). With shared buffers the prompts that reuse no kept prefix are prefilled together, in one
+  // decoder run over their rows (right-padded to the longest; each row's logits are those of its last token).
+  std::vector<Expected<Added>> add_all(const std::vector<NewSequence>& sequences);
   // One token per active sequence (in batch-row order, which leaves may change); finished sequences take no more
   // picks.
   Expected<std::vector<Pick>> pick();
@@ -77,6 +90,8 @@ class BatchEngine {
   const Model& model() const { return *model_; }
   // Prompt positions taken from the kept prefix instead of prefilled, over the engine's life.
   int64_t reused_prompt_tokens() const { return reused_prompt_tokens_; }
+  // Decoder runs that prefilled prompts, over the engine's life (prompts prefilled together count once).
+  int64_t prefill_runs() const { return prefill_runs_; }
   static constexpr int64_t kReusedPrefixMin = 16;
   // The tokens of a sequence (prompt and picked); empty for an unknown id.
   std::vector<int32_t> tokens(int64_t id) const;
@@ -101,10 +116,11 @@ class BatchEngine {
   };
 
   BatchEngine(std::shared_ptr<const Model> model, int64_t max_batch);
-  // Runs the decoder on `ids` ([batch, steps], every row `steps` new tokens) over `past` rows of `lengths`.
+  // Runs the decoder on `ids` ([batch, steps]) over `past` rows of `lengths`: row b holds new_tokens[b] new tokens
+  // (every row `steps` when new_tokens is empty), the rest of its ids are padding outside its attention mask.
   Expected<std::vector<Tensor>> run_decoder(const std::vector<std::vector<int32_t>>& ids,
                                             const std::vector<int64_t>& lengths, const std::vector<Tensor>& past,
-                                            int64_t width);
+                                            int64_t width, const std::vector<int64_t>& new_tokens = {});
   Status relayout(const std::vector<RowSource>& rows, const std::vector<Tensor>& fresh);
   // Shared buffers (GroupQueryAttention): capacity for `positions`, views of the first `batch` rows from row
   // `first`, and the removal of finished rows by moving the last rows into their place.
@@ -123,10 +139,23 @@ class BatchEngine {
   Expected<std::vector<float>> prefill_alone(const std::vector<int32_t>& prompt, int64_t copies);
   std::vector<int64_t> join(const std::vector<int32_t>& prompt, int64_t copies, const SequenceOptions& options,
                             std::vector<float> logits);
+  // One new row (the next buffer row with shared buffers) continuing `prompt`, sampling with `seed`; its id.
+  int64_t join_row(const std::vector<int32_t>& prompt, const SequenceOptions& options, std::vector<float> logits,
+                   uint64_t seed);
+  // Why `s` cannot join with `free` slots left, or OK.
+  Status check_new(const NewSequence& s, int64_t free) const;
+  // One prompt prefilled on its own (mask layout, or from the kept prefix), as add() did it.
+  Expected<Added> add_alone(const NewSequence& s);
+  // The prompts sequences[which[...]] prefilled together into the next free rows (shared buffers, no prefix).
+  void add_together(const std::vector<NewSequence>& sequences, const std::vector<size_t>& which,
+                    std::vector<Expected<Added>>& results);
+  // Prompt positions a prompt would take from the kept prefix (0 below kReusedPrefixMin).
+  int64_t reusable_prefix(const std::vector<int32_t>& prompt) const;
   // The rows that did not finish, and where each comes from in the current cache.
   std::vector<RowSource> kept_rows() const;
   Expected<Tensor> empty_cache(int64_t batch, int64_t width) const;
-  std::vector<float> last_logits(const Tensor& logits, int64_t row) const;
+  // The logits of row `row` at `position` (< 0: its last position).
+  std::vector<float> last_logits(const Tensor& logits, int64_t row, int64_t position = -1) const;
 
   std::shared_ptr<const Model> model_;
   int64_t max_batch_ = 1;
@@ -140,6 +169,7 @@ class BatchEngine {
   int64_t width_ = 0;
   std::vector<int32_t> prefix_;  // the tokens whose cache the prefix row (index max_batch_) holds
   int64_t reused_prompt_tokens_ = 0;
+  int64_t prefill_runs_ = 0;
 };
 
 }  // namespace nxrt::genai

@@ -23,8 +23,12 @@ Status check_logits(const Tensor& logits, int64_t batch, int64_t vocab) {
 }
 
 void last_position_logits(const Tensor& logits, int64_t row, int64_t vocab, float* out) {
+  position_logits(logits, row, logits.shape()[1] - 1, vocab, out);
+}
+
+void position_logits(const Tensor& logits, int64_t row, int64_t position, int64_t vocab, float* out) {
   const int64_t positions = logits.shape()[1], width = logits.shape()[2];
-  const int64_t at = (row * positions + positions - 1) * width;
+  const int64_t at = (row * positions + position) * width;
   for (int64_t v = 0; v < vocab; ++v) {
     out[v] = logits.dtype() == DataType::kFloat32 ? logits.data<float>()[at + v]
                                                   : static_cast<float>(logits.data<Float16>()[at + v]);

@@ -17,5 +17,7 @@ Status check_logits(const Tensor& logits, int64_t batch, int64_t vocab);
 
 // The first `vocab` logits of the last position of row `row` of checked `logits`, as floats, into out[0, vocab).
 void last_position_logits(const Tensor& logits, int64_t row, int64_t vocab, float* out);
+// The same at `position` (below the logits' positions).
+void position_logits(const Tensor& logits, int64_t row, int64_t position, int64_t vocab, float* out);
 
 }  // namespace nxrt::genai

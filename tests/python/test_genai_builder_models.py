@@ -213,12 +213,30 @@ def test_serve_batches_builder_decoder_as_genai_alone(built, name, tmp_path):
 
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
             choices = list(pool.map(ask, range(4)))
+        # The four prompts in one request join together: prefilled in one decoder run, right-padded.
+        def prefill_runs():
+            _, metrics, _ = raw_request(url, "GET", "/metrics")
+            return float(next(line.split()[1] for line in metrics.splitlines()
+                              if line.startswith("nxrt_prefill_runs_total ")))
+
+        runs_before = prefill_runs()
+        body = json.dumps({"model": "m", "prompt": prompts, "max_tokens": 9, "temperature": 0})
+        status, text, _ = raw_request(url, "POST", "/v1/completions", body, timeout=120)
+        assert status == 200, text
+        together = sorted(json.loads(text)["choices"], key=lambda c: c["index"])
+        assert prefill_runs() == runs_before + 1
     tokenizer = genai.Tokenizer(genai.Model(folder))
-    for i, choice in enumerate(choices):
-        expected = greedy_alone(folder, prompts[i], budgets[i])
+
+    def expected_text(i, count):
+        expected = greedy_alone(folder, prompts[i], count)
         if 2 in expected:
             expected = expected[: expected.index(2)]
-        assert choice["text"] == tokenizer.decode(np.array(expected, np.int32)), f"{name}: prompt {i}"
+        return tokenizer.decode(np.array(expected, np.int32))
+
+    for i, choice in enumerate(choices):
+        assert choice["text"] == expected_text(i, budgets[i]), f"{name}: prompt {i}"
+    for i, choice in enumerate(together):
+        assert choice["text"] == expected_text(i, 9), f"{name}: prompt {i} of one request"
 
 
 def test_serve_reuses_the_kept_prefix_of_the_last_sequence(built, tmp_path):

@@ -232,10 +232,8 @@ void handle_completion(const httplib::Request& request, httplib::Response& respo
   if (auto e = prompt_tokens(r, state, prompts, texts)) return send_error(response, *e);
   std::vector<std::shared_ptr<Job>> jobs;
   if (auto e = make_jobs(r, prompts, state, jobs)) return send_error(response, *e);
-  for (const auto& job : jobs) {
-    const Scheduler::Admission admission = state.scheduler->submit(job);
-    if (admission == Scheduler::Admission::kQueued) continue;
-    for (const auto& submitted : jobs) submitted->cancel();
+  const Scheduler::Admission admission = state.scheduler->submit(jobs);
+  if (admission != Scheduler::Admission::kQueued) {
     response.set_header("Retry-After", "1");
     if (admission == Scheduler::Admission::kQueueFull) {
       return send_error(response, {429, "the server's queue is full; retry later", "rate_limit_error", "",

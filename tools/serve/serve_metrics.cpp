@@ -57,6 +57,8 @@ std::string Metrics::text() const {
           prompt_tokens_reused.load());
   counter("nxrt_generation_tokens_total", "Tokens generated.", generated_tokens.load());
   counter("nxrt_decode_steps_total", "Batched decoder steps run.", decode_steps.load());
+  counter("nxrt_prefill_runs_total", "Decoder runs that prefilled prompts (prompts joining together share one).",
+          prefill_runs.load());
   const double seconds = decode_seconds.load();
   out << "# HELP nxrt_decode_seconds_total Wall time of the batched decoder steps (prefills included).\n"
       << "# TYPE nxrt_decode_seconds_total counter\nnxrt_decode_seconds_total " << seconds << "\n";

@@ -29,7 +29,7 @@ class Histogram {
 };
 
 struct Metrics {
-  std::atomic<uint64_t> prompt_tokens{0}, generated_tokens{0}, decode_steps{0};
+  std::atomic<uint64_t> prompt_tokens{0}, generated_tokens{0}, decode_steps{0}, prefill_runs{0};
   std::atomic<uint64_t> prompt_tokens_reused{0};  // of prompt_tokens: taken from a kept prefix, not prefilled
   std::atomic<int64_t> queue_depth{0}, batch_size{0}, free_slots{0}, running_requests{0};
   std::atomic<double> decode_seconds{0.0};  // time spent in decoder steps (for tokens per second)

@@ -54,12 +54,12 @@ Scheduler::Scheduler(std::shared_ptr<const genai::Model> model, std::unique_ptr<
 
 Scheduler::~Scheduler() { stop(); }
 
-Scheduler::Admission Scheduler::submit(std::shared_ptr<Job> job) {
+Scheduler::Admission Scheduler::submit(const std::vector<std::shared_ptr<Job>>& jobs) {
   {
     std::lock_guard lock(mutex_);
     if (stopping_) return Admission::kStopping;
-    if (static_cast<int64_t>(queue_.size()) >= max_queue_) return Admission::kQueueFull;
-    queue_.push_back(std::move(job));
+    if (static_cast<int64_t>(queue_.size() + jobs.size()) > max_queue_) return Admission::kQueueFull;
+    queue_.insert(queue_.end(), jobs.begin(), jobs.end());
     metrics_.queue_depth = static_cast<int64_t>(queue_.size());
   }
   wake_.notify_one();
@@ -100,17 +100,19 @@ void Scheduler::loop() {
   while (true) {
     wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !running_.empty(); });
     if (stopping_ && queue_.empty() && running_.empty()) break;
-    while (!queue_.empty() && (queue_.front()->cancelled() || engine_->free_slots() >= queue_.front()->n)) {
+    std::vector<std::shared_ptr<Job>> joining;
+    int64_t free = engine_->free_slots();
+    while (!queue_.empty() && (queue_.front()->cancelled() || free >= queue_.front()->n)) {
       std::shared_ptr<Job> job = std::move(queue_.front());
       queue_.pop_front();
       metrics_.queue_depth = static_cast<int64_t>(queue_.size());
       if (job->cancelled()) continue;
+      free -= job->n;
       admitted_.push_back(job);
-      lock.unlock();
-      admit(job);
-      lock.lock();
+      joining.push_back(std::move(job));
     }
     lock.unlock();
+    if (!joining.empty()) admit(joining);
     drop_cancelled();
     if (!running_.empty()) step();
     metrics_.batch_size = engine_->active();
@@ -121,23 +123,30 @@ void Scheduler::loop() {
   }
 }
 
-void Scheduler::admit(const std::shared_ptr<Job>& job) {
-  const int64_t reused_before = engine_->reused_prompt_tokens();
-  auto ids = engine_->add(job->prompt, job->n, job->options);
-  if (!ids) {
-    job->fail(ids.status().message());
-    return;
-  }
-  metrics_.prompt_tokens += job->prompt.size();
-  job->cached_tokens = engine_->reused_prompt_tokens() - reused_before;
-  metrics_.prompt_tokens_reused += static_cast<uint64_t>(job->cached_tokens.load());
-  for (int64_t i = 0; i < job->n; ++i) {
-    Choice choice;
-    choice.sequence = (*ids)[static_cast<size_t>(i)];
-    choice.job = job;
-    choice.index = i;
-    if (model_->tokenizer() != nullptr) choice.stream = std::make_unique<genai::TokenizerStream>(*model_->tokenizer());
-    running_.push_back(std::move(choice));
+void Scheduler::admit(const std::vector<std::shared_ptr<Job>>& jobs) {
+  std::vector<genai::BatchEngine::NewSequence> sequences;
+  for (const auto& job : jobs) sequences.push_back({job->prompt, job->n, job->options});
+  std::vector<Expected<genai::BatchEngine::Added>> added = engine_->add_all(sequences);
+  metrics_.prefill_runs = static_cast<uint64_t>(engine_->prefill_runs());
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const std::shared_ptr<Job>& job = jobs[j];
+    if (!added[j]) {
+      job->fail(added[j].status().message());
+      continue;
+    }
+    metrics_.prompt_tokens += job->prompt.size();
+    job->cached_tokens = added[j]->reused_tokens;
+    metrics_.prompt_tokens_reused += static_cast<uint64_t>(added[j]->reused_tokens);
+    for (int64_t i = 0; i < job->n; ++i) {
+      Choice choice;
+      choice.sequence = added[j]->ids[static_cast<size_t>(i)];
+      choice.job = job;
+      choice.index = i;
+      if (model_->tokenizer() != nullptr) {
+        choice.stream = std::make_unique<genai::TokenizerStream>(*model_->tokenizer());
+      }
+      running_.push_back(std::move(choice));
+    }
   }
 }
 

@@ -80,7 +80,8 @@ class Scheduler {
   ~Scheduler();
 
   enum class Admission { kQueued, kQueueFull, kStopping };
-  Admission submit(std::shared_ptr<Job> job);
+  // Queues all of a request's jobs or none (kQueueFull when they do not all fit), so that they join together.
+  Admission submit(const std::vector<std::shared_ptr<Job>>& jobs);
   // Fails every queued and running job (shutdown after the grace period).
   void cancel_all(const std::string& why);
   // Accepts no more jobs; the loop ends once nothing is queued or running. Joins the thread.
@@ -100,7 +101,8 @@ class Scheduler {
   };
 
   void loop();
-  void admit(const std::shared_ptr<Job>& job);
+  // Joins the jobs' prompts to the batch in one engine call (prompts prefilled together where the engine can).
+  void admit(const std::vector<std::shared_ptr<Job>>& jobs);
   void step();
   // Turns one pick into the choice's event; true when the choice ends.
   bool deliver(Choice& choice, const genai::BatchEngine::Pick& pick);
