@@ -375,9 +375,15 @@ class MatMulNBitsKernel final : public Kernel {
     int8_t* const a_codes = reinterpret_cast<int8_t*>(a_sums + m * s_.k_blocks);
     for (int64_t j = 0; j < s_.n; ++j) bias_f[j] = bias != nullptr ? float_of(*bias, j) : 0.0f;
     for (int64_t i = 0; i < a_floats; ++i) a_f[i] = float_of(a, i);
-    quantize_int8_blocks(is_float ? a.data<float>() : a_f, s_.k, m, s_.k, s_.k_blocks, s_.block, a_codes, a_scales,
-                         a_sums);
-    scale_block_sums(a_scales, a_sums, m * s_.k_blocks, a_scaled_sums);
+    // Rows quantized in parallel when there are many (a prompt); a few rows stay on this thread.
+    const float* const a_floats_in = is_float ? a.data<float>() : a_f;
+    pool.parallel_for(m, std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, s_.k)),
+                      [&](int64_t begin, int64_t end) {
+                        const int64_t at = begin * s_.k_blocks;
+                        quantize_int8_blocks(a_floats_in + begin * s_.k, s_.k, end - begin, s_.k, s_.k_blocks, s_.block,
+                                             a_codes + begin * kp, a_scales + at, a_sums + at);
+                        scale_block_sums(a_scales + at, a_sums + at, (end - begin) * s_.k_blocks, a_scaled_sums + at);
+                      });
     const Int8Rows rows{a_codes, a_scales, a_sums, a_scaled_sums};
     const int64_t panels = (s_.n + panel - 1) / panel;
     const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / (panel * kp * m));
