@@ -103,11 +103,8 @@ Expected<std::vector<Tensor>> BatchEngine::run_decoder(const std::vector<std::ve
 
 std::vector<float> BatchEngine::last_logits(const Tensor& logits, int64_t row, int64_t position) const {
   std::vector<float> out(static_cast<size_t>(model_->config().vocab_size));
-  if (position < 0) {
-    last_position_logits(logits, row, model_->config().vocab_size, out.data());
-  } else {
-    position_logits(logits, row, position, model_->config().vocab_size, out.data());
-  }
+  const int64_t at = position < 0 ? logits.shape()[1] - 1 : position;
+  position_logits(logits, row, at, model_->config().vocab_size, out.data());
   return out;
 }
 
@@ -210,19 +207,18 @@ int64_t BatchEngine::reusable_prefix(const std::vector<int32_t>& prompt) const {
 
 Expected<BatchEngine::Added> BatchEngine::add_alone(const NewSequence& s) {
   const int64_t length = static_cast<int64_t>(s.prompt.size());
-  const int64_t reused_before = reused_prompt_tokens_;
+  const int64_t reused = shared_ ? reusable_prefix(s.prompt) : 0;
   std::vector<float> logits;
   if (shared_) {  // prefilled straight into the next free row, then copied into the rows of the other copies
-    compact();
     TRY(reserve(length));
     const int64_t row = static_cast<int64_t>(rows_.size());
-    TRY_ASSIGN(logits, prefill_row(s.prompt, row));
+    TRY_ASSIGN(logits, prefill_from_prefix(s.prompt, reused, row));
     for (int64_t k = 1; k < s.copies; ++k) copy_row(row, row + k, length);
   } else {
     TRY_ASSIGN(logits, prefill_alone(s.prompt, s.copies));
   }
   ++prefill_runs_;
-  return Added{join(s.prompt, s.copies, s.options, std::move(logits)), reused_prompt_tokens_ - reused_before};
+  return Added{join(s.prompt, s.copies, s.options, std::move(logits)), reused};
 }
 
 void BatchEngine::add_together(const std::vector<NewSequence>& sequences, const std::vector<size_t>& which,
@@ -265,16 +261,11 @@ void BatchEngine::add_together(const std::vector<NewSequence>& sequences, const 
   }
 }
 
-Expected<std::vector<float>> BatchEngine::prefill_row(const std::vector<int32_t>& prompt, int64_t row) {
-  const int64_t reused = reusable_prefix(prompt);
-  if (reused == 0) {
-    TRY_ASSIGN(std::vector<Tensor> outputs, run_decoder({prompt}, {0}, buffer_rows(row, 1), 0));
-    return last_logits(outputs[0], 0);
-  }
+Expected<std::vector<float>> BatchEngine::prefill_from_prefix(const std::vector<int32_t>& prompt, int64_t reused,
+                                                              int64_t row) {
   copy_row(max_batch_, row, reused);
   const std::vector<int32_t> rest(prompt.begin() + reused, prompt.end());
   TRY_ASSIGN(std::vector<Tensor> outputs, run_decoder({rest}, {reused}, buffer_rows(row, 1), reused));
-  reused_prompt_tokens_ += reused;
   return last_logits(outputs[0], 0);
 }
 

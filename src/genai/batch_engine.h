@@ -88,8 +88,6 @@ class BatchEngine {
   int64_t free_slots() const { return max_batch_ - active(); }
   int64_t max_batch() const { return max_batch_; }
   const Model& model() const { return *model_; }
-  // Prompt positions taken from the kept prefix instead of prefilled, over the engine's life.
-  int64_t reused_prompt_tokens() const { return reused_prompt_tokens_; }
   // Decoder runs that prefilled prompts, over the engine's life (prompts prefilled together count once).
   int64_t prefill_runs() const { return prefill_runs_; }
   static constexpr int64_t kReusedPrefixMin = 16;
@@ -133,8 +131,9 @@ class BatchEngine {
   void copy_row(int64_t from, int64_t to, int64_t length);
   // Drops the finished rows (moving the last rows into their place), keeping the cache of one as the prefix row.
   void compact();
-  // Prefills `prompt` into row `row` of the shared buffers, from the kept prefix where it matches; its logits.
-  Expected<std::vector<float>> prefill_row(const std::vector<int32_t>& prompt, int64_t row);
+  // Prefills `prompt` into row `row` of the shared buffers from its first `reused` positions in the kept prefix
+  // (reusable_prefix); its logits.
+  Expected<std::vector<float>> prefill_from_prefix(const std::vector<int32_t>& prompt, int64_t reused, int64_t row);
   // add()'s two halves: the prefill of the mask layout (cache re-laid with the new rows), and the new rows' state.
   Expected<std::vector<float>> prefill_alone(const std::vector<int32_t>& prompt, int64_t copies);
   std::vector<int64_t> join(const std::vector<int32_t>& prompt, int64_t copies, const SequenceOptions& options,
@@ -144,7 +143,7 @@ class BatchEngine {
                    uint64_t seed);
   // Why `s` cannot join with `free` slots left, or OK.
   Status check_new(const NewSequence& s, int64_t free) const;
-  // One prompt prefilled on its own (mask layout, or from the kept prefix), as add() did it.
+  // One prompt prefilled on its own: the mask layout, or (shared buffers) a prompt that reuses the kept prefix.
   Expected<Added> add_alone(const NewSequence& s);
   // The prompts sequences[which[...]] prefilled together into the next free rows (shared buffers, no prefix).
   void add_together(const std::vector<NewSequence>& sequences, const std::vector<size_t>& which,
@@ -168,7 +167,6 @@ class BatchEngine {
   std::vector<Tensor> past_;
   int64_t width_ = 0;
   std::vector<int32_t> prefix_;  // the tokens whose cache the prefix row (index max_batch_) holds
-  int64_t reused_prompt_tokens_ = 0;
   int64_t prefill_runs_ = 0;
 };
 
