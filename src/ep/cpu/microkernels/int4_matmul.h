@@ -70,8 +70,8 @@ struct Int8Rows {
   const int8_t* q = nullptr;
   const float* scales = nullptr;  // [row * k_blocks + b]
   const int32_t* sums = nullptr;  // [row * k_blocks + b]
-  // [row * k_blocks + b] = scales[...] * float(sums[...]) when the caller has them (scale_block_sums); null: the
-  // kernels form the same products themselves.
+  // [row * k_blocks + b] = scales[...] * float(sums[...]) (scale_block_sums), formed once per product: the
+  // int4_matmul_int8 copies need them; the int8-weight products do not read them.
   const float* scaled_sums = nullptr;
 
   // The rows from `row` on, of rows holding padded_k codes and k_blocks blocks.

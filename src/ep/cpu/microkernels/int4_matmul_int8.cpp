@@ -122,7 +122,7 @@ void int4_matmul_int8_generic(const Int4Panels& w, const Int8Rows& a, int64_t ro
           }
         }
         const float a_scale = a.scales[m * w.k_blocks + b];
-        const float a_sum = a_scale * static_cast<float>(a.sums[m * w.k_blocks + b]);
+        const float a_sum = a.scaled_sums[m * w.k_blocks + b];
         const float* scales = w.scales + (p * w.k_blocks + b) * panel;
         const float* offsets = w.offsets != nullptr ? w.offsets + (p * w.k_blocks + b) * panel : nullptr;
         for (int64_t i = 0; i < panel; ++i) {

@@ -97,8 +97,9 @@ inline __attribute__((always_inline)) void add_chunk(const uint8_t* codes, const
   }
 }
 
-// The int32 lane sums of `chunks` chunks (at most kChunksPer16Bits) from k on: pairs widened once.
-template <int M, int kChunks>
+// The int32 lane sums of `chunks` chunks (at most kChunksPer16Bits; kFull: exactly that many) from k on: pairs
+// widened once.
+template <int M, bool kFull>
 inline __attribute__((always_inline)) void add_group(const uint8_t* codes, const int8_t* q, int64_t kp,
                                                      int64_t chunks, __m256i (&sums)[M]) {
   const __m256i ones = _mm256_set1_epi16(1);
@@ -107,21 +108,19 @@ inline __attribute__((always_inline)) void add_group(const uint8_t* codes, const
   // One sequential stream per panel, fetched ahead (a prefetch past the end is harmless).
   _mm_prefetch(reinterpret_cast<const char*>(codes) + kPrefetchBytes, _MM_HINT_T0);
   _mm_prefetch(reinterpret_cast<const char*>(codes) + kPrefetchBytes + 64, _MM_HINT_T0);
-  if constexpr (kChunks > 0 && M <= 2) {
-    for (int c = 0; c < kChunks; ++c) add_chunk<M>(codes + c * 32, q + c * 8, kp, pairs);
-  } else if constexpr (kChunks > 0) {
-    // Unrolled, GCC schedules all the chunks' products first and spills them (16 vector registers).
-#pragma GCC unroll 1
-    for (int c = 0; c < kChunks; ++c) add_chunk<M>(codes + c * 32, q + c * 8, kp, pairs);
+  if constexpr (kFull && M <= 2) {
+    for (int c = 0; c < kChunksPer16Bits; ++c) add_chunk<M>(codes + c * 32, q + c * 8, kp, pairs);
   } else {
+    // Unrolled at 3-4 rows, GCC schedules all the chunks' products first and spills them (16 vector registers).
+#pragma GCC unroll 1
     for (int64_t c = 0; c < chunks; ++c) add_chunk<M>(codes + c * 32, q + c * 8, kp, pairs);
   }
   for (int m = 0; m < M; ++m) sums[m] = _mm256_add_epi32(sums[m], _mm256_madd_epi16(pairs[m], ones));
 }
 
 // int8 A (accuracy_level 4): one 8-row panel by M rows of A, as the AVX-512 copy does it with 16 rows. With blocks
-// of one 32-k group (kOneGroup) the group's sums go straight to the float step; kScaledSums: a.scaled_sums is set.
-template <int M, bool kOneGroup, bool kScaledSums>
+// of one 32-k group (kOneGroup) the group's sums go straight to the float step.
+template <int M, bool kOneGroup>
 void int8_panel(const Int4Panels& w, const Int8Rows& a, int64_t p, int64_t n_total, const float* bias, float* y,
                 int64_t ldy) {
   const int64_t kp = w.padded_k();
@@ -136,15 +135,15 @@ void int8_panel(const Int4Panels& w, const Int8Rows& a, int64_t p, int64_t n_tot
     for (auto& v : sums) v = _mm256_setzero_si256();
     const int8_t* q = a.q + b * w.block;
     if constexpr (kOneGroup) {
-      add_group<M, kChunksPer16Bits>(codes, q, kp, kChunksPer16Bits, sums);
+      add_group<M, true>(codes, q, kp, kChunksPer16Bits, sums);
       codes += kGroup * 4;
     } else {
       int64_t k = 0;
       for (; k + kGroup <= w.block; k += kGroup, codes += kGroup * 4) {
-        add_group<M, kChunksPer16Bits>(codes, q + k, kp, kChunksPer16Bits, sums);
+        add_group<M, true>(codes, q + k, kp, kChunksPer16Bits, sums);
       }
       if (k < w.block) {
-        add_group<M, 0>(codes, q + k, kp, (w.block - k) / 8, sums);
+        add_group<M, false>(codes, q + k, kp, (w.block - k) / 8, sums);
         codes += (w.block - k) * 4;
       }
     }
@@ -153,9 +152,7 @@ void int8_panel(const Int4Panels& w, const Int8Rows& a, int64_t p, int64_t n_tot
                                                     : _mm256_mul_ps(scales, _mm256_set1_ps(-8.0f));
     for (int m = 0; m < M; ++m) {
       const __m256 a_scale = _mm256_broadcast_ss(a.scales + m * w.k_blocks + b);
-      const __m256 a_sum = kScaledSums ? _mm256_broadcast_ss(a.scaled_sums + m * w.k_blocks + b)
-                                       : _mm256_set1_ps(a.scales[m * w.k_blocks + b] *
-                                                        static_cast<float>(a.sums[m * w.k_blocks + b]));
+      const __m256 a_sum = _mm256_broadcast_ss(a.scaled_sums + m * w.k_blocks + b);
       acc[m] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[m]), _mm256_mul_ps(scales, a_scale), acc[m]);
       acc[m] = _mm256_fmadd_ps(offsets, a_sum, acc[m]);
     }
@@ -171,23 +168,16 @@ void int8_panel(const Int4Panels& w, const Int8Rows& a, int64_t p, int64_t n_tot
 }
 
 using PanelFn = void (*)(const Int4Panels&, const Int8Rows&, int64_t, int64_t, const float*, float*, int64_t);
-template <bool kOneGroup, bool kScaledSums>
-constexpr PanelFn kPanelsOf[4] = {int8_panel<1, kOneGroup, kScaledSums>, int8_panel<2, kOneGroup, kScaledSums>,
-                                  int8_panel<3, kOneGroup, kScaledSums>, int8_panel<4, kOneGroup, kScaledSums>};
-
-// The panel functions for these weights and rows of A.
-const PanelFn* panel_functions(const Int4Panels& w, const Int8Rows& a) {
-  const bool one_group = w.block == 8 * kChunksPer16Bits, scaled = a.scaled_sums != nullptr;
-  if (one_group) return scaled ? kPanelsOf<true, true> : kPanelsOf<true, false>;
-  return scaled ? kPanelsOf<false, true> : kPanelsOf<false, false>;
-}
+template <bool kOneGroup>
+constexpr PanelFn kPanelsOf[4] = {int8_panel<1, kOneGroup>, int8_panel<2, kOneGroup>, int8_panel<3, kOneGroup>,
+                                  int8_panel<4, kOneGroup>};
 
 }  // namespace
 
 void int4_matmul_int8__avx2(const Int4Panels& w, const Int8Rows& a, int64_t rows, int64_t panel_begin,
                             int64_t panel_end, int64_t n_total, const float* bias, float* y, int64_t ldy) {
   const int64_t kp = w.padded_k();
-  const PanelFn* panels = panel_functions(w, a);
+  const PanelFn* panels = w.block == 8 * kChunksPer16Bits ? kPanelsOf<true> : kPanelsOf<false>;
   for (int64_t p = panel_begin; p < panel_end; ++p) {
     for (int64_t m = 0; m < rows; m += 4) {
       panels[std::min<int64_t>(4, rows - m) - 1](w, a.from_row(m, kp, w.k_blocks), p, n_total, bias, y + m * ldy, ldy);

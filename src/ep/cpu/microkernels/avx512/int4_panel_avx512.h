@@ -24,8 +24,7 @@ inline void add_panel_block(const Int4Panels& w, const Int8Rows& a, int64_t p, i
                                               : _mm512_mul_ps(scales, _mm512_set1_ps(-8.0f));
   for (int m = 0; m < M; ++m) {
     const float a_scale = a.scales[m * w.k_blocks + b];
-    const float a_sum = a.scaled_sums != nullptr ? a.scaled_sums[m * w.k_blocks + b]
-                                                 : a_scale * static_cast<float>(a.sums[m * w.k_blocks + b]);
+    const float a_sum = a.scaled_sums[m * w.k_blocks + b];
     acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums[m]), _mm512_mul_ps(scales, _mm512_set1_ps(a_scale)), acc[m]);
     acc[m] = _mm512_fmadd_ps(offsets, _mm512_set1_ps(a_sum), acc[m]);
   }
