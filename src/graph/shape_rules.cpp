@@ -316,10 +316,24 @@ void write_window_shape(ShapeRuleContext& ctx, const SymbolicShape& in, const Di
                         std::span<const int64_t> kernel) {
   auto attrs = parse_window_attrs(ctx.node);
   if (!attrs || in.size() != kernel.size() + 2) return;
-  // An unknown input dim is resolved as this stand-in size, large enough for any window, and its output dropped.
-  constexpr int64_t kStandIn = int64_t{1} << 40;
+  // An unknown input dim is resolved as a stand-in size that holds one dilated window plus one stride, and its
+  // output dropped. The stand-in stays that small because the geometry checks that the input volume fits int64.
   std::vector<int64_t> spatial;
-  for (size_t i = 2; i < in.size(); ++i) spatial.push_back(in[i].is_known() ? in[i].value : kStandIn);
+  for (size_t i = 2; i < in.size(); ++i) {
+    if (in[i].is_known()) {
+      spatial.push_back(in[i].value);
+      continue;
+    }
+    const size_t axis = i - 2;
+    const int64_t dilation = axis < attrs->dilations.size() ? attrs->dilations[axis] : 1;
+    const int64_t stride = axis < attrs->strides.size() ? attrs->strides[axis] : 1;
+    int64_t stand_in = 0;
+    if (__builtin_mul_overflow(kernel[axis] - 1, dilation, &stand_in) ||
+        __builtin_add_overflow(stand_in, 1 + stride, &stand_in)) {
+      return;
+    }
+    spatial.push_back(stand_in);
+  }
   auto geometry = resolve_geometry(*attrs, spatial, kernel, ctx.node.describe());
   if (!geometry) return;
   SymbolicShape out{in[0], channels};

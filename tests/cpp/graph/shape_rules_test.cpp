@@ -112,6 +112,27 @@ TEST(ShapeRules, WindowOpsOverSymbolicImagesKeepRankAndChannels) {
   EXPECT_EQ(shape_of(imported->graph, "m"), "tensor(float)[N,16,?,16]");
 }
 
+// Every spatial axis symbolic (a detector taking any image size): the stand-in sizes of the unknown axes must not
+// make the window volume overflow, or the whole shape would be lost.
+TEST(ShapeRules, WindowOpsWithEverySpatialAxisSymbolicKeepRankAndChannels) {
+  w::Model model;
+  model.graph.inputs = {{"x", 1, {std::string("N"), int64_t{3}, std::string("H"), std::string("W")}},
+                        {"v", 1, {int64_t{1}, int64_t{2}, std::string("D"), std::string("H"), std::string("W")}}};
+  model.graph.initializers = {w::float_tensor("W", {16, 3, 3, 3}, std::vector<float>(432, 0.1f)),
+                              w::float_tensor("V", {4, 2, 5, 5, 5}, std::vector<float>(1000, 0.1f))};
+  model.graph.nodes = {
+      {"Conv", {"x", "W"}, {"c"}, {w::attr_ints("strides", {2, 2}), w::attr_ints("pads", {1, 1, 1, 1})}, "conv"},
+      {"MaxPool", {"c"}, {"m"}, {w::attr_ints("kernel_shape", {3, 3}), w::attr_ints("dilations", {4, 4})}, "pool"},
+      {"Conv", {"v", "V"}, {"c3"}, {w::attr_ints("dilations", {3, 3, 3})}, "conv3"},
+  };
+  model.graph.outputs = {{"m", 1, {}, false}, {"c3", 1, {}, false}};
+  auto imported = import_and_infer(model);
+  ASSERT_TRUE(imported) << imported.status().to_string();
+  EXPECT_EQ(shape_of(imported->graph, "c"), "tensor(float)[N,16,?,?]");
+  EXPECT_EQ(shape_of(imported->graph, "m"), "tensor(float)[N,16,?,?]");
+  EXPECT_EQ(shape_of(imported->graph, "c3"), "tensor(float)[1,4,?,?,?]");
+}
+
 TEST(ShapeRules, ResizeFromConstantScalesOrSizes) {
   w::Model model;
   model.graph.inputs = {{"x", 1, {std::string("N"), int64_t{8}, std::string("H"), int64_t{5}}}};

@@ -96,6 +96,18 @@ TEST(NchwcLayout, ResnetConvertsAndMatches) {
   }
 }
 
+// A model that takes any image size (Paddle and YOLO exports: [N, C, H, W] with every spatial axis symbolic)
+// converts as a fixed-size one does: the shape rules keep rank and channels through the window ops.
+TEST(NchwcLayout, SymbolicImageSizeConverts) {
+  w::Model model = resnet(1, 1, 16);
+  model.graph.inputs = {{"x", 1, {std::string("N"), int64_t{3}, std::string("H"), std::string("W")}}};
+  auto optimized = optimize_and_compare(model, kConvTolerance);
+  ASSERT_TRUE(optimized);
+  if (!layout_applies()) GTEST_SKIP() << "the blocked layout needs the avx2 tier";
+  EXPECT_EQ(count_op(*optimized, "com.nxrt:NchwcConv"), 6);
+  EXPECT_EQ(count_op(*optimized, "Conv"), 0);
+}
+
 // One conv over many geometries: every tile width, edge pixels on both sides, windows wider than the image, and the
 // Winograd path.
 TEST(NchwcLayout, SingleConvGeometriesMatch) {
