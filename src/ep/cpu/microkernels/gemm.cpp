@@ -112,7 +112,7 @@ KernelSet<float> f32_kernels(GemmIsa isa) {
   }
   if ((isa == GemmIsa::kAvx2 || isa == GemmIsa::kAvx512) && cpu_isa_at_least(CpuIsa::kAvx2)) {
     return {GemmIsa::kAvx2, kAvx2F32TileM, kAvx2F32TileN, 512, 20 * kAvx2F32TileM, 0, 256 * 1024,
-            f32_gemm_6x16__avx2, true, nullptr, false, f32_dot_rows__avx2};
+            f32_gemm_6x16__avx2, true, nullptr, true, f32_dot_rows__avx2};
   }
 #endif
   return {GemmIsa::kGeneric, kGemmF32TileM, kGemmF32TileN, kGemmBlockK, 16 * kGemmF32TileM, 512, 0,

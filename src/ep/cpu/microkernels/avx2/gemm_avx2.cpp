@@ -7,6 +7,7 @@
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 
+#include "ep/cpu/microkernels/avx2/vector_math_avx2.h"
 #include "ep/cpu/microkernels/gemm_tile_kernel.h"
 
 namespace nxrt::cpu {
@@ -69,9 +70,22 @@ struct Vec<double> {
   }
 };
 
+// C(r, c) = f(C(r, c)) over the tile, which its kernel has just stored (in L1).
+template <class F>
+void apply_to_tile(const GemmTile<float>& t, F f) {
+  for (int64_t r = 0; r < t.rows; ++r) avx2_math::map(t.c + r * t.ldc, t.c + r * t.ldc, t.cols, f);
+}
+
 }  // namespace
 
-void f32_gemm_6x16__avx2(const GemmTile<float>& tile) { gemm_tile::run_tile<Vec<float>, kAvx2F32TileM>(tile); }
+void f32_gemm_6x16__avx2(const GemmTile<float>& tile) {
+  gemm_tile::run_tile<Vec<float>, kAvx2F32TileM>(tile);
+  if (tile.activation == TileActivation::kGeluErf) {
+    apply_to_tile(tile, avx2_math::gelu_erf);
+  } else if (tile.activation == TileActivation::kGeluTanh) {
+    apply_to_tile(tile, avx2_math::gelu_tanh);
+  }
+}
 
 void f64_gemm_6x8__avx2(const GemmTile<double>& tile) { gemm_tile::run_tile<Vec<double>, kAvx2F64TileM>(tile); }
 

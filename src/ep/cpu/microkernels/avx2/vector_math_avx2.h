@@ -1,0 +1,173 @@
+// Float math on 8-lane AVX2 + FMA registers; include only from AVX2 translation units (microkernels/avx2/).
+// Shared by the vector math kernels (vector_math_avx2.cpp) and the GEMM tile epilogue (gemm_avx2.cpp).
+// The same polynomials as the AVX-512 copy (avx512/vector_math_avx512.h), so the same accuracy: exp 1 ulp, erf
+// 3 ulp; the Gelu forms within 4 ulp or 2e-7 absolute. AVX2 has no scalef: 2^n is applied as two exact powers of
+// two, as the portable exp_one does, so subnormal results and overflow to inf still come out right.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace nxrt::cpu::avx2_math {
+
+inline __m256 splat(float v) { return _mm256_set1_ps(v); }
+
+// Lane mask (all bits set in lane l < n, n clamped to [0, 8]) for the masked loads and stores of a row's tail.
+inline __m256i first_lanes(int64_t n) {
+  const int32_t count = n < 0 ? 0 : (n > 8 ? 8 : static_cast<int32_t>(n));
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+inline float sum_lanes(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// No NaN lanes.
+inline float max_lanes(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+// c0 + c1 x + ... + c5 x^5, x2 = x * x (Estrin form: the dependency chains, not the operation count, bound these
+// loops).
+inline __m256 poly5(__m256 x, __m256 x2, const float (&c)[6]) {
+  const __m256 p01 = _mm256_fmadd_ps(splat(c[1]), x, splat(c[0]));
+  const __m256 p23 = _mm256_fmadd_ps(splat(c[3]), x, splat(c[2]));
+  const __m256 p45 = _mm256_fmadd_ps(splat(c[5]), x, splat(c[4]));
+  return _mm256_fmadd_ps(_mm256_fmadd_ps(p45, x2, p23), x2, p01);
+}
+
+// 2^k for integer lanes k in [-126, 127].
+inline __m256 pow2(__m256i k) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23));
+}
+
+// exp(x) for x in [-104, 89] or NaN: x = n ln2 + r, |r| <= ln2 / 2 (ln2 split so that n * kLn2Hi is exact),
+// 1 + r + r^2 P(r), times 2^(n/2) and 2^(n - n/2): both halves are normal numbers, and only the second product
+// rounds, so subnormal results and overflow to inf are right. A NaN lane stays NaN through p.
+inline __m256 exp_in_range(__m256 x) {
+  static constexpr float kP[6] = {5.0000001201e-1f, 1.6666665459e-1f, 4.1665795894e-2f,
+                                  8.3334519073e-3f, 1.3981999507e-3f, 1.9875691500e-4f};
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, splat(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, splat(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, splat(-2.12194440e-4f), r);
+  const __m256 r2 = _mm256_mul_ps(r, r);
+  const __m256 p = _mm256_fmadd_ps(poly5(r, r2, kP), r2, _mm256_add_ps(r, splat(1.0f)));
+  const __m256i ni = _mm256_cvtps_epi32(n);
+  const __m256i half = _mm256_srai_epi32(ni, 1);
+  return _mm256_mul_ps(_mm256_mul_ps(p, pow2(half)), pow2(_mm256_sub_epi32(ni, half)));
+}
+
+// exp(x) for any x; NaN propagates (max and min return their second operand when it is NaN).
+inline __m256 exp(__m256 x) { return exp_in_range(_mm256_min_ps(splat(89.0f), _mm256_max_ps(splat(-104.0f), x))); }
+
+inline __m256 abs(__m256 x) { return _mm256_andnot_ps(splat(-0.0f), x); }
+
+inline __m256 copy_sign(__m256 magnitude, __m256 sign_of) {
+  return _mm256_or_ps(magnitude, _mm256_and_ps(sign_of, splat(-0.0f)));
+}
+
+// tanh, as the portable tanh_one computes it: |x| < 0.625: x + x z P(z), z = x^2; beyond,
+// 1 - 2 / (exp(2|x|) + 1) with x's sign. NaN stays NaN in the second form.
+inline __m256 tanh(__m256 x) {
+  static constexpr float kP[6] = {-3.33332819422e-1f, 1.33314422036e-1f, -5.37397155531e-2f,
+                                  2.06390887954e-2f,  -5.70498872745e-3f, 0.0f};
+  const __m256 ax = abs(x);
+  const __m256 z = _mm256_mul_ps(x, x);
+  const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(x, z), poly5(z, _mm256_mul_ps(z, z), kP), x);
+  const __m256 large = _mm256_sub_ps(
+      splat(1.0f), _mm256_div_ps(splat(2.0f), _mm256_add_ps(exp(_mm256_add_ps(ax, ax)), splat(1.0f))));
+  return _mm256_blendv_ps(copy_sign(large, x), small, _mm256_cmp_ps(ax, splat(0.625f), _CMP_LT_OQ));
+}
+
+// 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0, e = exp(-|x|) <= 1: for large negative x the result is about
+// e itself, and dividing into e keeps exp's error instead of inverting 1 + exp(-x).
+inline __m256 sigmoid(__m256 x) {
+  const __m256 e = exp(_mm256_sub_ps(_mm256_setzero_ps(), abs(x)));
+  const __m256 numerator = _mm256_blendv_ps(splat(1.0f), e, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
+  return _mm256_div_ps(numerator, _mm256_add_ps(splat(1.0f), e));
+}
+
+// erf, as the portable erf_one computes it: |x| < 1: x P(x^2); 1 <= |x| < 4: 1 - exp(-x^2) Q(1/|x|); beyond, +-1.
+inline __m256 erf(__m256 x) {
+  static constexpr float kSmall[7] = {1.128379166e+00f, -3.761262879e-01f, 1.128361197e-01f, -2.685479238e-02f,
+                                      5.190026131e-03f, -8.024131042e-04f, 7.897514052e-05f};
+  static constexpr float kLarge[9] = {2.469892962e-04f,  5.594154410e-01f, 3.947355943e-02f,
+                                      -4.620621930e-01f, 4.749700853e-01f, -2.106013985e-01f,
+                                      -3.248635274e-03f, 4.146859818e-02f, -1.207890115e-02f};
+  const __m256 ax = abs(x);
+  const __m256 z = _mm256_mul_ps(x, x);
+  const __m256 z2 = _mm256_mul_ps(z, z);
+  const __m256 p = _mm256_fmadd_ps(_mm256_mul_ps(splat(kSmall[6]), z2), _mm256_mul_ps(z2, z2),
+                                   poly5(z, z2, {kSmall[0], kSmall[1], kSmall[2], kSmall[3], kSmall[4], kSmall[5]}));
+  const __m256 small = _mm256_mul_ps(x, p);
+  const __m256 a = _mm256_min_ps(splat(4.0f), _mm256_max_ps(splat(1.0f), ax));  // NaN lanes are replaced below
+  const __m256 u = _mm256_div_ps(splat(1.0f), a);
+  const __m256 u2 = _mm256_mul_ps(u, u);
+  const __m256 q_low = poly5(u, u2, {kLarge[0], kLarge[1], kLarge[2], kLarge[3], kLarge[4], kLarge[5]});
+  const __m256 q_high =
+      _mm256_fmadd_ps(_mm256_fmadd_ps(splat(kLarge[8]), u, splat(kLarge[7])), u, splat(kLarge[6]));
+  const __m256 q = _mm256_fmadd_ps(q_high, _mm256_mul_ps(_mm256_mul_ps(u2, u2), u2), q_low);
+  const __m256 large =
+      _mm256_fnmadd_ps(exp_in_range(_mm256_mul_ps(a, _mm256_sub_ps(_mm256_setzero_ps(), a))), q, splat(1.0f));
+  const __m256 use_small = _mm256_cmp_ps(ax, splat(1.0f), _CMP_LT_OQ);
+  const __m256 is_nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+  return _mm256_blendv_ps(copy_sign(large, x), _mm256_blendv_ps(small, x, is_nan), _mm256_or_ps(use_small, is_nan));
+}
+
+// Gelu(x) = x Phi(x), Phi(-|x|) = exp(L(s)): see avx512_math::gelu_erf for the fit; the same coefficients.
+inline __m256 gelu_erf(__m256 x) {
+  constexpr float kRange = 3.9f;
+  static constexpr float kL[13] = {-5.839487552642822f,    -8.435526847839355f,      -3.5029642581939697f,
+                                   -0.12752023339271545f,  0.05435306578874588f,     -0.021827857941389084f,
+                                   0.007837639190256596f,  -0.0022909799590706825f,  0.0004040338681079447f,
+                                   9.738755761645734e-05f, -0.00018811749760061502f, 0.00013256474630907178f,
+                                   -3.753538112505339e-05f};
+  __m256 s = _mm256_fmsub_ps(abs(x), splat(0.70710678118654752f * 2.0f / kRange), splat(1.0f));
+  s = _mm256_min_ps(splat(1.0f), s);  // NaN stays NaN
+  const __m256 s2 = _mm256_mul_ps(s, s);
+  const __m256 s4 = _mm256_mul_ps(s2, s2);
+  const __m256 low = _mm256_fmadd_ps(poly5(s, s2, {kL[2], kL[3], kL[4], kL[5], kL[6], kL[7]}), s2,
+                                     _mm256_fmadd_ps(splat(kL[1]), s, splat(kL[0])));
+  const __m256 high =
+      _mm256_fmadd_ps(splat(kL[12]), s4, poly5(s, s2, {kL[8], kL[9], kL[10], kL[11], 0.0f, 0.0f}));
+  const __m256 log_phi = _mm256_fmadd_ps(_mm256_mul_ps(high, s4), s4, low);
+  const __m256 tail = exp_in_range(log_phi);  // Phi(-|x|), in [1e-8, 0.5]
+  const __m256 non_negative = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ);
+  const __m256 phi = _mm256_blendv_ps(tail, _mm256_sub_ps(splat(1.0f), tail), non_negative);
+  const __m256 vanishing = _mm256_cmp_ps(x, splat(-kRange * 1.41421356237309505f), _CMP_LT_OQ);
+  return _mm256_mul_ps(x, _mm256_andnot_ps(vanishing, phi));
+}
+
+// 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), u = sqrt(2 / pi) (x + 0.044715 x^3): no cancellation for x < 0.
+inline __m256 gelu_tanh(__m256 x) {
+  const __m256 x2 = _mm256_mul_ps(x, x);
+  const __m256 minus_two_u = _mm256_mul_ps(_mm256_mul_ps(x, splat(-2.0f * 0.79788456080286536f)),
+                                           _mm256_fmadd_ps(x2, splat(0.044715f), splat(1.0f)));
+  return _mm256_mul_ps(x, _mm256_div_ps(splat(1.0f), _mm256_add_ps(exp(minus_two_u), splat(1.0f))));
+}
+
+// out[i] = f(in[i]) for i < n, two vectors per step (independent chains overlap); the tail is masked.
+template <class F>
+inline void map(const float* in, float* out, int64_t n, F f) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256 a = _mm256_loadu_ps(in + i);
+    const __m256 b = _mm256_loadu_ps(in + i + 8);
+    _mm256_storeu_ps(out + i, f(a));
+    _mm256_storeu_ps(out + i + 8, f(b));
+  }
+  for (; i < n; i += 8) {
+    const __m256i m = first_lanes(n - i);
+    _mm256_maskstore_ps(out + i, m, f(_mm256_maskload_ps(in + i, m)));
+  }
+}
+
+}  // namespace nxrt::cpu::avx2_math
