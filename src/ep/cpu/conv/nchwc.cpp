@@ -106,7 +106,8 @@ int64_t ConvWeights::out_block_stride() const {
 }
 
 bool activation_in_block_registers(ActivationKind kind) {
-  return activation_in_avx512_registers(kind) || kind == ActivationKind::kHardSigmoid;
+  return activation_in_avx512_registers(kind) || kind == ActivationKind::kHardSigmoid ||
+         kind == ActivationKind::kHardSwish;
 }
 
 WindowRange inner_window_range(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t pad,

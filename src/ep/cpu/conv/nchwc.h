@@ -80,7 +80,8 @@ struct ConvJob {
   bool activation_after_store = false;
 };
 
-// The activations the blocked-channel conv epilogues apply in registers: none, Relu, LeakyRelu, Clip, HardSigmoid.
+// The activations the blocked-channel conv epilogues apply in registers: none, Relu, LeakyRelu, Clip, HardSigmoid,
+// HardSwish.
 bool activation_in_block_registers(ActivationKind kind);
 
 // The most output pixels one micro-kernel call computes (per output block) on any tier.

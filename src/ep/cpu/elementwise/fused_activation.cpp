@@ -25,18 +25,6 @@ constexpr NamedActivation kActivations[] = {
     {"Swish", ActivationKind::kSwish},         {"HardSwish", ActivationKind::kHardSwish},
 };
 
-// data[i] *= sigmoid(alpha * data[i]) through the vectorised sigmoid, a stack chunk at a time.
-void swish_f32(float alpha, float* data, int64_t count) {
-  constexpr int64_t kChunk = 256;
-  float gate[kChunk];
-  for (int64_t begin = 0; begin < count; begin += kChunk) {
-    const int64_t n = std::min(kChunk, count - begin);
-    for (int64_t i = 0; i < n; ++i) gate[i] = alpha * data[begin + i];
-    vector_sigmoid(gate, gate, n);
-    for (int64_t i = 0; i < n; ++i) data[begin + i] *= gate[i];
-  }
-}
-
 template <class T>
 void apply_typed(const FusedActivation& act, T* data, int64_t count) {
   const T alpha = static_cast<T>(act.alpha);
@@ -47,7 +35,7 @@ void apply_typed(const FusedActivation& act, T* data, int64_t count) {
       case ActivationKind::kTanh: vector_tanh(data, data, count); return;
       case ActivationKind::kGelu: vector_gelu_erf(data, data, count); return;
       case ActivationKind::kGeluTanh: vector_gelu_tanh(data, data, count); return;
-      case ActivationKind::kSwish: swish_f32(act.alpha, data, count); return;
+      case ActivationKind::kSwish: vector_swish(data, data, count, act.alpha); return;
       default: break;
     }
   }

@@ -44,6 +44,7 @@ void vector_sigmoid(const float* in, float* out, int64_t n) { selected().kernels
 void vector_erf(const float* in, float* out, int64_t n) { selected().kernels.erf(in, out, n); }
 void vector_gelu_erf(const float* in, float* out, int64_t n) { selected().kernels.gelu_erf(in, out, n); }
 void vector_gelu_tanh(const float* in, float* out, int64_t n) { selected().kernels.gelu_tanh(in, out, n); }
+void vector_swish(const float* in, float* out, int64_t n, float alpha) { selected().kernels.swish(in, out, n, alpha); }
 float vector_exp_shifted_sum(const float* in, float* out, int64_t n, float shift) {
   return selected().kernels.exp_shifted_sum(in, out, n, shift);
 }

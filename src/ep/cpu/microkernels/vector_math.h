@@ -19,6 +19,8 @@ void vector_erf(const float* in, float* out, int64_t n);
 void vector_gelu_erf(const float* in, float* out, int64_t n);
 // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
 void vector_gelu_tanh(const float* in, float* out, int64_t n);
+// x * sigmoid(alpha x) (SiLU at alpha 1).
+void vector_swish(const float* in, float* out, int64_t n, float alpha);
 // out[i] = exp(in[i] - shift); returns the sum of out.
 float vector_exp_shifted_sum(const float* in, float* out, int64_t n, float shift);
 // Softmax of one row of n > 0 floats: exp(in[i] - max) / sum, NaN skipped by the max (and then NaN everywhere

@@ -21,6 +21,8 @@ struct VectorMathKernels {
   void (*erf)(const float* in, float* out, int64_t n);
   void (*gelu_erf)(const float* in, float* out, int64_t n);
   void (*gelu_tanh)(const float* in, float* out, int64_t n);
+  // out[i] = in[i] * sigmoid(alpha * in[i]) (SiLU at alpha 1).
+  void (*swish)(const float* in, float* out, int64_t n, float alpha);
   // out[i] = exp(in[i] - shift); returns the sum of out.
   float (*exp_shifted_sum)(const float* in, float* out, int64_t n, float shift);
   // out = softmax(in) over one row of n > 0 values: exp(in[i] - max) / sum; NaN inputs are skipped by the max

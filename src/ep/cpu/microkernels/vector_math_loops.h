@@ -126,6 +126,16 @@ void gelu_tanh_loop(const float* in, float* out, int64_t n) {
   }
 }
 
+// The gate is e / (1 + e) for alpha x < 0, e = exp(-|alpha x|): for large negative inputs the product is x e, still
+// a normal float after 1 + exp(-alpha x) has overflowed.
+void swish_loop(const float* in, float* out, int64_t n, float alpha) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float z = alpha * in[i];
+    const float e = exp_one(-__builtin_fabsf(z));
+    out[i] = in[i] * ((z < 0.0f ? e : 1.0f) / (1.0f + e));
+  }
+}
+
 float exp_shifted_sum_loop(const float* in, float* out, int64_t n, float shift) {
   constexpr int kLanes = 16;
   const int64_t whole = n / kLanes * kLanes;
@@ -293,6 +303,7 @@ VectorMathKernels make_kernels() {
   kernels.erf = erf_loop;
   kernels.gelu_erf = gelu_erf_loop;
   kernels.gelu_tanh = gelu_tanh_loop;
+  kernels.swish = swish_loop;
   kernels.exp_shifted_sum = exp_shifted_sum_loop;
   kernels.softmax_row = softmax_row_loop;
   kernels.exp_rows = exp_rows_loop;

@@ -54,6 +54,14 @@ struct BlockAvx2 {
         const float one = 1.0f;
         return min(load_broadcast(&one), max(zero(), linear));
       }
+      case ActivationKind::kHardSwish: {
+        // x * max(0, min(1, x / 6 + 1 / 2)), divided as the scalar form is.
+        const auto hard_swish = [](__m256 x) {
+          const __m256 gate = _mm256_add_ps(_mm256_div_ps(x, _mm256_set1_ps(6.0f)), _mm256_set1_ps(0.5f));
+          return _mm256_mul_ps(x, _mm256_min_ps(_mm256_set1_ps(1.0f), _mm256_max_ps(_mm256_setzero_ps(), gate)));
+        };
+        return {hard_swish(v.lo), hard_swish(v.hi)};
+      }
       default: return v;
     }
   }

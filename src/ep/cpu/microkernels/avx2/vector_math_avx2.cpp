@@ -19,6 +19,10 @@ void sigmoid_avx2(const float* in, float* out, int64_t n) { math::map(in, out, n
 void erf_avx2(const float* in, float* out, int64_t n) { math::map(in, out, n, math::erf); }
 void gelu_erf_avx2(const float* in, float* out, int64_t n) { math::map(in, out, n, math::gelu_erf); }
 void gelu_tanh_avx2(const float* in, float* out, int64_t n) { math::map(in, out, n, math::gelu_tanh); }
+void swish_avx2(const float* in, float* out, int64_t n, float alpha) {
+  const __m256 a = _mm256_set1_ps(alpha);
+  math::map(in, out, n, [a](__m256 x) { return _mm256_mul_ps(x, math::sigmoid(_mm256_mul_ps(a, x))); });
+}
 
 float exp_shifted_sum_avx2(const float* in, float* out, int64_t n, float shift) {
   const __m256 minus_shift = _mm256_set1_ps(-shift);
@@ -151,6 +155,7 @@ VectorMathKernels vector_math_kernels_avx2() {
   kernels.erf = erf_avx2;
   kernels.gelu_erf = gelu_erf_avx2;
   kernels.gelu_tanh = gelu_tanh_avx2;
+  kernels.swish = swish_avx2;
   kernels.exp_shifted_sum = exp_shifted_sum_avx2;
   kernels.softmax_row = softmax_row_avx2;
   kernels.exp_rows = exp_rows_avx2;

@@ -31,6 +31,11 @@ struct BlockAvx512 {
       const Reg linear = _mm512_fmadd_ps(v, _mm512_set1_ps(activation.alpha), _mm512_set1_ps(activation.beta));
       return _mm512_min_ps(_mm512_set1_ps(1.0f), _mm512_max_ps(_mm512_setzero_ps(), linear));
     }
+    if (activation.kind == ActivationKind::kHardSwish) {
+      // x * max(0, min(1, x / 6 + 1 / 2)), divided as the scalar form is.
+      const Reg gate = _mm512_add_ps(_mm512_div_ps(v, _mm512_set1_ps(6.0f)), _mm512_set1_ps(0.5f));
+      return _mm512_mul_ps(v, _mm512_min_ps(_mm512_set1_ps(1.0f), _mm512_max_ps(_mm512_setzero_ps(), gate)));
+    }
     return cpu::activate(activation, v);
   }
   static Reg take_larger(Reg best, Reg tap) {

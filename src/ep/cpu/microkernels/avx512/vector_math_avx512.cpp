@@ -1,6 +1,7 @@
 // Vector math compiled for AVX-512 (F, DQ, BW, VL) with 512-bit vectors: the portable loops of
-// vector_math_loops.h, with exp, erf, the Gelu forms and the softmax pieces replaced by the register functions of
-// vector_math_avx512.h (scalef, a reciprocal estimate and Estrin polynomials: 1.5-2x the vectorised loops).
+// vector_math_loops.h, with the transcendental functions, Swish, the softmax pieces and the LayerNormalization row
+// functions replaced by the register functions of vector_math_avx512.h (scalef, a reciprocal estimate and Estrin
+// polynomials: 1.5-2x the vectorised loops).
 #define NXRT_VECTOR_MATH_ISA avx512
 #include "ep/cpu/microkernels/avx512/vector_math_avx512.h"
 
@@ -14,8 +15,14 @@ namespace math = avx512_math;
 
 void exp_avx512(const float* in, float* out, int64_t n) { math::map(in, out, n, math::exp); }
 void erf_avx512(const float* in, float* out, int64_t n) { math::map(in, out, n, math::erf); }
+void tanh_avx512(const float* in, float* out, int64_t n) { math::map(in, out, n, math::tanh); }
+void sigmoid_avx512(const float* in, float* out, int64_t n) { math::map(in, out, n, math::sigmoid); }
 void gelu_erf_avx512(const float* in, float* out, int64_t n) { math::map(in, out, n, math::gelu_erf); }
 void gelu_tanh_avx512(const float* in, float* out, int64_t n) { math::map(in, out, n, math::gelu_tanh); }
+void swish_avx512(const float* in, float* out, int64_t n, float alpha) {
+  const __m512 a = _mm512_set1_ps(alpha);
+  math::map(in, out, n, [a](__m512 x) { return _mm512_mul_ps(x, math::sigmoid(_mm512_mul_ps(a, x))); });
+}
 
 float exp_shifted_sum_avx512(const float* in, float* out, int64_t n, float shift) {
   const __m512 minus_shift = _mm512_set1_ps(-shift);
@@ -135,8 +142,11 @@ VectorMathKernels vector_math_kernels_avx512() {
   VectorMathKernels kernels = avx512::make_kernels();
   kernels.exp = exp_avx512;
   kernels.erf = erf_avx512;
+  kernels.tanh = tanh_avx512;
+  kernels.sigmoid = sigmoid_avx512;
   kernels.gelu_erf = gelu_erf_avx512;
   kernels.gelu_tanh = gelu_tanh_avx512;
+  kernels.swish = swish_avx512;
   kernels.exp_shifted_sum = exp_shifted_sum_avx512;
   kernels.softmax_row = softmax_row_avx512;
   kernels.exp_rows = exp_rows_avx512;

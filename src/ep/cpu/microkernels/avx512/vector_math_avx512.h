@@ -51,6 +51,28 @@ inline __m512 copy_sign(__m512 magnitude, __m512 sign_of) {
       _mm512_or_si512(_mm512_castps_si512(magnitude), _mm512_and_si512(_mm512_castps_si512(sign_of), sign_bit)));
 }
 
+// tanh, as the portable tanh_one computes it: |x| < 0.625: x + x z P(z), z = x^2; beyond,
+// 1 - 2 / (exp(2|x|) + 1) with x's sign. NaN stays NaN in the second form.
+inline __m512 tanh(__m512 x) {
+  static constexpr float kP[6] = {-3.33332819422e-1f, 1.33314422036e-1f, -5.37397155531e-2f,
+                                  2.06390887954e-2f,  -5.70498872745e-3f, 0.0f};
+  const __m512 ax = _mm512_abs_ps(x);
+  const __m512 z = _mm512_mul_ps(x, x);
+  const __m512 small = _mm512_fmadd_ps(_mm512_mul_ps(x, z), poly5(z, _mm512_mul_ps(z, z), kP), x);
+  const __m512 large = _mm512_sub_ps(
+      splat(1.0f), _mm512_div_ps(splat(2.0f), _mm512_add_ps(exp(_mm512_add_ps(ax, ax)), splat(1.0f))));
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, splat(0.625f), _CMP_LT_OQ), copy_sign(large, x), small);
+}
+
+// 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0, e = exp(-|x|) <= 1: for large negative x the result is about
+// e itself, and dividing into e keeps exp's error instead of inverting 1 + exp(-x).
+inline __m512 sigmoid(__m512 x) {
+  const __m512 e = exp(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_abs_ps(x)));
+  const __m512 numerator =
+      _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), splat(1.0f), e);
+  return _mm512_div_ps(numerator, _mm512_add_ps(splat(1.0f), e));
+}
+
 // erf, as the portable erf_one (vector_math_loops.h) computes it: |x| < 1: x P(x^2); 1 <= |x| < 4:
 // 1 - exp(-x^2) Q(1/|x|); beyond, +-1.
 inline __m512 erf(__m512 x) {

@@ -39,6 +39,11 @@ std::vector<Case> cases() {
       // 1 + erf(x) cancels for negative x: the float formula itself (and ONNX Runtime's) is off by ~1e-7 there.
       {"gelu_erf", vector_gelu_erf, gelu_erf_ref, 4.0, 2e-7},
       {"gelu_tanh", vector_gelu_tanh, gelu_tanh_ref, 4.0, 2e-7},
+      {"silu", [](const float* in, float* out, int64_t n) { vector_swish(in, out, n, 1.0f); },
+       [](double x) { return x / (1.0 + std::exp(-x)); }, 3.5, 0.0},
+      // 1.702 x: the Swish form of QuickGelu; the rounding of alpha * x adds up to |1.702 x| ulp of the gate.
+      {"swish_1.702", [](const float* in, float* out, int64_t n) { vector_swish(in, out, n, 1.702f); },
+       [](double x) { return x / (1.0 + std::exp(-static_cast<double>(1.702f * static_cast<float>(x)))); }, 3.5, 0.0},
   };
 }
 
