@@ -41,6 +41,7 @@ def profile(runtime, case, threads, runs, warmup):
     options = runtime.SessionOptions()
     options.intra_op_num_threads = threads
     options.enable_profiling = True
+    options.log_severity_level = 3  # onnxruntime warns on every run of models whose declared output shapes differ
     with tempfile.TemporaryDirectory() as directory:
         options.profile_file_prefix = os.path.join(directory, "profile")
         session = runtime.InferenceSession(case.model, options, providers=["CPUExecutionProvider"])
@@ -59,6 +60,7 @@ def profile(runtime, case, threads, runs, warmup):
 def wall_ms(runtime, case, threads, runs):
     options = runtime.SessionOptions()
     options.intra_op_num_threads = threads
+    options.log_severity_level = 3
     session = runtime.InferenceSession(case.model, options, providers=["CPUExecutionProvider"])
     for _ in range(3):
         session.run(None, case.feeds)
