@@ -50,6 +50,10 @@ struct KernelSet {
   bool tile_gelu = false;
   // One row of A against rows of an unpacked transposed B (see f32_dot_rows__avx512); null: no such path.
   void (*dot_rows)(const T* a, const T* b, int64_t ldb, int64_t n, int64_t k, T* c) = nullptr;
+  // One row of A against `row_strips` packed B strips at once (see f32_gemm_row_strips__avx2); null: one strip per
+  // tile.
+  void (*row_strips_tile)(const GemmTile<T>& tile, int64_t strip_stride) = nullptr;
+  int64_t row_strips = 1;
 };
 
 template <class T>
@@ -108,11 +112,13 @@ KernelSet<float> f32_kernels(GemmIsa isa) {
 #if defined(__x86_64__)
   if (isa == GemmIsa::kAvx512 && cpu_isa_at_least(CpuIsa::kAvx512)) {
     return {GemmIsa::kAvx512, kAvx512F32TileM, kAvx512F32TileN, 1024, 20 * kAvx512F32TileM, 0, 256 * 1024,
-            f32_gemm_14x32__avx512, true, f32_pack_a_14__avx512, true, f32_dot_rows__avx512};
+            f32_gemm_14x32__avx512, true, f32_pack_a_14__avx512, true, f32_dot_rows__avx512,
+            f32_gemm_row_strips__avx512, kAvx512F32RowStrips};
   }
   if ((isa == GemmIsa::kAvx2 || isa == GemmIsa::kAvx512) && cpu_isa_at_least(CpuIsa::kAvx2)) {
     return {GemmIsa::kAvx2, kAvx2F32TileM, kAvx2F32TileN, 512, 20 * kAvx2F32TileM, 0, 256 * 1024,
-            f32_gemm_6x16__avx2, true, nullptr, true, f32_dot_rows__avx2};
+            f32_gemm_6x16__avx2, true, nullptr, true, f32_dot_rows__avx2, f32_gemm_row_strips__avx2,
+            kAvx2F32RowStrips};
   }
 #endif
   return {GemmIsa::kGeneric, kGemmF32TileM, kGemmF32TileN, kGemmBlockK, 16 * kGemmF32TileM, 512, 0,
@@ -323,10 +329,11 @@ EpiloguePlan<T> plan_epilogue(const GemmEpilogue<T>& epilogue, bool tile_gelu) {
   return plan;
 }
 
-// Runs one tile whose C origin is (i, j); `last` adds the epilogue.
+// Runs one tile whose C origin is (i, j); `last` adds the epilogue. strip_stride > 0: a one-row tile over
+// ks.row_strips packed B strips that far apart (ks.row_strips_tile).
 template <class T>
 void run_tile(const KernelSet<T>& ks, GemmTile<T>& t, bool last, const EpiloguePlan<T>& plan, int64_t i,
-              int64_t j) {
+              int64_t j, int64_t strip_stride = 0) {
   if (last) {
     if (plan.bias != nullptr) {
       (plan.bias_per_row ? t.row_bias : t.col_bias) = plan.bias + (plan.bias_per_row ? i : j);
@@ -339,7 +346,11 @@ void run_tile(const KernelSet<T>& ks, GemmTile<T>& t, bool last, const EpilogueP
     t.activation_alpha = plan.alpha;
     t.activation_beta = plan.beta;
   }
-  ks.tile(t);
+  if (strip_stride > 0) {
+    ks.row_strips_tile(t, strip_stride);
+  } else {
+    ks.tile(t);
+  }
   t.col_bias = t.row_bias = t.residual = nullptr;
   t.activation = TileActivation::kNone;
   if (last && plan.after != nullptr) {
@@ -375,9 +386,13 @@ void gemm_direct(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a,
   constexpr int64_t kRawDepth = 16;
   const int64_t strips = ceil_div(g.n, ks.nr);
   const int64_t depth = b.packed != nullptr ? depth_block(ks, g.k) : kRawDepth;
+  // One row against a packed B: whole groups of ks.row_strips strips per tile (several B streams at once).
+  const int64_t group = g.m == 1 && b.packed != nullptr && ks.row_strips_tile != nullptr ? ks.row_strips : 1;
   const RunLimits* limits = current_run_limits();
-  pool.parallel_for(strips, serial ? strips : 1, [&](int64_t begin, int64_t end) {
+  pool.parallel_for(ceil_div(strips, group), serial ? strips : 1, [&](int64_t group_begin, int64_t group_end) {
     if (run_should_stop(limits)) return;
+    const int64_t begin = group_begin * group;
+    const int64_t end = std::min(strips, group_end * group);
     GemmTile<T> t;
     t.rows = g.m;
     t.a_row_stride = g.trans_a ? 1 : g.lda;
@@ -390,12 +405,14 @@ void gemm_direct(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a,
       t.a = a + p0 * t.a_k_stride;
       t.beta = p0 == 0 ? beta : T{1};
       const bool last = p0 + t.kc >= g.k;
-      for (int64_t s = begin; s < end; ++s) {
+      for (int64_t s = begin; s < end;) {
         const int64_t j0 = s * ks.nr;
-        t.cols = std::min(ks.nr, g.n - j0);
+        const int64_t together = s + group <= end ? group : 1;
+        t.cols = std::min(together * ks.nr, g.n - j0);
         t.c = c + j0;
         t.b = b.packed != nullptr ? b.packed + p0 * b.n_padded + s * t.kc * ks.nr : b.raw + p0 * b.ldb + j0;
-        run_tile(ks, t, last, plan, 0, j0);
+        run_tile(ks, t, last, plan, 0, j0, together > 1 ? t.kc * ks.nr : 0);
+        s += together;
       }
     }
   });

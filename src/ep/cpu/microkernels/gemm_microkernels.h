@@ -55,6 +55,13 @@ struct GemmTile {
 // Defined only on x86-64 (kernels/avx2/, compiled with -mavx2 -mfma); never called below the avx2 tier
 // (ep/cpu/microkernels/cpu_features.h). Tile kernels: any rows <= 6, any cols <= NR, no Gelu forms.
 void f32_gemm_6x16__avx2(const GemmTile<float>& tile);
+// One row of A against the 3 (avx2) / 4 (avx512) packed B strips of NR columns starting at tile.b, strip_stride
+// floats apart (B's padding columns read as zeros); tile.rows == 1, tile.cols <= strips * NR columns stored. The
+// results equal those of the one-strip tile kernel bit for bit; Gelu forms as the tile kernel of the family.
+inline constexpr int kAvx2F32RowStrips = 3;
+inline constexpr int kAvx512F32RowStrips = 4;
+void f32_gemm_row_strips__avx2(const GemmTile<float>& tile, int64_t strip_stride);
+void f32_gemm_row_strips__avx512(const GemmTile<float>& tile, int64_t strip_stride);
 void f64_gemm_6x8__avx2(const GemmTile<double>& tile);
 
 // Defined only on x86-64 (kernels/avx512/); never called below the avx512 tier.

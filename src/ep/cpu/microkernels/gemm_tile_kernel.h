@@ -4,8 +4,9 @@
 //
 // The accumulators are 2 * rows vector registers; each k step loads two B vectors and broadcasts one A element per
 // row. Tiles with fewer rows run a kernel instantiated for that row count; with few rows (V::kDualSetRows or
-// fewer) the k loop keeps two accumulator sets to hide FMA latency (the GEMV case). Tiles narrower than two vectors
-// read B, C, the bias and the residual and write C through lane masks, so callers never pad C or B.
+// fewer) the k loop keeps two accumulator sets to hide FMA latency. Tiles narrower than two vectors read B, C, the
+// bias and the residual and write C through lane masks, so callers never pad C or B. row_strips_kernel runs one row
+// against several strips of a packed B at once (the GEMV case).
 //
 // Traits V: Reg, Mask, kLanes, kDualSetRows; zero(), set1(x), load(p), load(mask, p), store(p, v),
 // store(mask, p, v), fma(a, b, c) = a * b + c, add, mul, max, min (returning the second operand when either is
@@ -32,6 +33,69 @@ typename V::Reg activate(const GemmTile<T>& t, typename V::Reg v) {
       return V::min(V::set1(static_cast<T>(t.activation_beta)),
                     V::max(V::set1(static_cast<T>(t.activation_alpha)), v));
     default: return v;  // the Gelu forms: applied by the family's entry point after the stores, where supported
+  }
+}
+
+// The epilogue of a tile whose k loop has left its sums in c0 / c1 (columns [0, L) / [L, 2L) of each row): alpha,
+// beta * C, the biases, the residual and the in-register activation, then the stores (through lane masks when
+// kMasked).
+template <class V, class T, int kRows, bool kMasked, bool kOneVector>
+[[gnu::always_inline]] inline void finish_tile(const GemmTile<T>& t, typename V::Reg (&c0)[kRows],
+                                               typename V::Reg (&c1)[kRows]) {
+  using Reg = typename V::Reg;
+  constexpr int L = V::kLanes;
+  const typename V::Mask m0 = V::lanes(t.cols);
+  const typename V::Mask m1 = V::lanes(t.cols - L);
+  const auto load0 = [&](const T* p) { return kMasked ? V::load(m0, p) : V::load(p); };
+  const auto load1 = [&](const T* p) { return kOneVector ? V::zero() : kMasked ? V::load(m1, p) : V::load(p); };
+  const bool scale = t.alpha != T{1};
+  const Reg alpha = V::set1(t.alpha);
+  const Reg beta = V::set1(t.beta);
+  Reg bias0 = V::zero();
+  Reg bias1 = V::zero();
+  if (t.col_bias != nullptr) {
+    bias0 = load0(t.col_bias);
+    bias1 = load1(t.col_bias + L);
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < kRows; ++r) {
+    T* c = t.c + r * t.ldc;
+    Reg v0 = c0[r];
+    Reg v1 = c1[r];
+    if (scale) {
+      v0 = V::mul(v0, alpha);
+      v1 = V::mul(v1, alpha);
+    }
+    if (t.beta == T{1}) {
+      v0 = V::add(v0, load0(c));
+      v1 = V::add(v1, load1(c + L));
+    } else if (t.beta != T{0}) {
+      v0 = V::fma(load0(c), beta, v0);
+      v1 = V::fma(load1(c + L), beta, v1);
+    }
+    v0 = V::add(v0, bias0);
+    v1 = V::add(v1, bias1);
+    if (t.row_bias != nullptr) {
+      const Reg rb = V::set1(t.row_bias[r]);
+      v0 = V::add(v0, rb);
+      v1 = V::add(v1, rb);
+    }
+    if (t.residual != nullptr) {
+      const T* z = t.residual + r * t.ld_residual;
+      v0 = V::add(v0, load0(z));
+      v1 = V::add(v1, load1(z + L));
+    }
+    if (t.activation != TileActivation::kNone) {
+      v0 = activate<V>(t, v0);
+      v1 = activate<V>(t, v1);
+    }
+    if constexpr (kMasked) {
+      V::store(m0, c, v0);
+      if constexpr (!kOneVector) V::store(m1, c + L, v1);
+    } else {
+      V::store(c, v0);
+      V::store(c + L, v1);
+    }
   }
 }
 
@@ -108,55 +172,7 @@ void tile_kernel(const GemmTile<T>& t) {
       c1[0][r] = V::add(c1[0][r], c1[1][r]);
     }
   }
-  const bool scale = t.alpha != T{1};
-  const Reg alpha = V::set1(t.alpha);
-  const Reg beta = V::set1(t.beta);
-  Reg bias0 = V::zero();
-  Reg bias1 = V::zero();
-  if (t.col_bias != nullptr) {
-    bias0 = load0(t.col_bias);
-    bias1 = load1(t.col_bias + L);
-  }
-#pragma GCC unroll 16
-  for (int r = 0; r < kRows; ++r) {
-    T* c = t.c + r * t.ldc;
-    Reg v0 = c0[0][r];
-    Reg v1 = c1[0][r];
-    if (scale) {
-      v0 = V::mul(v0, alpha);
-      v1 = V::mul(v1, alpha);
-    }
-    if (t.beta == T{1}) {
-      v0 = V::add(v0, load0(c));
-      v1 = V::add(v1, load1(c + L));
-    } else if (t.beta != T{0}) {
-      v0 = V::fma(load0(c), beta, v0);
-      v1 = V::fma(load1(c + L), beta, v1);
-    }
-    v0 = V::add(v0, bias0);
-    v1 = V::add(v1, bias1);
-    if (t.row_bias != nullptr) {
-      const Reg rb = V::set1(t.row_bias[r]);
-      v0 = V::add(v0, rb);
-      v1 = V::add(v1, rb);
-    }
-    if (t.residual != nullptr) {
-      const T* z = t.residual + r * t.ld_residual;
-      v0 = V::add(v0, load0(z));
-      v1 = V::add(v1, load1(z + L));
-    }
-    if (t.activation != TileActivation::kNone) {
-      v0 = activate<V>(t, v0);
-      v1 = activate<V>(t, v1);
-    }
-    if constexpr (kMasked) {
-      V::store(m0, c, v0);
-      if constexpr (!kOneVector) V::store(m1, c + L, v1);
-    } else {
-      V::store(c, v0);
-      V::store(c + L, v1);
-    }
-  }
+  finish_tile<V, T, kRows, kMasked, kOneVector>(t, c0[0], c1[0]);
 }
 
 template <class V, class T, int kRows>
@@ -182,6 +198,67 @@ void dispatch_rows(const GemmTile<T>& t, std::integer_sequence<int, kRows...>) {
 template <class V, int kMaxRows, class T>
 void run_tile(const GemmTile<T>& t) {
   dispatch_rows<V>(t, std::make_integer_sequence<int, kMaxRows>{});
+}
+
+// One row of A (t.rows == 1) against kStrips consecutive B strips of 2 * kLanes columns each, strip_stride elements
+// apart (a packed B, whose padding columns read as zeros), t.cols <= kStrips * 2 * kLanes of them stored: the GEMV
+// case, where kStrips B streams in flight read memory faster than one. Each column is summed as tile_kernel sums a
+// one-row tile (two accumulator sets, alternate depth steps; an odd last step goes to the first set), so the
+// results are bitwise those of kStrips one-strip tiles.
+template <class V, class T, int kStrips>
+void row_strips_kernel(const GemmTile<T>& t, int64_t strip_stride) {
+  using Reg = typename V::Reg;
+  constexpr int L = V::kLanes;
+  Reg c0[2][kStrips];
+  Reg c1[2][kStrips];
+#pragma GCC unroll 8
+  for (int i = 0; i < kStrips; ++i) c0[0][i] = c1[0][i] = c0[1][i] = c1[1][i] = V::zero();
+  const T* a = t.a;
+  const T* b = t.b;
+  const int64_t ks = t.a_k_stride;
+  const int64_t bs = t.b_k_stride;
+  int64_t p = 0;
+  for (; p + 2 <= t.kc; p += 2) {
+#pragma GCC unroll 2
+    for (int s = 0; s < 2; ++s) {
+      const Reg x = V::set1(a[s * ks]);
+#pragma GCC unroll 8
+      for (int i = 0; i < kStrips; ++i) {
+        const T* bp = b + i * strip_stride + s * bs;
+        c0[s][i] = V::fma(x, V::load(bp), c0[s][i]);
+        c1[s][i] = V::fma(x, V::load(bp + L), c1[s][i]);
+      }
+    }
+    a += 2 * ks;
+    b += 2 * bs;
+  }
+  if (p < t.kc) {
+    const Reg x = V::set1(a[0]);
+#pragma GCC unroll 8
+    for (int i = 0; i < kStrips; ++i) {
+      c0[0][i] = V::fma(x, V::load(b + i * strip_stride), c0[0][i]);
+      c1[0][i] = V::fma(x, V::load(b + i * strip_stride + L), c1[0][i]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < kStrips; ++i) {
+    Reg v0[1] = {V::add(c0[0][i], c0[1][i])};
+    Reg v1[1] = {V::add(c1[0][i], c1[1][i])};
+    GemmTile<T> strip = t;
+    const int64_t col0 = int64_t{i} * 2 * L;
+    if (col0 >= t.cols) break;
+    strip.c += col0;
+    strip.cols = t.cols - col0 < 2 * L ? t.cols - col0 : 2 * L;
+    if (strip.col_bias != nullptr) strip.col_bias += col0;
+    if (strip.residual != nullptr) strip.residual += col0;
+    if (strip.cols == 2 * L) {
+      finish_tile<V, T, 1, false, false>(strip, v0, v1);
+    } else if (strip.cols > L) {
+      finish_tile<V, T, 1, true, false>(strip, v0, v1);
+    } else {
+      finish_tile<V, T, 1, true, true>(strip, v0, v1);
+    }
+  }
 }
 
 }  // namespace nxrt::cpu::gemm_tile

@@ -148,6 +148,15 @@ void f32_gemm_14x32__avx512(const GemmTile<float>& tile) {
   }
 }
 
+void f32_gemm_row_strips__avx512(const GemmTile<float>& tile, int64_t strip_stride) {
+  gemm_tile::row_strips_kernel<Vec<float>, float, kAvx512F32RowStrips>(tile, strip_stride);
+  if (tile.activation == TileActivation::kGeluErf) {
+    apply_to_tile(tile, avx512_math::gelu_erf);
+  } else if (tile.activation == TileActivation::kGeluTanh) {
+    apply_to_tile(tile, avx512_math::gelu_tanh);
+  }
+}
+
 void f64_gemm_14x16__avx512(const GemmTile<double>& tile) { gemm_tile::run_tile<Vec<double>, kAvx512F64TileM>(tile); }
 
 void f32_dot_rows__avx512(const float* a, const float* b, int64_t ldb, int64_t n, int64_t k, float* c) {

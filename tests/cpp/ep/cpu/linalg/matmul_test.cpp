@@ -232,6 +232,47 @@ TEST_P(GemmIsaTest, PerCallPackingInDepthAndColumnBlocks) {
   }
 }
 
+// One row against a packed B runs several B strips per tile (row strips; the last group may end in a partial strip,
+// leftover strips run one per tile): every column equals the reference, and bit for bit the first row of the same
+// product with that row repeated (two rows, one strip per tile, the same depth order), over depth blocks, threads
+// and epilogues.
+TEST_P(GemmIsaTest, OneRowAgainstPackedStripsMatchesOneStripTiles) {
+  const ActivationKind kinds[] = {ActivationKind::kNone, ActivationKind::kRelu, ActivationKind::kGelu};
+  for (int threads : {1, 2}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {40, 100, 120, 200, 1000}) {
+      for (int64_t k : {1, 2, 7, 300, 1100}) {
+        const ActivationKind kind = kinds[(n + k) % 3];
+        GemmCase tc;
+        tc.m = 1, tc.n = n, tc.k = k, tc.packed_b = true, tc.bias = 1, tc.residual = k % 2 == 0, tc.activation = kind;
+        tc.beta = k == 7 ? 0.5 : 0.0;
+        check_case<float>(tc, pool, GetParam());
+
+        GemmArgs one{false, false, 1, n, k, k, n, n};
+        GemmArgs two{false, false, 2, n, k, k, n, n};
+        auto a = random_values<float>(static_cast<size_t>(k), 7);
+        a.insert(a.end(), a.begin(), a.end());
+        const auto b = random_values<float>(static_cast<size_t>(k * n), 8);
+        const auto bias = random_values<float>(static_cast<size_t>(n), 9);
+        const auto residual = random_values<float>(static_cast<size_t>(2 * n), 10);
+        GemmEpilogue<float> epilogue;
+        epilogue.bias = bias.data();
+        epilogue.activation.kind = kind;
+        epilogue.residual = residual.data();
+        epilogue.ld_residual = 0;  // both rows add the same residual row
+        const PackedB<float> packed = PackedB<float>::pack(one, b.data(), GetParam());
+        std::vector<float> c_one(static_cast<size_t>(n)), c_two(static_cast<size_t>(2 * n));
+        gemm_f32_packed(one, 1.0f, a.data(), packed, 0.0f, c_one.data(), pool, epilogue);
+        gemm_f32_packed(two, 1.0f, a.data(), packed, 0.0f, c_two.data(), pool, epilogue);
+        for (int64_t j = 0; j < n; ++j) {
+          ASSERT_EQ(c_one[static_cast<size_t>(j)], c_two[static_cast<size_t>(j)])
+              << isa_name(GetParam()) << " n=" << n << " k=" << k << " threads=" << threads << " column " << j;
+        }
+      }
+    }
+  }
+}
+
 TEST_P(GemmIsaTest, BetaZeroIgnoresNanInOutputOnEveryPath) {
   ThreadPool pool(2);
   for (int64_t m : {1, 8, 9, 40}) {
