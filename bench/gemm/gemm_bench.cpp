@@ -47,9 +47,10 @@ double seconds_since(double start) { return now_seconds() - start; }
 // independent multiply-add chains in that tier's widest registers (FMA for avx512 and avx2, mul + add on SSE2 for
 // generic). The f64 peak is half of it.
 #if defined(__x86_64__)
-// One body per tier, so that each is compiled entirely for its target: 16 independent chains acc = acc * x + y.
-#define NXRT_PEAK_LOOP(Vec, kLanes, set1, multiply_add, add, store)                        \
-  constexpr int kChains = 16;                                                             \
+// One body per tier, so that each is compiled entirely for its target: independent chains acc = acc * x + y, as
+// many as fit the tier's registers beside x and y (16 of 32 zmm; 12 of 16 ymm or xmm: more would spill).
+#define NXRT_PEAK_LOOP(Vec, kLanes, kChainCount, set1, multiply_add, add, store)           \
+  constexpr int kChains = kChainCount;                                                    \
   constexpr int64_t kIterations = 4'000'000;                                              \
   Vec acc[kChains];                                                                       \
   for (int i = 0; i < kChains; ++i) acc[i] = set1(static_cast<float>(i));                 \
@@ -71,12 +72,12 @@ double seconds_since(double start) { return now_seconds() - start; }
 #define NXRT_SSE2_MULTIPLY_ADD(a, b, c) _mm_add_ps(_mm_mul_ps(a, b), c)
 
 __attribute__((target("avx512f"))) double measure_avx512_once() {
-  NXRT_PEAK_LOOP(__m512, 16, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_add_ps, _mm512_store_ps)
+  NXRT_PEAK_LOOP(__m512, 16, 16, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_add_ps, _mm512_store_ps)
 }
 __attribute__((target("avx2,fma"))) double measure_avx2_once() {
-  NXRT_PEAK_LOOP(__m256, 8, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_store_ps)
+  NXRT_PEAK_LOOP(__m256, 8, 12, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_store_ps)
 }
-double measure_sse2_once() { NXRT_PEAK_LOOP(__m128, 4, _mm_set1_ps, NXRT_SSE2_MULTIPLY_ADD, _mm_add_ps, _mm_store_ps) }
+double measure_sse2_once() { NXRT_PEAK_LOOP(__m128, 4, 12, _mm_set1_ps, NXRT_SSE2_MULTIPLY_ADD, _mm_add_ps, _mm_store_ps) }
 
 double measure_f32_fma_peak_once() {
   switch (nxrt::cpu::active_cpu_isa()) {
