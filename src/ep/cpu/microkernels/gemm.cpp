@@ -30,8 +30,10 @@ using TileFn = void (*)(const GemmTile<T>& tile);
 // the L1-sized 384 by 4-6%, as C is then read and written once; for f64, 512 (the same 56 KiB A strip) beat 1024
 // by 2-4% on 1024^3; mc hardly mattered. Panels of 256 KiB (2 strips at depth 768-1024, 10 at 192) beat fixed
 // 256 columns (up to 1 MiB, which with the A rows overflowed L2) by 3-6% on GPT-2's 128 x 768 x {768, 3072} and
-// the 1024^3 and MLP products, same on ViT's. The AVX2 f32 family takes the same depth blocks (1024 against 512 on
-// a Zen 4 core: GPT-2's 128 x 768 x 3072 1-7% faster, 1024^3 at 2 threads 161 -> 179 GFLOP/s).
+// the 1024^3 and MLP products, same on ViT's. The AVX2 families were tuned on a Zen 4 core (L1 32 KiB, L2 1 MiB)
+// at the avx2 tier: f32 depth blocks up to 1024 and A blocks of 240 rows (against 512 and 120: GPT-2's 128-row
+// products take one A block, so B streams from memory once, 15% faster in the model; 1024^3 at 2 threads 161 ->
+// 207 GFLOP/s); f64 512 and 240 (against 256 and 120: 1024^3 85% -> 90% of the FMA peak at 1 thread).
 // The other families are untuned. `direct` tile kernels accept any A / B strides (unpacked operands); the
 // others need packed A (a_row_stride 1, a_k_stride mr) and packed B (b_k_stride nr).
 template <class T>
@@ -117,7 +119,7 @@ KernelSet<float> f32_kernels(GemmIsa isa) {
             f32_gemm_row_strips__avx512, kAvx512F32RowStrips};
   }
   if ((isa == GemmIsa::kAvx2 || isa == GemmIsa::kAvx512) && cpu_isa_at_least(CpuIsa::kAvx2)) {
-    return {GemmIsa::kAvx2, kAvx2F32TileM, kAvx2F32TileN, 1024, 20 * kAvx2F32TileM, 0, 256 * 1024,
+    return {GemmIsa::kAvx2, kAvx2F32TileM, kAvx2F32TileN, 1024, 40 * kAvx2F32TileM, 0, 256 * 1024,
             f32_gemm_6x16__avx2, true, nullptr, true, f32_dot_rows__avx2, f32_gemm_row_strips__avx2,
             kAvx2F32RowStrips};
   }
@@ -135,7 +137,7 @@ KernelSet<double> f64_kernels(GemmIsa isa) {
             f64_gemm_14x16__avx512, true, f64_pack_a_14__avx512};
   }
   if ((isa == GemmIsa::kAvx2 || isa == GemmIsa::kAvx512) && cpu_isa_at_least(CpuIsa::kAvx2)) {
-    return {GemmIsa::kAvx2, kAvx2F64TileM, kAvx2F64TileN, 256, 20 * kAvx2F64TileM, 0, 256 * 1024,
+    return {GemmIsa::kAvx2, kAvx2F64TileM, kAvx2F64TileN, 512, 40 * kAvx2F64TileM, 0, 256 * 1024,
             f64_gemm_6x8__avx2, true};
   }
 #endif
