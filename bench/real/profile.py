@@ -24,17 +24,24 @@ from run import load_suite  # noqa: E402
 
 
 def node_times(trace_path, runs):
-    """op type -> (ms per run, node count) from a Chrome-trace profile of ``runs`` runs."""
+    """(op type -> (ms per run, node count), node -> (op type, ms per run)) from a Chrome-trace profile of ``runs``
+    runs."""
     with open(trace_path) as handle:
         events = json.load(handle)
     total_us, nodes = defaultdict(float), defaultdict(set)
+    node_us, node_op = defaultdict(float), {}
     for event in events:
         if event.get("cat") != "Node" or not event.get("name", "").endswith("_kernel_time"):
             continue
         op_type = event.get("args", {}).get("op_name", "?")
+        name = event["name"][:-len("_kernel_time")]
         total_us[op_type] += float(event.get("dur", 0))
-        nodes[op_type].add(event["name"])
-    return {op: (total_us[op] / 1000.0 / runs, len(nodes[op])) for op in total_us}
+        nodes[op_type].add(name)
+        node_us[name] += float(event.get("dur", 0))
+        node_op[name] = op_type
+    per_type = {op: (total_us[op] / 1000.0 / runs, len(nodes[op])) for op in total_us}
+    per_node = {name: (node_op[name], node_us[name] / 1000.0 / runs) for name in node_us}
+    return per_type, per_node
 
 
 def profile(runtime, case, threads, runs, warmup):
@@ -73,6 +80,13 @@ def wall_ms(runtime, case, threads, runs):
     return samples[len(samples) // 2]
 
 
+def slowest_nodes(label, per_node, count):
+    lines = [f"{label}, the {count} slowest nodes:", "", "| node | op type | ms |", "|---|---|---:|"]
+    for name, (op, ms) in sorted(per_node.items(), key=lambda item: -item[1][1])[:count]:
+        lines.append(f"| {name[:80]} | {op} | {ms:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
 def table(case, threads, nxrt_times, ort_times, nxrt_wall, ort_wall, tier):
     lines = [f"# {case.name}: time per op type, nxrt ({tier}) and onnxruntime, {threads} thread(s)", "",
              f"Wall time per run (median, no profiling): nxrt {nxrt_wall:.2f} ms, onnxruntime {ort_wall:.2f} ms "
@@ -99,6 +113,9 @@ def main():
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--isa", choices=["generic", "avx2", "avx512"], help="nxrt's CPU tier (NXRT_CPU_ISA)")
+    parser.add_argument("--nodes", type=int, default=0,
+                        help="also list each runtime's slowest nodes (layers), this many (node names differ: each "
+                             "optimiser fuses and names its own)")
     parser.add_argument("--out", help="also write the table to this markdown file")
     args = parser.parse_args()
     if args.isa:
@@ -111,12 +128,15 @@ def main():
         parser.error(f"no case name of that suite contains {args.model!r}")
     output = []
     for case in cases:
-        nxrt_times = profile(nxrt, case, args.threads, args.runs, args.warmup)
-        ort_times = profile(onnxruntime, case, args.threads, args.runs, args.warmup)
+        nxrt_times, nxrt_nodes = profile(nxrt, case, args.threads, args.runs, args.warmup)
+        ort_times, ort_nodes = profile(onnxruntime, case, args.threads, args.runs, args.warmup)
         nxrt_wall = wall_ms(nxrt, case, args.threads, args.runs)
         ort_wall = wall_ms(onnxruntime, case, args.threads, args.runs)
         output.append(table(case, args.threads, nxrt_times, ort_times, nxrt_wall, ort_wall,
                             args.isa or "detected tier"))
+        if args.nodes > 0:
+            output.append(slowest_nodes("nxrt", nxrt_nodes, args.nodes))
+            output.append(slowest_nodes("onnxruntime", ort_nodes, args.nodes))
     text = "\n".join(output)
     print(text)
     if args.out:
