@@ -195,7 +195,15 @@ void transpose_batched_2d(const T* in, T* out, const TransposePlan& plan, int64_
   const int64_t cols = plan.out_dims[rank - 2];  // input columns = output rows
   const int64_t rows = plan.out_dims[rank - 1];  // input rows = output columns
   const int64_t row_stride = plan.in_strides[rank - 1];
-  const bool avx512 = cpu_isa_at_least(CpuIsa::kAvx512);
+  // The register block transpose of the CPU's tier (16 x 16 blocks of 32-bit elements), or none.
+  decltype(&transpose_32bit_block__avx512) block_transpose = nullptr;
+#if defined(__x86_64__)
+  if (cpu_isa_at_least(CpuIsa::kAvx512)) {
+    block_transpose = transpose_32bit_block__avx512;
+  } else if (cpu_isa_at_least(CpuIsa::kAvx2)) {
+    block_transpose = transpose_32bit_block__avx2;
+  }
+#endif
   const int64_t row_tiles = (rows + kTile - 1) / kTile;
   const int64_t tasks = numel / (rows * cols) * row_tiles;
   pool.parallel_for(tasks, std::max<int64_t>(1, 65536 / (kTile * std::max<int64_t>(cols, 1))),
@@ -208,11 +216,11 @@ void transpose_batched_2d(const T* in, T* out, const TransposePlan& plan, int64_
       const int64_t r1 = std::min(rows, r0 + kTile);
       for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
         const int64_t c1 = std::min(cols, c0 + kTile);
-        if (sizeof(T) == 4 && avx512) {
+        if (sizeof(T) == 4 && block_transpose != nullptr) {
           for (int64_t r = r0; r < r1; r += 16) {
             for (int64_t c = c0; c < c1; c += 16) {
-              transpose_32bit_block__avx512(src + r * row_stride + c, row_stride, dst + c * rows + r, rows,
-                                            std::min<int64_t>(16, r1 - r), std::min<int64_t>(16, c1 - c));
+              block_transpose(src + r * row_stride + c, row_stride, dst + c * rows + r, rows,
+                              std::min<int64_t>(16, r1 - r), std::min<int64_t>(16, c1 - c));
             }
           }
           continue;

@@ -6,6 +6,7 @@
 
 #include "ep/cpu/conv/nchwc.h"
 #include "ep/cpu/microkernels/avx2/nchwc_block_avx2.h"
+#include "ep/cpu/microkernels/avx2/transpose_8x8_avx2.h"
 #include "ep/cpu/microkernels/nchwc_pool_kernel.h"
 
 namespace nxrt::cpu::nchwc {
@@ -14,26 +15,10 @@ namespace {
 
 // dst[c * dst_stride + r] = src[r * src_stride + c] for an 8 x 8 block.
 inline void transpose_8x8(const float* src, int64_t src_stride, float* dst, int64_t dst_stride) {
-  __m256 r[8];
-  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * src_stride);
-  __m256 t[8];
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-  }
-  // s[4 q + j]: rows 4q .. 4q + 3, column pairs j of each 128-bit half.
-  __m256 s[8];
-  for (int q = 0; q < 2; ++q) {
-    const __m256 a0 = t[4 * q], a1 = t[4 * q + 1], b0 = t[4 * q + 2], b1 = t[4 * q + 3];
-    s[4 * q + 0] = _mm256_shuffle_ps(a0, b0, _MM_SHUFFLE(1, 0, 1, 0));
-    s[4 * q + 1] = _mm256_shuffle_ps(a0, b0, _MM_SHUFFLE(3, 2, 3, 2));
-    s[4 * q + 2] = _mm256_shuffle_ps(a1, b1, _MM_SHUFFLE(1, 0, 1, 0));
-    s[4 * q + 3] = _mm256_shuffle_ps(a1, b1, _MM_SHUFFLE(3, 2, 3, 2));
-  }
-  for (int j = 0; j < 4; ++j) {
-    _mm256_storeu_ps(dst + j * dst_stride, _mm256_permute2f128_ps(s[j], s[4 + j], 0x20));
-    _mm256_storeu_ps(dst + (4 + j) * dst_stride, _mm256_permute2f128_ps(s[j], s[4 + j], 0x31));
-  }
+  __m256 rows[8];
+  for (int i = 0; i < 8; ++i) rows[i] = _mm256_loadu_ps(src + i * src_stride);
+  avx2_block::transpose_8x8(rows);
+  for (int i = 0; i < 8; ++i) _mm256_storeu_ps(dst + i * dst_stride, rows[i]);
 }
 
 }  // namespace
