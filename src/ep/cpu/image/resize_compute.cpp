@@ -121,27 +121,45 @@ void resize_nearest(const ResizeSampling& sampling, const std::vector<ResizeAxis
     stride *= axis.in_len;
   }
   const T fill = from_acc<T>(sampling.extrapolation_value);
-  const int64_t row_len = axes.back().out_len;
+  // Trailing axes that map every output index to itself (the channel lanes of a blocked image, or C of NHWC) make
+  // each output position a run of `inner` contiguous input elements: copied whole.
+  size_t kept = rank;
+  int64_t inner = 1;
+  while (kept > 1 && is_identity_axis(axes[kept - 1], crop)) inner *= axes[--kept].out_len;
+  const int64_t row_len = axes[kept - 1].out_len;
   Shape out = output_shape(axes);
   int64_t rows = 1;
-  for (size_t d = 0; d + 1 < rank; ++d) rows *= out[d];
-  pool.parallel_for(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, row_len)), [&](int64_t begin, int64_t end) {
+  for (size_t d = 0; d + 1 < kept; ++d) rows *= out[d];
+  const int64_t row_work = std::max<int64_t>(1, row_len * inner);
+  pool.parallel_for(rows, std::max<int64_t>(1, kGrain / row_work), [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       int64_t base = 0;
       bool row_outside = false;
       int64_t rest = row;
-      for (size_t d = rank - 1; d-- > 0;) {
+      for (size_t d = kept - 1; d-- > 0;) {
         const auto k = static_cast<size_t>(rest % out[d]);
         rest /= out[d];
         base += offsets[d][k];
         row_outside = row_outside || outside[d][k] != 0;
       }
-      T* dst = y + row * row_len;
-      const std::vector<int64_t>& last = offsets[rank - 1];
-      const std::vector<uint8_t>& last_outside = outside[rank - 1];
+      T* dst = y + row * row_len * inner;
+      const std::vector<int64_t>& last = offsets[kept - 1];
+      const std::vector<uint8_t>& last_outside = outside[kept - 1];
+      if (inner == 1) {
+        for (int64_t o = 0; o < row_len; ++o) {
+          const auto k = static_cast<size_t>(o);
+          dst[o] = row_outside || last_outside[k] != 0 ? fill : x[base + last[k]];
+        }
+        continue;
+      }
       for (int64_t o = 0; o < row_len; ++o) {
         const auto k = static_cast<size_t>(o);
-        dst[o] = row_outside || last_outside[k] != 0 ? fill : x[base + last[k]];
+        T* run = dst + o * inner;
+        if (row_outside || last_outside[k] != 0) {
+          std::fill_n(run, inner, fill);
+        } else {
+          std::copy_n(x + base + last[k], inner, run);
+        }
       }
     }
   });
