@@ -241,6 +241,43 @@ void col2im_channels(const Acc* col, const Geometry& g, int64_t channel_begin, i
   }
 }
 
+// A 2-D transposed conv whose kernel equals its stride, without pads, dilation or output padding (upsampling by
+// whole patches, as FPN heads do): every output element comes from exactly one column entry, so the columns of source
+// rows [first, first + source_rows) are stored with the bias into the output instead of added into a zeroed image.
+bool disjoint_patches(const Geometry& g) {
+  if (g.rank() != 2) return false;
+  for (size_t d = 0; d < 2; ++d) {
+    if (g.kernel[d] != g.stride[d] || g.dilation[d] != 1 || g.pad_begin[d] != 0 || g.pad_end[d] != 0 ||
+        g.in[d] != g.out[d] * g.stride[d]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+template <class Acc>
+void store_disjoint_patches(const Acc* col, const Geometry& g, int64_t first, int64_t source_rows, const Acc* bias,
+                            int64_t channel_begin, int64_t channel_end, Acc* y) {
+  const int64_t kernel_h = g.kernel[0];
+  const int64_t kernel_w = g.kernel[1];
+  const int64_t source_w = g.out[1];
+  const int64_t out_w = g.in[1];
+  const int64_t tile_size = source_rows * source_w;
+  for (int64_t c = channel_begin; c < channel_end; ++c) {
+    const Acc b = bias != nullptr ? bias[c] : Acc{0};
+    Acc* plane = y + c * g.in_size();
+    for (int64_t r = 0; r < source_rows; ++r) {
+      for (int64_t kh = 0; kh < kernel_h; ++kh) {
+        Acc* dst = plane + ((first + r) * kernel_h + kh) * out_w;
+        for (int64_t kw = 0; kw < kernel_w; ++kw) {
+          const Acc* src = col + ((c * kernel_h + kh) * kernel_w + kw) * tile_size + r * source_w;
+          for (int64_t j = 0; j < source_w; ++j) dst[j * kernel_w + kw] = src[j] + b;
+        }
+      }
+    }
+  }
+}
+
 constexpr int64_t kSmallOutputGroup = 2;
 constexpr int64_t kColumnBudget = int64_t{1} << 22;  // elements of one ConvTranspose column buffer
 constexpr int64_t kColumnTileBytes = int64_t{320} << 10;  // one Conv column tile, sized for L2
@@ -483,7 +520,8 @@ void conv_transpose_forward(const Acc* x, const Acc* w, const Acc* bias, Acc* y,
   const int64_t rows = out_per_group * ksize;
   const int64_t items = batch * group;
   const int64_t y_total = batch * out_channels * image_size;
-  std::fill(y, y + y_total, Acc{0});
+  const bool disjoint = disjoint_patches(g) && in_per_group > 0;
+  if (!disjoint) std::fill(y, y + y_total, Acc{0});
   if (items == 0 || image_size == 0) return;
   const int64_t inner_source = source_size == 0 ? 0 : source_size / g.out[0];
   const int64_t rows_per_tile =
@@ -512,7 +550,17 @@ void conv_transpose_forward(const Acc* x, const Acc* w, const Acc* bias, Acc* y,
         args.n = tile_size;
         args.ldc = tile_size;
         gemm(args, wg, xg + first * inner_source, col.data(), pool);
-        if (parallel_inner) {
+        if (disjoint) {
+          const Acc* bias_g = bias != nullptr ? bias + gi * out_per_group : nullptr;
+          const auto store = [&](int64_t begin, int64_t end) {
+            store_disjoint_patches(col.data(), g, first, tile.out[0], bias_g, begin, end, yg);
+          };
+          if (parallel_inner) {
+            pool.parallel_for(out_per_group, 1, store);
+          } else {
+            store(0, out_per_group);
+          }
+        } else if (parallel_inner) {
           pool.parallel_for(out_per_group, 1,
                             [&](int64_t begin, int64_t end) { col2im_channels(col.data(), tile, begin, end, yg); });
         } else {
@@ -520,7 +568,7 @@ void conv_transpose_forward(const Acc* x, const Acc* w, const Acc* bias, Acc* y,
         }
       }
     }
-    if (bias != nullptr) {
+    if (bias != nullptr && !disjoint) {
       for (int64_t m = 0; m < out_per_group; ++m) {
         const Acc v = bias[gi * out_per_group + m];
         Acc* row = yg + m * image_size;

@@ -464,6 +464,40 @@ TEST(ConvTranspose, AdjointOnALargerInputAndBiasOnlyOutput) {
   EXPECT_EQ(to_vector<float>(bias_only), (std::vector<float>{3, 3, 4, 4}));
 }
 
+// Kernel equal to the stride, no pads (upsampling by whole patches): each output element comes from one input pixel,
+// stored with the bias rather than accumulated; still the adjoint of Conv, with the bias added once everywhere.
+TEST(ConvTranspose, WholePatchUpsamplingIsTheAdjointPlusBias) {
+  for (int64_t group : {1, 2}) {
+    for (const std::vector<int64_t>& stride : {std::vector<int64_t>{2, 2}, std::vector<int64_t>{3, 2}}) {
+      const Shape xs = {2, 4, 9 * stride[0], 7 * stride[1]};
+      const Shape ws = {6, 4 / group, stride[0], stride[1]};
+      const Window win{stride, {0, 0, 0, 0}, {1, 1}};
+      const auto x = random_doubles(static_cast<size_t>(shape_numel(xs)), 41);
+      const auto w = random_doubles(static_cast<size_t>(shape_numel(ws)), 42);
+      Shape ys;
+      const auto conv_x = reference_conv(x, xs, w, ws, {}, group, win, ys);
+      const auto y = random_doubles(conv_x.size(), 43);
+      const std::vector<double> bias = {0.5, -1, 2, 0, 3, -0.25, 1.5, 7};
+      const Shape bias_shape = {xs[1]};
+      for (int threads : {1, 3}) {
+        Tensor t = run_one(NodeBuilder("ConvTranspose", 11).attr_int("group", group).attr_ints("strides", stride).node(),
+                           {make_tensor(ys, y), make_tensor(ws, w),
+                            make_tensor(bias_shape, std::vector<double>(bias.begin(), bias.begin() + xs[1]))},
+                           threads);
+        ASSERT_EQ(t.shape(), xs) << "group " << group;
+        const auto xt = to_vector<double>(t);
+        double lhs = 0, rhs = 0;
+        for (size_t i = 0; i < y.size(); ++i) lhs += conv_x[i] * y[i];
+        const int64_t plane = xs[2] * xs[3];
+        for (size_t i = 0; i < x.size(); ++i) {
+          rhs += x[i] * (xt[i] - bias[static_cast<size_t>((static_cast<int64_t>(i) / plane) % xs[1])]);
+        }
+        EXPECT_NEAR(lhs, rhs, 1e-9) << "group " << group << " stride " << stride[0] << "x" << stride[1];
+      }
+    }
+  }
+}
+
 TEST(ConvInteger, PerChannelZeroPointsMatchReference) {
   const std::vector<uint8_t> x = {10, 20, 30, 40, 50, 60, 70, 80, 90};
   const std::vector<int8_t> w = {1, -2, 3, 4, -5, 6, 7, 8};
