@@ -56,6 +56,7 @@ void vector_exp_rows(float* x, int64_t rows, int64_t n, int64_t ld, float* sums)
 void vector_row_moments(const float* x, int64_t n, double* mean, double* variance) {
   selected().kernels.row_moments(x, n, mean, variance);
 }
+double vector_row_mean_square(const float* x, int64_t n) { return selected().kernels.row_mean_square(x, n); }
 void vector_weighted_rows(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t n, float* out) {
   selected().kernels.weighted_rows(p, v, rows, ldv, n, out);
 }

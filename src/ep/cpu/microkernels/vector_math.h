@@ -30,6 +30,7 @@ void vector_softmax_row(const float* in, float* out, int64_t n);
 void vector_exp_rows(float* x, int64_t rows, int64_t n, int64_t ld, float* sums);
 // Row statistics and the affine normalisation of LayerNormalization (see VectorMathKernels).
 void vector_row_moments(const float* x, int64_t n, double* mean, double* variance);
+double vector_row_mean_square(const float* x, int64_t n);
 void vector_normalize_row(const float* x, float mean, float inv_std, const float* scale, const float* bias, float* y,
                           int64_t n);
 // out[e] = sum over j < rows with p[j] != 0 of p[j] * v[j * ldv + e] for e < n (see VectorMathKernels).

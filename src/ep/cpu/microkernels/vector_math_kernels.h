@@ -34,6 +34,9 @@ struct VectorMathKernels {
   // Mean and variance of one row of n > 0 floats: the mean from float lanes flushed into a double every 1024
   // values, the variance from the deviations d from the float-rounded mean, as mean(d^2) - mean(d)^2 (>= 0).
   void (*row_moments)(const float* x, int64_t n, double* mean, double* variance);
+  // Mean of x[i]^2 over one row of n > 0 floats (RMSNormalization's statistic), float lanes flushed into a double
+  // every 1024 values.
+  double (*row_mean_square)(const float* x, int64_t n);
   // y[i] = (x[i] - mean) * inv_std * scale[i] + bias[i] (bias may be null: + 0). y may equal x.
   void (*normalize_row)(const float* x, float mean, float inv_std, const float* scale, const float* bias, float* y,
                         int64_t n);

@@ -225,6 +225,12 @@ void row_moments_loop(const float* x, int64_t n, double* mean, double* variance)
   *variance = v > 0.0 ? v : 0.0;
 }
 
+double row_mean_square_loop(const float* x, int64_t n) {
+  double squares = 0;
+  shifted_sums_loop(x, n, 0.0f, &squares);
+  return squares / static_cast<double>(n);
+}
+
 void normalize_row_loop(const float* x, float mean, float inv_std, const float* scale, const float* bias, float* y,
                         int64_t n) {
   if (bias != nullptr) {
@@ -308,6 +314,7 @@ VectorMathKernels make_kernels() {
   kernels.softmax_row = softmax_row_loop;
   kernels.exp_rows = exp_rows_loop;
   kernels.row_moments = row_moments_loop;
+  kernels.row_mean_square = row_mean_square_loop;
   kernels.normalize_row = normalize_row_loop;
   kernels.weighted_rows = weighted_rows_loop;
   fill_binary_table<float>(kernels.binary_f32);

@@ -2,8 +2,8 @@
 // (registered by it in the default domain, version 1: RMSNormalization with an optional InvStdDev output 1, the
 // form onnxruntime_genai's model builder writes). X splits at `axis` into outer rows and
 // normalized columns; Scale (and B) broadcast unidirectionally to X. Row statistics accumulate in double; the
-// elementwise pass runs in float (double for f64 inputs). f32 LayerNormalization with Scale and B contiguous along
-// the row runs on the vector-math row functions (vector_row_moments, vector_normalize_row). LayerNormalization's
+// elementwise pass runs in float (double for f64 inputs). f32 inputs with Scale (and B) contiguous along the row run
+// on the vector-math row functions (vector_row_moments or vector_row_mean_square, vector_normalize_row). LayerNormalization's
 // optional Mean and InvStdDev outputs have X's outer dims followed by ones and the stash_type element type.
 // Y takes X's element type (ONNX Runtime gives Y Scale's type where the two differ, which its exporters never write).
 #include <algorithm>
@@ -88,7 +88,7 @@ class RowNormKernel final : public Kernel {
     const auto plain_f32_param = [&](const Tensor& param) {
       return param.dtype() == DataType::kFloat32 && spans_row_exactly(param.shape(), x.shape(), axis);
     };
-    const bool plain_f32 = !rms_ && x.dtype() == DataType::kFloat32 && plain_f32_param(*inputs[1]) &&
+    const bool plain_f32 = x.dtype() == DataType::kFloat32 && plain_f32_param(*inputs[1]) &&
                            (!has_bias || plain_f32_param(*inputs[2]));
     if (plain_f32) {
       const float* px = x.data<float>();
@@ -97,7 +97,11 @@ class RowNormKernel final : public Kernel {
         for (int64_t o = begin; o < end; ++o) {
           double mean = 0;
           double var = 0;
-          vector_row_moments(px + o * inner, inner, &mean, &var);
+          if (rms_) {
+            var = vector_row_mean_square(px + o * inner, inner);
+          } else {
+            vector_row_moments(px + o * inner, inner, &mean, &var);
+          }
           const double inv_std = 1.0 / std::sqrt(var + epsilon_);
           if (!means.empty()) means[static_cast<size_t>(o)] = mean;
           if (!inv_stds.empty()) inv_stds[static_cast<size_t>(o)] = inv_std;

@@ -126,6 +126,13 @@ void row_moments_avx2(const float* x, int64_t n, double* mean, double* variance)
   *variance = v > 0.0 ? v : 0.0;
 }
 
+double row_mean_square_avx2(const float* x, int64_t n) {
+  double sum = 0;
+  double squares = 0;
+  shifted_sums_avx2(x, n, 0.0f, &sum, &squares);
+  return squares / static_cast<double>(n);
+}
+
 void normalize_row_avx2(const float* x, float mean, float inv_std, const float* scale, const float* bias, float* y,
                         int64_t n) {
   const __m256 m = _mm256_set1_ps(mean);
@@ -160,6 +167,7 @@ VectorMathKernels vector_math_kernels_avx2() {
   kernels.softmax_row = softmax_row_avx2;
   kernels.exp_rows = exp_rows_avx2;
   kernels.row_moments = row_moments_avx2;
+  kernels.row_mean_square = row_mean_square_avx2;
   kernels.normalize_row = normalize_row_avx2;
   return kernels;
 }

@@ -124,6 +124,13 @@ void row_moments_avx512(const float* x, int64_t n, double* mean, double* varianc
   *variance = v > 0.0 ? v : 0.0;
 }
 
+double row_mean_square_avx512(const float* x, int64_t n) {
+  double sum = 0;
+  double squares = 0;
+  shifted_sums_avx512(x, n, 0.0f, &sum, &squares);
+  return squares / static_cast<double>(n);
+}
+
 void normalize_row_avx512(const float* x, float mean, float inv_std, const float* scale, const float* bias, float* y,
                           int64_t n) {
   const __m512 m = _mm512_set1_ps(mean);
@@ -151,6 +158,7 @@ VectorMathKernels vector_math_kernels_avx512() {
   kernels.softmax_row = softmax_row_avx512;
   kernels.exp_rows = exp_rows_avx512;
   kernels.row_moments = row_moments_avx512;
+  kernels.row_mean_square = row_mean_square_avx512;
   kernels.normalize_row = normalize_row_avx512;
   return kernels;
 }

@@ -201,6 +201,10 @@ TEST_P(VectorMathTest, RowMomentsAndNormalizeRowMatchDoubleReference) {
       vector_row_moments(xs.data(), n, &mean, &variance);
       EXPECT_NEAR(mean, mean_ref, 1e-6 * (1.0 + std::fabs(mean_ref))) << "n=" << n;
       EXPECT_NEAR(variance, var_ref, 1e-5 * var_ref + 1e-12) << "n=" << n << " offset=" << offset;
+      double mean_square_ref = 0;
+      for (float x : xs) mean_square_ref += static_cast<double>(x) * x;
+      mean_square_ref /= static_cast<double>(n);
+      EXPECT_NEAR(vector_row_mean_square(xs.data(), n), mean_square_ref, 1e-6 * mean_square_ref) << "n=" << n;
       const float inv_std = static_cast<float>(1.0 / std::sqrt(variance + 1e-5));
       for (const float* b : {static_cast<const float*>(bias.data()), static_cast<const float*>(nullptr)}) {
         std::vector<float> ys(xs.size(), 12345.0f);
