@@ -15,6 +15,8 @@
 
 #include "core/float8.h"
 #include "ep/cpu/elementwise/cast_convert.h"
+#include "ep/cpu/microkernels/cpu_features.h"
+#include "ep/cpu/microkernels/half_convert.h"
 #include "ep/cpu/kernel.h"
 
 namespace nxrt::cpu {
@@ -351,6 +353,21 @@ Status cast_regular(const Tensor& x, Tensor& y, bool saturate, const std::string
     });
     return Status::ok();
   }
+#if defined(__x86_64__)
+  // float16 <-> float32 through F16C (the same round-to-nearest-even results).
+  if (cpu_isa_at_least(CpuIsa::kAvx2) && ((from == DataType::kFloat16 && to == DataType::kFloat32) ||
+                                          (from == DataType::kFloat32 && to == DataType::kFloat16))) {
+    const bool widen = from == DataType::kFloat16;
+    pool.parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
+      if (widen) {
+        f16_to_f32__avx2(x.data<uint16_t>() + begin, y.data<float>() + begin, end - begin);
+      } else {
+        f32_to_f16__avx2(x.data<float>() + begin, y.data<uint16_t>() + begin, end - begin);
+      }
+    });
+    return Status::ok();
+  }
+#endif
   visit_dtype<AllPodTypes>(from, [&]<class S>() {
     visit_dtype<AllPodTypes>(to, [&]<class D>() {
       const S* in = x.data<S>();
