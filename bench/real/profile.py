@@ -104,6 +104,17 @@ def table(case, threads, nxrt_times, ort_times, nxrt_wall, ort_wall, tier):
     return "\n".join(lines) + "\n"
 
 
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="a case whose name contains this text")
@@ -137,7 +148,12 @@ def main():
         if args.nodes > 0:
             output.append(slowest_nodes("nxrt", nxrt_nodes, args.nodes))
             output.append(slowest_nodes("onnxruntime", ort_nodes, args.nodes))
-    text = "\n".join(output)
+    header = (f"Command: `python bench/real/profile.py {' '.join(sys.argv[1:])}`\n\n"
+              f"Machine: {cpu_model()}, {os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}. "
+              f"nxrt {nxrt.__version__} at {args.isa or 'its detected tier'}, onnxruntime {onnxruntime.__version__} "
+              f"on its own kernels. Times are per run, from each runtime's profiler, averaged over "
+              f"{args.runs + args.warmup} runs.\n\n")
+    text = header + "\n".join(output)
     print(text)
     if args.out:
         Path(args.out).write_text(text)
