@@ -9,7 +9,16 @@
 
 #include <cstdint>
 
+#include "ep/cpu/microkernels/vector_math_coefficients.h"
+
 namespace nxrt::cpu::avx2_math {
+
+using vector_coefficients::kErfLarge;
+using vector_coefficients::kErfSmall;
+using vector_coefficients::kExp;
+using vector_coefficients::kGeluLogPhi;
+using vector_coefficients::kGeluRange;
+using vector_coefficients::kTanh;
 
 inline __m256 splat(float v) { return _mm256_set1_ps(v); }
 
@@ -36,11 +45,17 @@ inline float max_lanes(__m256 v) {
 
 // c0 + c1 x + ... + c5 x^5, x2 = x * x (Estrin form: the dependency chains, not the operation count, bound these
 // loops).
-inline __m256 poly5(__m256 x, __m256 x2, const float (&c)[6]) {
+inline __m256 poly5(__m256 x, __m256 x2, const float* c) {
   const __m256 p01 = _mm256_fmadd_ps(splat(c[1]), x, splat(c[0]));
   const __m256 p23 = _mm256_fmadd_ps(splat(c[3]), x, splat(c[2]));
   const __m256 p45 = _mm256_fmadd_ps(splat(c[5]), x, splat(c[4]));
   return _mm256_fmadd_ps(_mm256_fmadd_ps(p45, x2, p23), x2, p01);
+}
+
+// c0 + c1 x + c2 x^2 + c3 x^3, x2 = x * x (poly5 with c4 = c5 = 0, operation for operation).
+inline __m256 poly3(__m256 x, __m256 x2, const float* c) {
+  const auto p01 = _mm256_fmadd_ps(splat(c[1]), x, splat(c[0]));
+  return _mm256_fmadd_ps(_mm256_fmadd_ps(splat(c[3]), x, splat(c[2])), x2, p01);
 }
 
 // 2^k for integer lanes k in [-126, 127].
@@ -52,14 +67,12 @@ inline __m256 pow2(__m256i k) {
 // 1 + r + r^2 P(r), times 2^(n/2) and 2^(n - n/2): both halves are normal numbers, and only the second product
 // rounds, so subnormal results and overflow to inf are right. A NaN lane stays NaN through p.
 inline __m256 exp_in_range(__m256 x) {
-  static constexpr float kP[6] = {5.0000001201e-1f, 1.6666665459e-1f, 4.1665795894e-2f,
-                                  8.3334519073e-3f, 1.3981999507e-3f, 1.9875691500e-4f};
   const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, splat(1.44269504088896341f)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fnmadd_ps(n, splat(0.693359375f), x);
   r = _mm256_fnmadd_ps(n, splat(-2.12194440e-4f), r);
   const __m256 r2 = _mm256_mul_ps(r, r);
-  const __m256 p = _mm256_fmadd_ps(poly5(r, r2, kP), r2, _mm256_add_ps(r, splat(1.0f)));
+  const __m256 p = _mm256_fmadd_ps(poly5(r, r2, kExp), r2, _mm256_add_ps(r, splat(1.0f)));
   const __m256i ni = _mm256_cvtps_epi32(n);
   const __m256i half = _mm256_srai_epi32(ni, 1);
   return _mm256_mul_ps(_mm256_mul_ps(p, pow2(half)), pow2(_mm256_sub_epi32(ni, half)));
@@ -69,15 +82,13 @@ inline __m256 exp_in_range(__m256 x) {
 // polynomial as exp_in_range, with n rounded by adding 1.5 * 2^23 + 127, whose low mantissa bits are then n + 127,
 // the exponent field of 2^n. Fewer instructions than exp_in_range, for erf's and Gelu's bounded arguments.
 inline __m256 exp_normal(__m256 x) {
-  static constexpr float kP[6] = {5.0000001201e-1f, 1.6666665459e-1f, 4.1665795894e-2f,
-                                  8.3334519073e-3f, 1.3981999507e-3f, 1.9875691500e-4f};
   const __m256 magic = splat(12582912.0f + 127.0f);
   const __m256 shifted = _mm256_fmadd_ps(x, splat(1.44269504088896341f), magic);
   const __m256 n = _mm256_sub_ps(shifted, magic);
   __m256 r = _mm256_fnmadd_ps(n, splat(0.693359375f), x);
   r = _mm256_fnmadd_ps(n, splat(-2.12194440e-4f), r);
   const __m256 r2 = _mm256_mul_ps(r, r);
-  const __m256 p = _mm256_fmadd_ps(poly5(r, r2, kP), r2, _mm256_add_ps(r, splat(1.0f)));
+  const __m256 p = _mm256_fmadd_ps(poly5(r, r2, kExp), r2, _mm256_add_ps(r, splat(1.0f)));
   return _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(shifted), 23)));
 }
 
@@ -93,11 +104,9 @@ inline __m256 copy_sign(__m256 magnitude, __m256 sign_of) {
 // tanh, as the portable tanh_one computes it: |x| < 0.625: x + x z P(z), z = x^2; beyond,
 // 1 - 2 / (exp(2|x|) + 1) with x's sign. NaN stays NaN in the second form.
 inline __m256 tanh(__m256 x) {
-  static constexpr float kP[6] = {-3.33332819422e-1f, 1.33314422036e-1f, -5.37397155531e-2f,
-                                  2.06390887954e-2f,  -5.70498872745e-3f, 0.0f};
   const __m256 ax = abs(x);
   const __m256 z = _mm256_mul_ps(x, x);
-  const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(x, z), poly5(z, _mm256_mul_ps(z, z), kP), x);
+  const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(x, z), poly5(z, _mm256_mul_ps(z, z), kTanh), x);
   const __m256 large = _mm256_sub_ps(
       splat(1.0f), _mm256_div_ps(splat(2.0f), _mm256_add_ps(exp(_mm256_add_ps(ax, ax)), splat(1.0f))));
   return _mm256_blendv_ps(copy_sign(large, x), small, _mm256_cmp_ps(ax, splat(0.625f), _CMP_LT_OQ));
@@ -113,23 +122,18 @@ inline __m256 sigmoid(__m256 x) {
 
 // erf, as the portable erf_one computes it: |x| < 1: x P(x^2); 1 <= |x| < 4: 1 - exp(-x^2) Q(1/|x|); beyond, +-1.
 inline __m256 erf(__m256 x) {
-  static constexpr float kSmall[7] = {1.128379166e+00f, -3.761262879e-01f, 1.128361197e-01f, -2.685479238e-02f,
-                                      5.190026131e-03f, -8.024131042e-04f, 7.897514052e-05f};
-  static constexpr float kLarge[9] = {2.469892962e-04f,  5.594154410e-01f, 3.947355943e-02f,
-                                      -4.620621930e-01f, 4.749700853e-01f, -2.106013985e-01f,
-                                      -3.248635274e-03f, 4.146859818e-02f, -1.207890115e-02f};
   const __m256 ax = abs(x);
   const __m256 z = _mm256_mul_ps(x, x);
   const __m256 z2 = _mm256_mul_ps(z, z);
-  const __m256 p = _mm256_fmadd_ps(_mm256_mul_ps(splat(kSmall[6]), z2), _mm256_mul_ps(z2, z2),
-                                   poly5(z, z2, {kSmall[0], kSmall[1], kSmall[2], kSmall[3], kSmall[4], kSmall[5]}));
+  const __m256 p = _mm256_fmadd_ps(_mm256_mul_ps(splat(kErfSmall[6]), z2), _mm256_mul_ps(z2, z2),
+                                   poly5(z, z2, kErfSmall));
   const __m256 small = _mm256_mul_ps(x, p);
   const __m256 a = _mm256_min_ps(splat(4.0f), _mm256_max_ps(splat(1.0f), ax));  // NaN lanes are replaced below
   const __m256 u = _mm256_div_ps(splat(1.0f), a);
   const __m256 u2 = _mm256_mul_ps(u, u);
-  const __m256 q_low = poly5(u, u2, {kLarge[0], kLarge[1], kLarge[2], kLarge[3], kLarge[4], kLarge[5]});
+  const __m256 q_low = poly5(u, u2, kErfLarge);
   const __m256 q_high =
-      _mm256_fmadd_ps(_mm256_fmadd_ps(splat(kLarge[8]), u, splat(kLarge[7])), u, splat(kLarge[6]));
+      _mm256_fmadd_ps(_mm256_fmadd_ps(splat(kErfLarge[8]), u, splat(kErfLarge[7])), u, splat(kErfLarge[6]));
   const __m256 q = _mm256_fmadd_ps(q_high, _mm256_mul_ps(_mm256_mul_ps(u2, u2), u2), q_low);
   const __m256 large =
       _mm256_fnmadd_ps(exp_normal(_mm256_mul_ps(a, _mm256_sub_ps(_mm256_setzero_ps(), a))), q, splat(1.0f));
@@ -140,25 +144,18 @@ inline __m256 erf(__m256 x) {
 
 // Gelu(x) = x Phi(x), Phi(-|x|) = exp(L(s)): see avx512_math::gelu_erf for the fit; the same coefficients.
 inline __m256 gelu_erf(__m256 x) {
-  constexpr float kRange = 3.9f;
-  static constexpr float kL[13] = {-5.839487552642822f,    -8.435526847839355f,      -3.5029642581939697f,
-                                   -0.12752023339271545f,  0.05435306578874588f,     -0.021827857941389084f,
-                                   0.007837639190256596f,  -0.0022909799590706825f,  0.0004040338681079447f,
-                                   9.738755761645734e-05f, -0.00018811749760061502f, 0.00013256474630907178f,
-                                   -3.753538112505339e-05f};
-  __m256 s = _mm256_fmsub_ps(abs(x), splat(0.70710678118654752f * 2.0f / kRange), splat(1.0f));
+  __m256 s = _mm256_fmsub_ps(abs(x), splat(0.70710678118654752f * 2.0f / kGeluRange), splat(1.0f));
   s = _mm256_min_ps(splat(1.0f), s);  // NaN stays NaN
   const __m256 s2 = _mm256_mul_ps(s, s);
   const __m256 s4 = _mm256_mul_ps(s2, s2);
-  const __m256 low = _mm256_fmadd_ps(poly5(s, s2, {kL[2], kL[3], kL[4], kL[5], kL[6], kL[7]}), s2,
-                                     _mm256_fmadd_ps(splat(kL[1]), s, splat(kL[0])));
-  const __m256 high =
-      _mm256_fmadd_ps(splat(kL[12]), s4, poly5(s, s2, {kL[8], kL[9], kL[10], kL[11], 0.0f, 0.0f}));
+  const __m256 low = _mm256_fmadd_ps(poly5(s, s2, kGeluLogPhi + 2), s2,
+                                     _mm256_fmadd_ps(splat(kGeluLogPhi[1]), s, splat(kGeluLogPhi[0])));
+  const __m256 high = _mm256_fmadd_ps(splat(kGeluLogPhi[12]), s4, poly3(s, s2, kGeluLogPhi + 8));
   const __m256 log_phi = _mm256_fmadd_ps(_mm256_mul_ps(high, s4), s4, low);
   const __m256 tail = exp_normal(log_phi);  // Phi(-|x|), in [1e-8, 0.5]
   const __m256 non_negative = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ);
   const __m256 phi = _mm256_blendv_ps(tail, _mm256_sub_ps(splat(1.0f), tail), non_negative);
-  const __m256 vanishing = _mm256_cmp_ps(x, splat(-kRange * 1.41421356237309505f), _CMP_LT_OQ);
+  const __m256 vanishing = _mm256_cmp_ps(x, splat(-kGeluRange * 1.41421356237309505f), _CMP_LT_OQ);
   return _mm256_mul_ps(x, _mm256_andnot_ps(vanishing, phi));
 }
 

@@ -9,30 +9,42 @@
 #include <cstdint>
 
 #include "ep/cpu/microkernels/avx512/vector_lanes_avx512.h"
+#include "ep/cpu/microkernels/vector_math_coefficients.h"
 
 namespace nxrt::cpu::avx512_math {
+
+using vector_coefficients::kErfLarge;
+using vector_coefficients::kErfSmall;
+using vector_coefficients::kExp;
+using vector_coefficients::kGeluLogPhi;
+using vector_coefficients::kGeluRange;
+using vector_coefficients::kTanh;
 
 inline __m512 splat(float v) { return _mm512_set1_ps(v); }
 
 // c0 + c1 x + ... + c5 x^5, x2 = x * x.
-inline __m512 poly5(__m512 x, __m512 x2, const float (&c)[6]) {
+inline __m512 poly5(__m512 x, __m512 x2, const float* c) {
   const __m512 p01 = _mm512_fmadd_ps(splat(c[1]), x, splat(c[0]));
   const __m512 p23 = _mm512_fmadd_ps(splat(c[3]), x, splat(c[2]));
   const __m512 p45 = _mm512_fmadd_ps(splat(c[5]), x, splat(c[4]));
   return _mm512_fmadd_ps(_mm512_fmadd_ps(p45, x2, p23), x2, p01);
 }
 
+// c0 + c1 x + c2 x^2 + c3 x^3, x2 = x * x (poly5 with c4 = c5 = 0, operation for operation).
+inline __m512 poly3(__m512 x, __m512 x2, const float* c) {
+  const auto p01 = _mm512_fmadd_ps(splat(c[1]), x, splat(c[0]));
+  return _mm512_fmadd_ps(_mm512_fmadd_ps(splat(c[3]), x, splat(c[2])), x2, p01);
+}
+
 // exp(x) for x in [-104, 89] or NaN: x = n ln2 + r, |r| <= ln2 / 2 (ln2 split so that n * kLn2Hi is exact),
 // 1 + r + r^2 P(r), and 2^n by scalef, which rounds once: subnormal results and overflow to inf come out right.
 inline __m512 exp_in_range(__m512 x) {
-  static constexpr float kP[6] = {5.0000001201e-1f, 1.6666665459e-1f, 4.1665795894e-2f,
-                                  8.3334519073e-3f, 1.3981999507e-3f, 1.9875691500e-4f};
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, splat(1.44269504088896341f)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, splat(0.693359375f), x);
   r = _mm512_fnmadd_ps(n, splat(-2.12194440e-4f), r);
   const __m512 r2 = _mm512_mul_ps(r, r);
-  const __m512 p = _mm512_fmadd_ps(poly5(r, r2, kP), r2, _mm512_add_ps(r, splat(1.0f)));
+  const __m512 p = _mm512_fmadd_ps(poly5(r, r2, kExp), r2, _mm512_add_ps(r, splat(1.0f)));
   return _mm512_scalef_ps(p, n);
 }
 
@@ -54,11 +66,9 @@ inline __m512 copy_sign(__m512 magnitude, __m512 sign_of) {
 // tanh, as the portable tanh_one computes it: |x| < 0.625: x + x z P(z), z = x^2; beyond,
 // 1 - 2 / (exp(2|x|) + 1) with x's sign. NaN stays NaN in the second form.
 inline __m512 tanh(__m512 x) {
-  static constexpr float kP[6] = {-3.33332819422e-1f, 1.33314422036e-1f, -5.37397155531e-2f,
-                                  2.06390887954e-2f,  -5.70498872745e-3f, 0.0f};
   const __m512 ax = _mm512_abs_ps(x);
   const __m512 z = _mm512_mul_ps(x, x);
-  const __m512 small = _mm512_fmadd_ps(_mm512_mul_ps(x, z), poly5(z, _mm512_mul_ps(z, z), kP), x);
+  const __m512 small = _mm512_fmadd_ps(_mm512_mul_ps(x, z), poly5(z, _mm512_mul_ps(z, z), kTanh), x);
   const __m512 large = _mm512_sub_ps(
       splat(1.0f), _mm512_div_ps(splat(2.0f), _mm512_add_ps(exp(_mm512_add_ps(ax, ax)), splat(1.0f))));
   return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(ax, splat(0.625f), _CMP_LT_OQ), copy_sign(large, x), small);
@@ -76,22 +86,18 @@ inline __m512 sigmoid(__m512 x) {
 // erf, as the portable erf_one (vector_math_loops.h) computes it: |x| < 1: x P(x^2); 1 <= |x| < 4:
 // 1 - exp(-x^2) Q(1/|x|); beyond, +-1.
 inline __m512 erf(__m512 x) {
-  static constexpr float kSmall[7] = {1.128379166e+00f, -3.761262879e-01f, 1.128361197e-01f, -2.685479238e-02f,
-                                      5.190026131e-03f, -8.024131042e-04f, 7.897514052e-05f};
-  static constexpr float kLarge[9] = {2.469892962e-04f,  5.594154410e-01f, 3.947355943e-02f,
-                                      -4.620621930e-01f, 4.749700853e-01f, -2.106013985e-01f,
-                                      -3.248635274e-03f, 4.146859818e-02f, -1.207890115e-02f};
   const __m512 ax = _mm512_abs_ps(x);
   const __m512 z = _mm512_mul_ps(x, x);
   const __m512 z2 = _mm512_mul_ps(z, z);
-  const __m512 p = _mm512_fmadd_ps(_mm512_mul_ps(splat(kSmall[6]), z2), _mm512_mul_ps(z2, z2),
-                                   poly5(z, z2, {kSmall[0], kSmall[1], kSmall[2], kSmall[3], kSmall[4], kSmall[5]}));
+  const __m512 p = _mm512_fmadd_ps(_mm512_mul_ps(splat(kErfSmall[6]), z2), _mm512_mul_ps(z2, z2),
+                                   poly5(z, z2, kErfSmall));
   const __m512 small = _mm512_mul_ps(x, p);
   const __m512 a = _mm512_min_ps(splat(4.0f), _mm512_max_ps(splat(1.0f), ax));  // NaN lanes are replaced below
   const __m512 u = reciprocal(a);
   const __m512 u2 = _mm512_mul_ps(u, u);
-  const __m512 q_low = poly5(u, u2, {kLarge[0], kLarge[1], kLarge[2], kLarge[3], kLarge[4], kLarge[5]});
-  const __m512 q_high = _mm512_fmadd_ps(_mm512_fmadd_ps(splat(kLarge[8]), u, splat(kLarge[7])), u, splat(kLarge[6]));
+  const __m512 q_low = poly5(u, u2, kErfLarge);
+  const __m512 q_high =
+      _mm512_fmadd_ps(_mm512_fmadd_ps(splat(kErfLarge[8]), u, splat(kErfLarge[7])), u, splat(kErfLarge[6]));
   const __m512 q = _mm512_fmadd_ps(q_high, _mm512_mul_ps(_mm512_mul_ps(u2, u2), u2), q_low);
   const __m512 large =
       _mm512_fnmadd_ps(exp_in_range(_mm512_mul_ps(a, _mm512_sub_ps(_mm512_setzero_ps(), a))), q, splat(1.0f));
@@ -105,24 +111,18 @@ inline __m512 erf(__m512 x) {
 // x >= 0 the result is x (1 - exp(L)); for x < 0 it is x exp(L) with no cancellation; below -3.9 sqrt 2 it is
 // x * 0 (|Gelu| < 1e-7 there; NaN at -inf, as 0.5 x (1 + erf(x / sqrt 2)) gives).
 inline __m512 gelu_erf(__m512 x) {
-  constexpr float kRange = 3.9f;
-  static constexpr float kL[13] = {-5.839487552642822f,    -8.435526847839355f,      -3.5029642581939697f,
-                                   -0.12752023339271545f,  0.05435306578874588f,     -0.021827857941389084f,
-                                   0.007837639190256596f,  -0.0022909799590706825f,  0.0004040338681079447f,
-                                   9.738755761645734e-05f, -0.00018811749760061502f, 0.00013256474630907178f,
-                                   -3.753538112505339e-05f};
-  __m512 s = _mm512_fmsub_ps(_mm512_abs_ps(x), splat(0.70710678118654752f * 2.0f / kRange), splat(1.0f));
+  __m512 s = _mm512_fmsub_ps(_mm512_abs_ps(x), splat(0.70710678118654752f * 2.0f / kGeluRange), splat(1.0f));
   s = _mm512_min_ps(splat(1.0f), s);  // NaN stays NaN
   const __m512 s2 = _mm512_mul_ps(s, s);
   const __m512 s4 = _mm512_mul_ps(s2, s2);
-  const __m512 low = _mm512_fmadd_ps(poly5(s, s2, {kL[2], kL[3], kL[4], kL[5], kL[6], kL[7]}), s2,
-                                     _mm512_fmadd_ps(splat(kL[1]), s, splat(kL[0])));
-  const __m512 high = _mm512_fmadd_ps(splat(kL[12]), s4, poly5(s, s2, {kL[8], kL[9], kL[10], kL[11], 0.0f, 0.0f}));
+  const __m512 low = _mm512_fmadd_ps(poly5(s, s2, kGeluLogPhi + 2), s2,
+                                     _mm512_fmadd_ps(splat(kGeluLogPhi[1]), s, splat(kGeluLogPhi[0])));
+  const __m512 high = _mm512_fmadd_ps(splat(kGeluLogPhi[12]), s4, poly3(s, s2, kGeluLogPhi + 8));
   const __m512 log_phi = _mm512_fmadd_ps(_mm512_mul_ps(high, s4), s4, low);
   const __m512 tail = exp_in_range(log_phi);  // Phi(-|x|), in [1e-8, 0.5]
   const __mmask16 non_negative = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GE_OQ);
   const __m512 phi = _mm512_mask_sub_ps(tail, non_negative, splat(1.0f), tail);
-  const __mmask16 vanishing = _mm512_cmp_ps_mask(x, splat(-kRange * 1.41421356237309505f), _CMP_LT_OQ);
+  const __mmask16 vanishing = _mm512_cmp_ps_mask(x, splat(-kGeluRange * 1.41421356237309505f), _CMP_LT_OQ);
   return _mm512_mul_ps(x, _mm512_maskz_mov_ps(static_cast<__mmask16>(~vanishing), phi));
 }
 
