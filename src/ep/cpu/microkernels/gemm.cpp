@@ -120,7 +120,7 @@ KernelSet<float> f32_kernels(GemmIsa isa) {
   }
   if ((isa == GemmIsa::kAvx2 || isa == GemmIsa::kAvx512) && cpu_isa_at_least(CpuIsa::kAvx2)) {
     return {GemmIsa::kAvx2, kAvx2F32TileM, kAvx2F32TileN, 1024, 40 * kAvx2F32TileM, 0, 256 * 1024,
-            f32_gemm_6x16__avx2, true, nullptr, true, f32_dot_rows__avx2, f32_gemm_row_strips__avx2,
+            f32_gemm_6x16__avx2, true, f32_pack_a_6__avx2, true, f32_dot_rows__avx2, f32_gemm_row_strips__avx2,
             kAvx2F32RowStrips};
   }
 #endif

@@ -61,6 +61,9 @@ void f32_gemm_6x16__avx2(const GemmTile<float>& tile);
 inline constexpr int kAvx2F32RowStrips = 3;
 inline constexpr int kAvx512F32RowStrips = 4;
 void f32_gemm_row_strips__avx2(const GemmTile<float>& tile, int64_t strip_stride);
+// Packs rows (<= 6) x kc of a row-major A (row stride lda) into one 6-row strip, k-major (dst[p * 6 + r]), rows >=
+// `rows` zero.
+void f32_pack_a_6__avx2(const float* a, int64_t lda, int64_t rows, int64_t kc, float* dst);
 void f32_gemm_row_strips__avx512(const GemmTile<float>& tile, int64_t strip_stride);
 void f64_gemm_6x8__avx2(const GemmTile<double>& tile);
 

@@ -7,6 +7,7 @@
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 
+#include "ep/cpu/microkernels/avx2/transpose_8x8_avx2.h"
 #include "ep/cpu/microkernels/avx2/vector_math_avx2.h"
 #include "ep/cpu/microkernels/gemm_tile_kernel.h"
 
@@ -93,6 +94,29 @@ void f32_gemm_row_strips__avx2(const GemmTile<float>& tile, int64_t strip_stride
     apply_to_tile(tile, avx2_math::gelu_erf);
   } else if (tile.activation == TileActivation::kGeluTanh) {
     apply_to_tile(tile, avx2_math::gelu_tanh);
+  }
+}
+
+void f32_pack_a_6__avx2(const float* a, int64_t lda, int64_t rows, int64_t kc, float* dst) {
+  constexpr int kTileM = kAvx2F32TileM;
+  static_assert(kTileM == 6);
+  for (int64_t pb = 0; pb < kc; pb += 8) {
+    const int64_t depth = kc - pb < 8 ? kc - pb : 8;
+    const __m256i depth_lanes = avx2_block::first_lanes(depth);
+    __m256 block[8];
+    for (int r = 0; r < 8; ++r) {
+      const float* row = a + r * lda + pb;
+      block[r] = r >= rows || r >= kTileM ? _mm256_setzero_ps()
+                 : depth == 8            ? _mm256_loadu_ps(row)
+                                         : _mm256_maskload_ps(row, depth_lanes);
+    }
+    avx2_block::transpose_8x8(block);
+    // Column c's six rows: lanes 0-3, then 4-5 (plain stores; masked ones are microcoded on AMD).
+    for (int64_t c = 0; c < depth; ++c) {
+      float* out = dst + (pb + c) * kTileM;
+      _mm_storeu_ps(out, _mm256_castps256_ps128(block[c]));
+      _mm_storel_pi(reinterpret_cast<__m64*>(out + 4), _mm256_extractf128_ps(block[c], 1));
+    }
   }
 }
 
