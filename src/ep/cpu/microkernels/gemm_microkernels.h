@@ -26,7 +26,7 @@ inline constexpr int kAvx512F64TileM = 14;
 inline constexpr int kAvx512F64TileN = 16;
 
 // Activations applied inside a tile kernel; others are applied by the caller afterwards. The Gelu forms are
-// only given to the f32 AVX-512 tile kernel, which applies them to its stored tile while it is in L1.
+// only given to the f32 AVX2 and AVX-512 tile kernels, which apply them to their stored tile while it is in L1.
 enum class TileActivation : int32_t { kNone, kRelu, kLeakyRelu, kClip, kGeluErf, kGeluTanh };
 
 template <class T>
@@ -53,7 +53,7 @@ struct GemmTile {
 };
 
 // Defined only on x86-64 (kernels/avx2/, compiled with -mavx2 -mfma); never called below the avx2 tier
-// (ep/cpu/microkernels/cpu_features.h). Tile kernels: any rows <= 6, any cols <= NR, no Gelu forms.
+// (ep/cpu/microkernels/cpu_features.h). Tile kernels: any rows <= 6, any cols <= NR; Gelu forms for f32 only.
 void f32_gemm_6x16__avx2(const GemmTile<float>& tile);
 // One row of A against the 3 (avx2) / 4 (avx512) packed B strips of NR columns starting at tile.b, strip_stride
 // floats apart (B's padding columns read as zeros); tile.rows == 1, tile.cols <= strips * NR columns stored. The
