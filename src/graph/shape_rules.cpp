@@ -327,10 +327,11 @@ void write_window_shape(ShapeRuleContext& ctx, const SymbolicShape& in, const Di
     const size_t axis = i - 2;
     const int64_t dilation = axis < attrs->dilations.size() ? attrs->dilations[axis] : 1;
     const int64_t stride = axis < attrs->strides.size() ? attrs->strides[axis] : 1;
+    int64_t extent = 0;  // (kernel - 1) * dilation + 1
     int64_t stand_in = 0;
-    if (__builtin_mul_overflow(kernel[axis] - 1, dilation, &stand_in) ||
-        __builtin_add_overflow(stand_in, 1 + stride, &stand_in)) {
-      return;
+    if (kernel[axis] < 1 || __builtin_mul_overflow(kernel[axis] - 1, dilation, &extent) ||
+        __builtin_add_overflow(extent, 1, &extent) || __builtin_add_overflow(extent, stride, &stand_in)) {
+      return;  // the kernel reports these attributes when it runs
     }
     spatial.push_back(stand_in);
   }

@@ -124,13 +124,17 @@ TEST(ShapeRules, WindowOpsWithEverySpatialAxisSymbolicKeepRankAndChannels) {
       {"Conv", {"x", "W"}, {"c"}, {w::attr_ints("strides", {2, 2}), w::attr_ints("pads", {1, 1, 1, 1})}, "conv"},
       {"MaxPool", {"c"}, {"m"}, {w::attr_ints("kernel_shape", {3, 3}), w::attr_ints("dilations", {4, 4})}, "pool"},
       {"Conv", {"v", "V"}, {"c3"}, {w::attr_ints("dilations", {3, 3, 3})}, "conv3"},
+      // A stride at int64's limit: the stand-in for the unknown axis would overflow, so the shape stays unknown.
+      {"MaxPool", {"x"}, {"far"},
+       {w::attr_ints("kernel_shape", {2, 2}), w::attr_ints("strides", {int64_t{9223372036854775807}, 1})}, "far"},
   };
-  model.graph.outputs = {{"m", 1, {}, false}, {"c3", 1, {}, false}};
+  model.graph.outputs = {{"m", 1, {}, false}, {"c3", 1, {}, false}, {"far", 1, {}, false}};
   auto imported = import_and_infer(model);
   ASSERT_TRUE(imported) << imported.status().to_string();
   EXPECT_EQ(shape_of(imported->graph, "c"), "tensor(float)[N,16,?,?]");
   EXPECT_EQ(shape_of(imported->graph, "m"), "tensor(float)[N,16,?,?]");
   EXPECT_EQ(shape_of(imported->graph, "c3"), "tensor(float)[1,4,?,?,?]");
+  EXPECT_EQ(shape_of(imported->graph, "far"), "tensor(float)[?rank]");
 }
 
 TEST(ShapeRules, ResizeFromConstantScalesOrSizes) {
