@@ -20,7 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "suite"))
-from run import load_suite  # noqa: E402
+from run import cpu_model, load_suite  # noqa: E402
 
 
 def node_times(trace_path, runs):
@@ -102,17 +102,6 @@ def table(case, threads, nxrt_times, ort_times, nxrt_wall, ort_wall, tier):
                  f"{sum(v[1] for v in nxrt_times.values())} | **{sum(v[0] for v in ort_times.values()):.3f}** | "
                  f"{sum(v[1] for v in ort_times.values())} |")
     return "\n".join(lines) + "\n"
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def main():
