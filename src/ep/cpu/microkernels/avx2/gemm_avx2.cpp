@@ -7,7 +7,7 @@
 #if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 
-#include "ep/cpu/microkernels/avx2/transpose_8x8_avx2.h"
+#include "ep/cpu/microkernels/avx2/vector_lanes_avx2.h"
 #include "ep/cpu/microkernels/avx2/vector_math_avx2.h"
 #include "ep/cpu/microkernels/gemm_tile_kernel.h"
 
@@ -39,10 +39,7 @@ struct Vec<float> {
     return _mm256_blendv_ps(v, _mm256_mul_ps(v, slope), _mm256_cmp_ps(v, zero(), _CMP_LT_OQ));
   }
   // Lanes below n set (n may be <= 0 or >= kLanes).
-  static Mask lanes(int64_t n) {
-    const int count = n <= 0 ? 0 : n >= kLanes ? kLanes : static_cast<int>(n);
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  }
+  static Mask lanes(int64_t n) { return avx2_lanes::first_lanes(n); }
 };
 
 template <>
@@ -102,7 +99,7 @@ void f32_pack_a_6__avx2(const float* a, int64_t lda, int64_t rows, int64_t kc, f
   static_assert(kTileM == 6);
   for (int64_t pb = 0; pb < kc; pb += 8) {
     const int64_t depth = kc - pb < 8 ? kc - pb : 8;
-    const __m256i depth_lanes = avx2_block::first_lanes(depth);
+    const __m256i depth_lanes = avx2_lanes::first_lanes(depth);
     __m256 block[8];
     for (int r = 0; r < 8; ++r) {
       const float* row = a + r * lda + pb;
@@ -110,7 +107,7 @@ void f32_pack_a_6__avx2(const float* a, int64_t lda, int64_t rows, int64_t kc, f
                  : depth == 8            ? _mm256_loadu_ps(row)
                                          : _mm256_maskload_ps(row, depth_lanes);
     }
-    avx2_block::transpose_8x8(block);
+    avx2_lanes::transpose_8x8(block);
     // Column c's six rows: lanes 0-3, then 4-5 (plain stores; masked ones are microcoded on AMD).
     for (int64_t c = 0; c < depth; ++c) {
       float* out = dst + (pb + c) * kTileM;

@@ -10,17 +10,12 @@
 #include <cmath>
 #include <cstring>
 
+#include "ep/cpu/microkernels/avx2/vector_lanes_avx2.h"
 #include "ep/cpu/microkernels/int4_matmul.h"
 
 namespace nxrt::cpu {
 
 namespace {
-
-inline float horizontal_sum(__m256 v) {
-  const __m128 half = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 pair = _mm_add_ps(half, _mm_movehl_ps(half, half));
-  return _mm_cvtss_f32(_mm_add_ss(pair, _mm_movehdup_ps(pair)));
-}
 
 template <int NT, int M>
 void int4_tile(const Int4Weights& w, const float* a, int64_t lda, int64_t n0, const float* bias, float* y,
@@ -63,7 +58,7 @@ void int4_tile(const Int4Weights& w, const float* a, int64_t lda, int64_t n0, co
     for (int m = 0; m < M; ++m) {
       __m256 total = acc[t][m][0];
       if constexpr (kSplit == 2) total = _mm256_add_ps(total, acc[t][m][1]);
-      const float sum = horizontal_sum(total);
+      const float sum = avx2_lanes::sum_lanes(total);
       y[m * ldy + n0 + t] = bias != nullptr ? sum + bias[n0 + t] : sum;
     }
   }
@@ -202,19 +197,6 @@ void int4_matmul_rows__avx2(const Int4Weights& w, const float* a, int64_t lda, i
 // std::nearbyint) ----
 namespace {
 
-// All-ones in the first `count` (clamped to 0..8) 32-bit lanes, for the masked loads.
-inline __m256i first_lanes(int64_t count) {
-  const int64_t lanes = std::clamp<int64_t>(count, 0, 8);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(lanes)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-inline float lane_max(__m256 v) {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
-  return _mm_cvtss_f32(m);
-}
-
 inline int32_t lane_sum(__m256i v) {
   __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
@@ -237,17 +219,17 @@ void quantize_int8_blocks__avx2(const float* a, int64_t lda, int64_t rows, int64
       __m256 largest = _mm256_setzero_ps();
       int nan = 0;
       for (int64_t t = 0; t < count; t += 8) {
-        const __m256 v = _mm256_maskload_ps(x + t, first_lanes(count - t));
+        const __m256 v = _mm256_maskload_ps(x + t, avx2_lanes::first_lanes(count - t));
         largest = _mm256_max_ps(_mm256_andnot_ps(sign, v), largest);
         nan |= _mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
       }
-      const float max = lane_max(largest);
+      const float max = avx2_lanes::max_lanes(largest);
       const float inverse = max > 0.0f ? 127.0f / max : 0.0f;
       const __m256 scale_by = _mm256_set1_ps(inverse);
       int8_t* out = q + m * kp + b * block;
       __m256i total = _mm256_setzero_si256();
       for (int64_t t = 0; t < block; t += 8) {
-        const __m256 r = _mm256_mul_ps(_mm256_maskload_ps(x + t, first_lanes(count - t)), scale_by);
+        const __m256 r = _mm256_mul_ps(_mm256_maskload_ps(x + t, avx2_lanes::first_lanes(count - t)), scale_by);
         const __m256 number = _mm256_cmp_ps(r, r, _CMP_ORD_Q);
         const __m256i v = _mm256_and_si256(_mm256_castps_si256(number),
                                            _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(r, low), high)));

@@ -6,7 +6,7 @@
 
 #include "ep/cpu/conv/nchwc.h"
 #include "ep/cpu/microkernels/avx2/nchwc_block_avx2.h"
-#include "ep/cpu/microkernels/avx2/transpose_8x8_avx2.h"
+#include "ep/cpu/microkernels/avx2/vector_lanes_avx2.h"
 #include "ep/cpu/microkernels/nchwc_pool_kernel.h"
 
 namespace nxrt::cpu::nchwc {
@@ -17,7 +17,7 @@ namespace {
 inline void transpose_8x8(const float* src, int64_t src_stride, float* dst, int64_t dst_stride) {
   __m256 rows[8];
   for (int i = 0; i < 8; ++i) rows[i] = _mm256_loadu_ps(src + i * src_stride);
-  avx2_block::transpose_8x8(rows);
+  avx2_lanes::transpose_8x8(rows);
   for (int i = 0; i < 8; ++i) _mm256_storeu_ps(dst + i * dst_stride, rows[i]);
 }
 

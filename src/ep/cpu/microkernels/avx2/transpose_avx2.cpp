@@ -3,7 +3,7 @@
 // Compiled with -mavx2 -mfma; callers check the CPU first.
 #include <immintrin.h>
 
-#include "ep/cpu/microkernels/avx2/transpose_8x8_avx2.h"
+#include "ep/cpu/microkernels/avx2/vector_lanes_avx2.h"
 #include "ep/cpu/microkernels/transpose_block.h"
 
 namespace nxrt::cpu {
@@ -16,7 +16,7 @@ void transpose_32bit_block__avx2(const void* src, int64_t src_stride, void* dst,
     const int64_t block_rows = rows - r0 < 8 ? rows - r0 : 8;
     for (int64_t c0 = 0; c0 < cols; c0 += 8) {
       const int64_t block_cols = cols - c0 < 8 ? cols - c0 : 8;
-      const __m256i column_lanes = avx2_block::first_lanes(block_cols);
+      const __m256i column_lanes = avx2_lanes::first_lanes(block_cols);
       __m256 block[8];
       for (int r = 0; r < 8; ++r) {
         const float* row = in + (r0 + r) * src_stride + c0;
@@ -24,7 +24,7 @@ void transpose_32bit_block__avx2(const void* src, int64_t src_stride, void* dst,
                    : block_cols == 8 ? _mm256_loadu_ps(row)
                                      : _mm256_maskload_ps(row, column_lanes);
       }
-      avx2_block::transpose_8x8(block);
+      avx2_lanes::transpose_8x8(block);
       // Masked stores are slow on some cores (microcoded on AMD): whole rows store plainly, a partial one by lanes.
       for (int64_t c = 0; c < block_cols; ++c) {
         float* column = out + (c0 + c) * dst_stride + r0;

@@ -9,10 +9,14 @@
 
 #include <cstdint>
 
+#include "ep/cpu/microkernels/avx2/vector_lanes_avx2.h"
 #include "ep/cpu/microkernels/vector_math_coefficients.h"
 
 namespace nxrt::cpu::avx2_math {
 
+using avx2_lanes::first_lanes;
+using avx2_lanes::max_lanes;
+using avx2_lanes::sum_lanes;
 using vector_coefficients::kErfLarge;
 using vector_coefficients::kErfSmall;
 using vector_coefficients::kExp;
@@ -21,27 +25,6 @@ using vector_coefficients::kGeluRange;
 using vector_coefficients::kTanh;
 
 inline __m256 splat(float v) { return _mm256_set1_ps(v); }
-
-// Lane mask (all bits set in lane l < n, n clamped to [0, 8]) for the masked loads and stores of a row's tail.
-inline __m256i first_lanes(int64_t n) {
-  const int32_t count = n < 0 ? 0 : (n > 8 ? 8 : static_cast<int32_t>(n));
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-inline float sum_lanes(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
-// No NaN lanes.
-inline float max_lanes(__m256 v) {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_movehdup_ps(m));
-  return _mm_cvtss_f32(m);
-}
 
 // c0 + c1 x + ... + c5 x^5, x2 = x * x (Estrin form: the dependency chains, not the operation count, bound these
 // loops).
