@@ -74,24 +74,25 @@ void apply_to_tile(const GemmTile<float>& t, F f) {
   for (int64_t r = 0; r < t.rows; ++r) avx2_math::map(t.c + r * t.ldc, t.c + r * t.ldc, t.cols, f);
 }
 
+// The tile's Gelu form, which the tile kernels leave to their entry points.
+void apply_tile_gelu(const GemmTile<float>& t) {
+  if (t.activation == TileActivation::kGeluErf) {
+    apply_to_tile(t, avx2_math::gelu_erf);
+  } else if (t.activation == TileActivation::kGeluTanh) {
+    apply_to_tile(t, avx2_math::gelu_tanh);
+  }
+}
+
 }  // namespace
 
 void f32_gemm_6x16__avx2(const GemmTile<float>& tile) {
   gemm_tile::run_tile<Vec<float>, kAvx2F32TileM>(tile);
-  if (tile.activation == TileActivation::kGeluErf) {
-    apply_to_tile(tile, avx2_math::gelu_erf);
-  } else if (tile.activation == TileActivation::kGeluTanh) {
-    apply_to_tile(tile, avx2_math::gelu_tanh);
-  }
+  apply_tile_gelu(tile);
 }
 
 void f32_gemm_row_strips__avx2(const GemmTile<float>& tile, int64_t strip_stride) {
   gemm_tile::row_strips_kernel<Vec<float>, float, kAvx2F32RowStrips>(tile, strip_stride);
-  if (tile.activation == TileActivation::kGeluErf) {
-    apply_to_tile(tile, avx2_math::gelu_erf);
-  } else if (tile.activation == TileActivation::kGeluTanh) {
-    apply_to_tile(tile, avx2_math::gelu_tanh);
-  }
+  apply_tile_gelu(tile);
 }
 
 void f32_pack_a_6__avx2(const float* a, int64_t lda, int64_t rows, int64_t kc, float* dst) {

@@ -81,6 +81,15 @@ void apply_to_tile(const GemmTile<float>& t, F f) {
   for (int64_t r = 0; r < t.rows; ++r) avx512_math::map(t.c + r * t.ldc, t.c + r * t.ldc, t.cols, f);
 }
 
+// The tile's Gelu form, which the tile kernels leave to their entry points.
+void apply_tile_gelu(const GemmTile<float>& t) {
+  if (t.activation == TileActivation::kGeluErf) {
+    apply_to_tile(t, avx512_math::gelu_erf);
+  } else if (t.activation == TileActivation::kGeluTanh) {
+    apply_to_tile(t, avx512_math::gelu_tanh);
+  }
+}
+
 // Transposes an 8 x 8 block held as 8 row vectors; on return rows[c] holds column c.
 void transpose_8x8(__m512d rows[8]) {
   __m512d t[8];
@@ -141,20 +150,12 @@ void f32_pack_a_14__avx512(const float* a, int64_t lda, int64_t rows, int64_t kc
 
 void f32_gemm_14x32__avx512(const GemmTile<float>& tile) {
   gemm_tile::run_tile<Vec<float>, kAvx512F32TileM>(tile);
-  if (tile.activation == TileActivation::kGeluErf) {
-    apply_to_tile(tile, avx512_math::gelu_erf);
-  } else if (tile.activation == TileActivation::kGeluTanh) {
-    apply_to_tile(tile, avx512_math::gelu_tanh);
-  }
+  apply_tile_gelu(tile);
 }
 
 void f32_gemm_row_strips__avx512(const GemmTile<float>& tile, int64_t strip_stride) {
   gemm_tile::row_strips_kernel<Vec<float>, float, kAvx512F32RowStrips>(tile, strip_stride);
-  if (tile.activation == TileActivation::kGeluErf) {
-    apply_to_tile(tile, avx512_math::gelu_erf);
-  } else if (tile.activation == TileActivation::kGeluTanh) {
-    apply_to_tile(tile, avx512_math::gelu_tanh);
-  }
+  apply_tile_gelu(tile);
 }
 
 void f64_gemm_14x16__avx512(const GemmTile<double>& tile) { gemm_tile::run_tile<Vec<double>, kAvx512F64TileM>(tile); }
