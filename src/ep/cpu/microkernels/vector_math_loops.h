@@ -176,11 +176,39 @@ float row_max_loop(const float* x, int64_t n) {
   return m;
 }
 
-void exp_rows_loop(float* x, int64_t rows, int64_t n, int64_t ld, float* sums) {
+// exp_rows (see VectorMathKernels) from a copy's row max and shifted exponential sum. Rows are independent, so
+// consecutive rows' exponentials overlap in the out-of-order window.
+template <float (*kExpShiftedSum)(const float*, float*, int64_t, float), float (*kRowMax)(const float*, int64_t)>
+void exp_rows_with(float* x, int64_t rows, int64_t n, int64_t ld, float* sums) {
   for (int64_t r = 0; r < rows; ++r) {
     float* row = x + r * ld;
-    sums[r] = exp_shifted_sum_loop(row, row, n, row_max_loop(row, n));
+    sums[r] = kExpShiftedSum(row, row, n, kRowMax(row, n));
   }
+}
+
+// The row statistics of VectorMathKernels from a register copy's pass kSums(x, n, shift, &sum, &squares) over
+// x - shift (the portable copy's own pass skips the squares where they are not needed; see row_moments_loop).
+using ShiftedSumsFn = void (*)(const float* x, int64_t n, float shift, double* sum, double* squares);
+
+template <ShiftedSumsFn kSums>
+void row_moments_with(const float* x, int64_t n, double* mean, double* variance) {
+  const double count = static_cast<double>(n);
+  double sum = 0;
+  double squares = 0;
+  kSums(x, n, 0.0f, &sum, &squares);
+  *mean = sum / count;
+  kSums(x, n, static_cast<float>(*mean), &sum, &squares);
+  const double offset = sum / count;
+  const double v = squares / count - offset * offset;
+  *variance = v > 0.0 ? v : 0.0;
+}
+
+template <ShiftedSumsFn kSums>
+double row_mean_square_with(const float* x, int64_t n) {
+  double sum = 0;
+  double squares = 0;
+  kSums(x, n, 0.0f, &sum, &squares);
+  return squares / static_cast<double>(n);
 }
 
 // Sum over x[0 .. n) of (x - shift), and of (x - shift)^2 when `squares` is non-null, in 16 float lanes flushed
@@ -312,7 +340,7 @@ VectorMathKernels make_kernels() {
   kernels.swish = swish_loop;
   kernels.exp_shifted_sum = exp_shifted_sum_loop;
   kernels.softmax_row = softmax_row_loop;
-  kernels.exp_rows = exp_rows_loop;
+  kernels.exp_rows = exp_rows_with<exp_shifted_sum_loop, row_max_loop>;
   kernels.row_moments = row_moments_loop;
   kernels.row_mean_square = row_mean_square_loop;
   kernels.normalize_row = normalize_row_loop;

@@ -64,14 +64,6 @@ float row_max_avx2(const float* x, int64_t n) {
   return math::max_lanes(_mm256_max_ps(m0, m1));
 }
 
-// Rows are independent, so consecutive rows' exponentials overlap in the out-of-order window.
-void exp_rows_avx2(float* x, int64_t rows, int64_t n, int64_t ld, float* sums) {
-  for (int64_t r = 0; r < rows; ++r) {
-    float* row = x + r * ld;
-    sums[r] = exp_shifted_sum_avx2(row, row, n, row_max_avx2(row, n));
-  }
-}
-
 void softmax_row_avx2(const float* in, float* out, int64_t n) {
   const __m256 inverse = _mm256_set1_ps(1.0f / exp_shifted_sum_avx2(in, out, n, row_max_avx2(in, n)));
   int64_t i = 0;
@@ -114,25 +106,6 @@ void shifted_sums_avx2(const float* x, int64_t n, float shift, double* sum, doub
   }
 }
 
-void row_moments_avx2(const float* x, int64_t n, double* mean, double* variance) {
-  const double count = static_cast<double>(n);
-  double sum = 0;
-  double squares = 0;
-  shifted_sums_avx2(x, n, 0.0f, &sum, &squares);
-  *mean = sum / count;
-  shifted_sums_avx2(x, n, static_cast<float>(*mean), &sum, &squares);
-  const double offset = sum / count;
-  const double v = squares / count - offset * offset;
-  *variance = v > 0.0 ? v : 0.0;
-}
-
-double row_mean_square_avx2(const float* x, int64_t n) {
-  double sum = 0;
-  double squares = 0;
-  shifted_sums_avx2(x, n, 0.0f, &sum, &squares);
-  return squares / static_cast<double>(n);
-}
-
 void normalize_row_avx2(const float* x, float mean, float inv_std, const float* scale, const float* bias, float* y,
                         int64_t n) {
   const __m256 m = _mm256_set1_ps(mean);
@@ -165,9 +138,9 @@ VectorMathKernels vector_math_kernels_avx2() {
   kernels.swish = swish_avx2;
   kernels.exp_shifted_sum = exp_shifted_sum_avx2;
   kernels.softmax_row = softmax_row_avx2;
-  kernels.exp_rows = exp_rows_avx2;
-  kernels.row_moments = row_moments_avx2;
-  kernels.row_mean_square = row_mean_square_avx2;
+  kernels.exp_rows = avx2::exp_rows_with<exp_shifted_sum_avx2, row_max_avx2>;
+  kernels.row_moments = avx2::row_moments_with<shifted_sums_avx2>;
+  kernels.row_mean_square = avx2::row_mean_square_with<shifted_sums_avx2>;
   kernels.normalize_row = normalize_row_avx2;
   return kernels;
 }

@@ -64,14 +64,6 @@ float row_max_avx512(const float* x, int64_t n) {
   return max_lanes(_mm512_max_ps(m0, m1));
 }
 
-// Rows are independent, so consecutive rows' exponentials overlap in the out-of-order window.
-void exp_rows_avx512(float* x, int64_t rows, int64_t n, int64_t ld, float* sums) {
-  for (int64_t r = 0; r < rows; ++r) {
-    float* row = x + r * ld;
-    sums[r] = exp_shifted_sum_avx512(row, row, n, row_max_avx512(row, n));
-  }
-}
-
 void softmax_row_avx512(const float* in, float* out, int64_t n) {
   const __m512 inverse = _mm512_set1_ps(1.0f / exp_shifted_sum_avx512(in, out, n, row_max_avx512(in, n)));
   for (int64_t i = 0; i < n; i += 16) {
@@ -112,25 +104,6 @@ void shifted_sums_avx512(const float* x, int64_t n, float shift, double* sum, do
   }
 }
 
-void row_moments_avx512(const float* x, int64_t n, double* mean, double* variance) {
-  const double count = static_cast<double>(n);
-  double sum = 0;
-  double squares = 0;
-  shifted_sums_avx512(x, n, 0.0f, &sum, &squares);
-  *mean = sum / count;
-  shifted_sums_avx512(x, n, static_cast<float>(*mean), &sum, &squares);
-  const double offset = sum / count;
-  const double v = squares / count - offset * offset;
-  *variance = v > 0.0 ? v : 0.0;
-}
-
-double row_mean_square_avx512(const float* x, int64_t n) {
-  double sum = 0;
-  double squares = 0;
-  shifted_sums_avx512(x, n, 0.0f, &sum, &squares);
-  return squares / static_cast<double>(n);
-}
-
 void normalize_row_avx512(const float* x, float mean, float inv_std, const float* scale, const float* bias, float* y,
                           int64_t n) {
   const __m512 m = _mm512_set1_ps(mean);
@@ -156,9 +129,9 @@ VectorMathKernels vector_math_kernels_avx512() {
   kernels.swish = swish_avx512;
   kernels.exp_shifted_sum = exp_shifted_sum_avx512;
   kernels.softmax_row = softmax_row_avx512;
-  kernels.exp_rows = exp_rows_avx512;
-  kernels.row_moments = row_moments_avx512;
-  kernels.row_mean_square = row_mean_square_avx512;
+  kernels.exp_rows = avx512::exp_rows_with<exp_shifted_sum_avx512, row_max_avx512>;
+  kernels.row_moments = avx512::row_moments_with<shifted_sums_avx512>;
+  kernels.row_mean_square = avx512::row_mean_square_with<shifted_sums_avx512>;
   kernels.normalize_row = normalize_row_avx512;
   return kernels;
 }
