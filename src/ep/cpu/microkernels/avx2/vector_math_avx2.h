@@ -20,7 +20,7 @@ using avx2_lanes::sum_lanes;
 using vector_coefficients::kErfLarge;
 using vector_coefficients::kErfSmall;
 using vector_coefficients::kExp;
-using vector_coefficients::kGeluLogPhi;
+using vector_coefficients::kGeluLog2Odds;
 using vector_coefficients::kGeluRange;
 using vector_coefficients::kTanh;
 
@@ -125,21 +125,33 @@ inline __m256 erf(__m256 x) {
   return _mm256_blendv_ps(copy_sign(large, x), _mm256_blendv_ps(small, x, is_nan), _mm256_or_ps(use_small, is_nan));
 }
 
-// Gelu(x) = x Phi(x), Phi(-|x|) = exp(L(s)): see avx512_math::gelu_erf for the fit; the same coefficients.
+// 2^y for y in [-126, 127] (NaN propagates through p): y = n + f, |f| <= 1/2, with n rounded by adding
+// 1.5 * 2^23 + 127 (whose low mantissa bits are then n + 127, the exponent field of 2^n), and exp(f ln2) by the
+// exp polynomial.
+inline __m256 exp2_normal(__m256 y) {
+  const __m256 magic = splat(12582912.0f + 127.0f);
+  const __m256 shifted = _mm256_add_ps(y, magic);
+  const __m256 r = _mm256_mul_ps(_mm256_sub_ps(y, _mm256_sub_ps(shifted, magic)), splat(0.69314718055994531f));
+  const __m256 r2 = _mm256_mul_ps(r, r);
+  const __m256 p = _mm256_fmadd_ps(poly5(r, r2, kExp), r2, _mm256_add_ps(r, splat(1.0f)));
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(shifted), 23)));
+}
+
+// Gelu(x) = x / (1 + 2^y), y = x Q(t) (see kGeluLog2Odds). No cancellation for x < 0: 2^y is large there and
+// the quotient keeps its relative accuracy. Below -kGeluRange the factor is 0, so x = -inf gives NaN.
 inline __m256 gelu_erf(__m256 x) {
-  __m256 s = _mm256_fmsub_ps(abs(x), splat(0.70710678118654752f * 2.0f / kGeluRange), splat(1.0f));
-  s = _mm256_min_ps(splat(1.0f), s);  // NaN stays NaN
-  const __m256 s2 = _mm256_mul_ps(s, s);
-  const __m256 s4 = _mm256_mul_ps(s2, s2);
-  const __m256 low = _mm256_fmadd_ps(poly5(s, s2, kGeluLogPhi + 2), s2,
-                                     _mm256_fmadd_ps(splat(kGeluLogPhi[1]), s, splat(kGeluLogPhi[0])));
-  const __m256 high = _mm256_fmadd_ps(splat(kGeluLogPhi[12]), s4, poly3(s, s2, kGeluLogPhi + 8));
-  const __m256 log_phi = _mm256_fmadd_ps(_mm256_mul_ps(high, s4), s4, low);
-  const __m256 tail = exp_normal(log_phi);  // Phi(-|x|), in [1e-8, 0.5]
-  const __m256 non_negative = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ);
-  const __m256 phi = _mm256_blendv_ps(tail, _mm256_sub_ps(splat(1.0f), tail), non_negative);
-  const __m256 vanishing = _mm256_cmp_ps(x, splat(-kGeluRange * 1.41421356237309505f), _CMP_LT_OQ);
-  return _mm256_mul_ps(x, _mm256_andnot_ps(vanishing, phi));
+  const __m256 clamped = _mm256_min_ps(splat(kGeluRange), _mm256_max_ps(splat(-kGeluRange), x));  // NaN stays NaN
+  const __m256 t = _mm256_fmsub_ps(_mm256_mul_ps(clamped, clamped), splat(2.0f / (kGeluRange * kGeluRange)),
+                                   splat(1.0f));
+  const __m256 t2 = _mm256_mul_ps(t, t);
+  const __m256 low = _mm256_fmadd_ps(_mm256_fmadd_ps(splat(kGeluLog2Odds[3]), t, splat(kGeluLog2Odds[2])), t2,
+                                     _mm256_fmadd_ps(splat(kGeluLog2Odds[1]), t, splat(kGeluLog2Odds[0])));
+  const __m256 high = _mm256_fmadd_ps(splat(kGeluLog2Odds[6]), t2,
+                                      _mm256_fmadd_ps(splat(kGeluLog2Odds[5]), t, splat(kGeluLog2Odds[4])));
+  const __m256 y = _mm256_mul_ps(clamped, _mm256_fmadd_ps(high, _mm256_mul_ps(t2, t2), low));  // |y| <= 26
+  const __m256 factor = _mm256_div_ps(splat(1.0f), _mm256_add_ps(splat(1.0f), exp2_normal(y)));
+  const __m256 vanishing = _mm256_cmp_ps(x, splat(-kGeluRange), _CMP_LT_OQ);
+  return _mm256_mul_ps(x, _mm256_andnot_ps(vanishing, factor));
 }
 
 // 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), u = sqrt(2 / pi) (x + 0.044715 x^3): no cancellation for x < 0.

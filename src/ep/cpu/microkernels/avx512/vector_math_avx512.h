@@ -16,7 +16,7 @@ namespace nxrt::cpu::avx512_math {
 using vector_coefficients::kErfLarge;
 using vector_coefficients::kErfSmall;
 using vector_coefficients::kExp;
-using vector_coefficients::kGeluLogPhi;
+using vector_coefficients::kGeluLog2Odds;
 using vector_coefficients::kGeluRange;
 using vector_coefficients::kTanh;
 
@@ -106,24 +106,30 @@ inline __m512 erf(__m512 x) {
   return _mm512_mask_blend_ps(use_small | is_nan, copy_sign(large, x), _mm512_mask_blend_ps(is_nan, small, x));
 }
 
-// Gelu(x) = x Phi(x). Phi(-|x|) = exp(L(s)), L a degree-12 fit of log(erfc(t) / 2), t = |x| / sqrt 2, on
-// [0, 3.9] mapped to s in [-1, 1] (absolute error 5e-9 before float rounding); Phi(|x|) = 1 - Phi(-|x|). For
-// x >= 0 the result is x (1 - exp(L)); for x < 0 it is x exp(L) with no cancellation; below -3.9 sqrt 2 it is
-// x * 0 (|Gelu| < 1e-7 there; NaN at -inf, as 0.5 x (1 + erf(x / sqrt 2)) gives).
+// 2^y for y in [-126, 127] or NaN: y = n + f, |f| <= 1/2, exp(f ln2) by the exp polynomial, and 2^n by scalef.
+inline __m512 exp2_in_range(__m512 y) {
+  const __m512 n = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 r = _mm512_mul_ps(_mm512_sub_ps(y, n), splat(0.69314718055994531f));
+  const __m512 r2 = _mm512_mul_ps(r, r);
+  const __m512 p = _mm512_fmadd_ps(poly5(r, r2, kExp), r2, _mm512_add_ps(r, splat(1.0f)));
+  return _mm512_scalef_ps(p, n);
+}
+
+// Gelu(x) = x / (1 + 2^y), y = x Q(t) (see kGeluLog2Odds). No cancellation for x < 0: 2^y is large there and
+// the quotient keeps its relative accuracy. Below -kGeluRange the factor is 0, so x = -inf gives NaN.
 inline __m512 gelu_erf(__m512 x) {
-  __m512 s = _mm512_fmsub_ps(_mm512_abs_ps(x), splat(0.70710678118654752f * 2.0f / kGeluRange), splat(1.0f));
-  s = _mm512_min_ps(splat(1.0f), s);  // NaN stays NaN
-  const __m512 s2 = _mm512_mul_ps(s, s);
-  const __m512 s4 = _mm512_mul_ps(s2, s2);
-  const __m512 low = _mm512_fmadd_ps(poly5(s, s2, kGeluLogPhi + 2), s2,
-                                     _mm512_fmadd_ps(splat(kGeluLogPhi[1]), s, splat(kGeluLogPhi[0])));
-  const __m512 high = _mm512_fmadd_ps(splat(kGeluLogPhi[12]), s4, poly3(s, s2, kGeluLogPhi + 8));
-  const __m512 log_phi = _mm512_fmadd_ps(_mm512_mul_ps(high, s4), s4, low);
-  const __m512 tail = exp_in_range(log_phi);  // Phi(-|x|), in [1e-8, 0.5]
-  const __mmask16 non_negative = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GE_OQ);
-  const __m512 phi = _mm512_mask_sub_ps(tail, non_negative, splat(1.0f), tail);
-  const __mmask16 vanishing = _mm512_cmp_ps_mask(x, splat(-kGeluRange * 1.41421356237309505f), _CMP_LT_OQ);
-  return _mm512_mul_ps(x, _mm512_maskz_mov_ps(static_cast<__mmask16>(~vanishing), phi));
+  const __m512 clamped = _mm512_min_ps(splat(kGeluRange), _mm512_max_ps(splat(-kGeluRange), x));  // NaN stays NaN
+  const __m512 t = _mm512_fmsub_ps(_mm512_mul_ps(clamped, clamped), splat(2.0f / (kGeluRange * kGeluRange)),
+                                   splat(1.0f));
+  const __m512 t2 = _mm512_mul_ps(t, t);
+  const __m512 low = _mm512_fmadd_ps(_mm512_fmadd_ps(splat(kGeluLog2Odds[3]), t, splat(kGeluLog2Odds[2])), t2,
+                                     _mm512_fmadd_ps(splat(kGeluLog2Odds[1]), t, splat(kGeluLog2Odds[0])));
+  const __m512 high = _mm512_fmadd_ps(splat(kGeluLog2Odds[6]), t2,
+                                      _mm512_fmadd_ps(splat(kGeluLog2Odds[5]), t, splat(kGeluLog2Odds[4])));
+  const __m512 y = _mm512_mul_ps(clamped, _mm512_fmadd_ps(high, _mm512_mul_ps(t2, t2), low));  // |y| <= 26
+  const __m512 factor = _mm512_div_ps(splat(1.0f), _mm512_add_ps(splat(1.0f), exp2_in_range(y)));
+  const __mmask16 vanishing = _mm512_cmp_ps_mask(x, splat(-kGeluRange), _CMP_LT_OQ);
+  return _mm512_mul_ps(x, _mm512_maskz_mov_ps(static_cast<__mmask16>(~vanishing), factor));
 }
 
 // 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), u = sqrt(2 / pi) (x + 0.044715 x^3): no cancellation for x < 0.
