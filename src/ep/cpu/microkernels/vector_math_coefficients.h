@@ -19,9 +19,10 @@ inline constexpr float kErfLarge[9] = {2.469892962e-04f,  5.594154410e-01f,  3.9
                                        -4.620621930e-01f, 4.749700853e-01f,  -2.106013985e-01f,
                                        -3.248635274e-03f, 4.146859818e-02f,  -1.207890115e-02f};
 // Gelu (erf form) = x Phi(x) = x / (1 + 2^y), y = -log2(Phi / (1 - Phi)), which is odd in x: y = x Q(t),
-// t = 2 x^2 / kGeluRange^2 - 1, for |x| <= kGeluRange. Q is a weighted minimax fit (weight x Phi(-x) Phi(x), the
-// sensitivity of the result to an error in y; scripts/fit_gelu_log2_odds.py), so that in float the result is within 2e-7 absolute or 3 ulp
-// (the portable 0.5 x (1 + erf) is off by ~1e-7 absolute itself). Beyond the range Gelu is x, or 0 within 1.1e-7.
+// t = 2 x^2 / kGeluRange^2 - 1, for |x| <= kGeluRange. Q is a weighted minimax fit (scripts/fit_gelu_log2_odds.py;
+// weight x Phi(-x) Phi(x), the sensitivity of the result to an error in y), so that in float the result is within
+// 2e-7 absolute or 3 ulp (the portable 0.5 x (1 + erf) is off by ~1e-7 absolute itself). Beyond the range Gelu is
+// x, or 0 within 1.1e-7.
 inline constexpr float kGeluRange = 5.5f;
 inline constexpr float kGeluLog2Odds[7] = {-3.6714627742767334f,  -1.1351752281188965f, 0.19248592853546143f,
                                            -0.04555555433034897f, -0.011048858053982258f, -0.0694616511464119f,
