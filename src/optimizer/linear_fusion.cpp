@@ -343,7 +343,7 @@ Status fuse_conv_max_pool_at(Rewriter& rw, int n) {
   if (!out_type.is_tensor() || out_type.elem_type != DataType::kFloat32 || w == nullptr || w->rank() != 4 ||
       !group || *group != 1 || !auto_pad || *auto_pad != "NOTSET" || !strides || !dilations ||
       !has_kernel(kNxrtDomain, "FusedConvMaxPool", DataType::kFloat32) ||
-      !cpu::cpu_isa_at_least(cpu::CpuIsa::kAvx512)) {  // below AVX-512 the fused kernel runs the two ops apart
+      !cpu::cpu_isa_at_least(cpu::CpuIsa::kAvx2)) {  // below the avx2 tier the fused kernel runs the two ops apart
     return Status::ok();
   }
   // A conv that FusedConv runs with Winograd stays as it is: the fused kernel's striped path is the direct one.

@@ -135,7 +135,7 @@ class ConvKernel final : public Kernel {
                                     epilogue);
             return;
           }
-          if (conv::direct_conv_applies(attrs_.group, p.geometry)) {
+          if (conv::direct_conv_applies(attrs_.group, p.geometry, p.in_channels, p.out_channels)) {
             run_direct(x.data<float>(), w, y.data<float>(), p, pool, epilogue);
             return;
           }
@@ -149,7 +149,8 @@ class ConvKernel final : public Kernel {
         const auto zs = z ? conv::to_acc<Acc>(z->data<T>(), z->numel()) : std::vector<Acc>{};
         std::vector<Acc> ys(static_cast<size_t>(y.numel()));
         const conv::ConvEpilogue<Acc> epilogue{b ? bs.data() : nullptr, z ? zs.data() : nullptr, activation_};
-        if (conv::direct_conv_applies(attrs_.group, p.geometry)) {  // Acc is float here
+        // Acc is float here.
+        if (conv::direct_conv_applies(attrs_.group, p.geometry, p.in_channels, p.out_channels)) {
           const auto packed = conv::DirectConvWeights::pack(ws.data(), p.out_channels, p.in_channels,
                                                             p.geometry.kernel[0], p.geometry.kernel[1]);
           conv::conv_direct_f32(xs.data(), packed, ys.data(), p.batch, p.geometry, pool, epilogue);

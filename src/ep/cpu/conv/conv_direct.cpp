@@ -1,4 +1,4 @@
-// Driver of the direct AVX-512 convolution: weight packing, the padded phase-split input scratch, the tap table
+// Driver of the direct convolution (AVX-512 and AVX2 micro-kernels): weight packing, the padded phase-split input scratch, the tap table
 // and the split of each image's output grid into runs of 16-output vectors that run in parallel.
 #include "ep/cpu/conv/conv_direct.h"
 
@@ -56,7 +56,8 @@ PhaseColumns phase_columns(int64_t p, const Geometry& g, const PaddedLayout& l) 
 }
 
 // Writes the phase sub-images of channel plane `x` ([H, W]) into `dst`; every float of the plane is written.
-void fill_padded_plane(const float* x, const Geometry& g, const PaddedLayout& l, float* dst) {
+void fill_padded_plane(const float* x, const Geometry& g, const PaddedLayout& l, float* dst,
+                       const DirectConvKernels& kernels) {
   const int64_t in_h = g.in[0], in_w = g.in[1];
   const int64_t pad_top = g.pad_begin[0], pad_left = g.pad_begin[1];
   const int64_t sh = g.stride[0], sw = g.stride[1];
@@ -91,15 +92,29 @@ void fill_padded_plane(const float* x, const Geometry& g, const PaddedLayout& l,
         const int p_even = (columns[0].lo * 2 - pad_left) % 2 == 0 ? 0 : 1;
         const PhaseColumns& even = columns[p_even];
         const PhaseColumns& odd = columns[1 - p_even];
-        f32_deinterleave__avx512(src + even.first + even.lo * 2, even.hi - even.lo,
-                                 row + p_even * l.sub_size + even.lo, odd.hi - odd.lo,
-                                 row + (1 - p_even) * l.sub_size + odd.lo);
+        kernels.deinterleave(src + even.first + even.lo * 2, even.hi - even.lo,
+                             row + p_even * l.sub_size + even.lo, odd.hi - odd.lo,
+                             row + (1 - p_even) * l.sub_size + odd.lo);
       }
     }
   }
 }
 
 }  // namespace
+
+DirectConvKernels direct_conv_kernels() {
+  DirectConvKernels kernels;
+#if defined(__x86_64__)
+  if (cpu_isa_at_least(CpuIsa::kAvx512)) {
+    kernels.conv = f32_conv_direct_8x48__avx512;
+    kernels.deinterleave = f32_deinterleave__avx512;
+  } else if (cpu_isa_at_least(CpuIsa::kAvx2)) {
+    kernels.conv = f32_conv_direct_8x24__avx2;
+    kernels.deinterleave = f32_deinterleave__avx2;
+  }
+#endif
+  return kernels;
+}
 
 DirectConvWeights DirectConvWeights::pack(const float* w, int64_t out_channels, int64_t in_channels,
                                           int64_t kernel_h, int64_t kernel_w) {
@@ -138,13 +153,32 @@ bool padded_layout_fits(const Geometry& g) {
   return plane <= kMaxPlane;
 }
 
-bool direct_conv_applies(int64_t group, const Geometry& g) {
-  if (!cpu_isa_at_least(CpuIsa::kAvx512) || group != 1 || g.rank() != 2) return false;
+namespace {
+
+// At the avx2 tier each 8-channel block runs as two 4-channel halves that both read the strided phase inputs, and
+// im2col + GEMM measured faster for strided convolutions with long patches and many output channels, or an input
+// past 2 MiB (Zen 4, 3x3 stride 2: 24-192 -> 48-384 channels, or 8 channels at 416 x 416, 5-20% slower direct;
+// 3-16 input channels or at most 32 outputs 10-25% faster direct).
+bool avx2_strided_conv_pays(int64_t in_channels, int64_t out_channels, const Geometry& g) {
+  constexpr int64_t kShortPatch = 160;  // in_channels * kernel taps
+  constexpr int64_t kFewOutputs = 32;
+  constexpr int64_t kMaxInputFloats = int64_t{1} << 19;
+  const int64_t taps = std::max<int64_t>(1, g.kernel[0] * g.kernel[1]);  // each below 2^32 (padded_layout_fits)
+  const int64_t plane = std::max<int64_t>(1, g.in[0] * g.in[1]);
+  return (in_channels <= kShortPatch / taps || out_channels <= kFewOutputs) && in_channels <= kMaxInputFloats / plane;
+}
+
+}  // namespace
+
+bool direct_conv_applies(int64_t group, const Geometry& g, int64_t in_channels, int64_t out_channels) {
+  if (!cpu_isa_at_least(CpuIsa::kAvx2) || group != 1 || g.rank() != 2) return false;
   if (g.dilation[0] != 1 || g.dilation[1] != 1) return false;
   if (g.kernel[0] * g.kernel[1] == 1) return false;  // 1x1: the GEMM path reads x (or a strided copy) directly
   if (!padded_layout_fits(g)) return false;
   const int64_t grid_w = padded_layout(g).grid_w;
-  return grid_w >= 16 && 2 * g.out[1] >= grid_w;
+  if (grid_w < 16 || 2 * g.out[1] < grid_w) return false;
+  return cpu_isa_at_least(CpuIsa::kAvx512) || (g.stride[0] == 1 && g.stride[1] == 1) ||
+         avx2_strided_conv_pays(in_channels, out_channels, g);
 }
 
 namespace {
@@ -156,6 +190,7 @@ void run_stripe(const float* x, int64_t in_plane, const Geometry& g, float* y, c
   const int64_t in_channels = w.in_channels();
   const int64_t out_h = g.out[0], out_w = g.out[1];
   const PaddedLayout layout = padded_layout(g);
+  const DirectConvKernels kernels = direct_conv_kernels();
   std::vector<int64_t> taps(static_cast<size_t>(g.kernel[0] * g.kernel[1]));
   for (int64_t kh = 0; kh < g.kernel[0]; ++kh) {
     for (int64_t kw = 0; kw < g.kernel[1]; ++kw) {
@@ -170,7 +205,7 @@ void run_stripe(const float* x, int64_t in_plane, const Geometry& g, float* y, c
   std::fill(scratch + padded_floats - kVectorSlack, scratch + padded_floats, 0.0f);
   pool.parallel_for(in_channels, 1, [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
-      fill_padded_plane(x + c * in_plane, g, layout, scratch + c * layout.plane_stride);
+      fill_padded_plane(x + c * in_plane, g, layout, scratch + c * layout.plane_stride, kernels);
     }
   });
   DirectConvJob job;
@@ -202,7 +237,7 @@ void run_stripe(const float* x, int64_t in_plane, const Geometry& g, float* y, c
     for (int64_t unit = begin; unit < end && !run_should_stop(limits); ++unit) {
       const int64_t q_begin = unit * chunk;
       const int64_t q_end = std::min(q_total, q_begin + chunk);
-      for (int64_t block = 0; block < blocks; ++block) f32_conv_direct_8x48__avx512(job, block, q_begin, q_end);
+      for (int64_t block = 0; block < blocks; ++block) kernels.conv(job, block, q_begin, q_end);
     }
   });
 }

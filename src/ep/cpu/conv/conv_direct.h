@@ -1,7 +1,8 @@
-// Direct (no im2col) 2-D f32 convolution for CPUs with AVX-512. The driver (conv_direct.cpp) copies each image
-// into a zero-padded, stride-phase-split scratch so that every kernel tap reads one contiguous run of inputs per
-// 16 outputs, and the micro-kernel (kernels/avx512/conv_direct_avx512.cpp) accumulates kDirectConvBlock output
-// channels x up to 3 vectors of 16 outputs in registers, broadcasting one prepacked weight per channel and tap.
+// Direct (no im2col) 2-D f32 convolution for CPUs at the avx2 tier and above. The driver (conv_direct.cpp) copies
+// each image into a zero-padded, stride-phase-split scratch so that every kernel tap reads one contiguous run of
+// inputs per 16 outputs, and the micro-kernel of the tier (microkernels/avx512/conv_direct_avx512.cpp: 8 output
+// channels x up to 3 vectors of 16 outputs; microkernels/avx2/conv_direct_avx2.cpp: 4 channels x 3 vectors of 8,
+// twice per block) accumulates in registers, broadcasting one prepacked weight per channel and tap.
 #pragma once
 
 #include <cstdint>
@@ -37,12 +38,13 @@ class DirectConvWeights {
 };
 
 
-// True when the direct kernel runs this convolution: the CPU has AVX-512F, 2-D, group 1, no dilation, and the
-// output rows are wide enough for 16-lane vectors (see DirectConvJob::grid_w) without wasting most lanes.
-bool direct_conv_applies(int64_t group, const Geometry& g);
+// True when the direct kernel runs this convolution: the CPU is at the avx2 tier or above, 2-D, group 1, no
+// dilation, not 1x1, the output rows are wide enough for 16-lane vectors (see DirectConvJob::grid_w) without wasting
+// most lanes, and at the avx2 tier a strided convolution is one the direct kernel runs faster than im2col + GEMM.
+bool direct_conv_applies(int64_t group, const Geometry& g, int64_t in_channels, int64_t out_channels);
 
 // y = activation(conv(x, w) + bias + z) for x [batch, in_channels, H, W] and y [batch, out_channels, OH, OW];
-// same contract as conv_forward (z may alias y). Requires avx512f, no dilation, a virtual grid at least 16 wide
+// same contract as conv_forward (z may alias y). Requires the avx2 tier, no dilation, a virtual grid at least 16 wide
 // (all checked by direct_conv_applies, which also turns away 1x1 kernels and wasteful shapes) and weights packed
 // for this W. Images run one after another, each in stripes of output rows whose padded copy stays under 4 MiB,
 // each stripe split into runs of output vectors that run in parallel.
@@ -85,10 +87,23 @@ struct DirectConvJob {
 // positions [q_begin, q_end) including the epilogue; q_begin is a multiple of 16. Defined only on x86-64; call
 // only when the CPU has avx512f.
 void f32_conv_direct_8x48__avx512(const DirectConvJob& job, int64_t block, int64_t q_begin, int64_t q_end);
+// The same at the avx2 tier.
+void f32_conv_direct_8x24__avx2(const DirectConvJob& job, int64_t block, int64_t q_begin, int64_t q_end);
 
 // even_dst[i] = src[2 * i] for i < even_count and odd_dst[i] = src[2 * i + 1] for i < odd_count, reading only
-// those elements. Same availability.
+// those elements. Same availability as the kernel of the tier.
 void f32_deinterleave__avx512(const float* src, int64_t even_count, float* even_dst, int64_t odd_count,
                               float* odd_dst);
+void f32_deinterleave__avx2(const float* src, int64_t even_count, float* even_dst, int64_t odd_count,
+                            float* odd_dst);
+
+// The direct conv micro-kernels of the CPU's tier (NXRT_CPU_ISA lowers it): the AVX-512 pair, or the AVX2 pair.
+// Call only at the avx2 tier or above (direct_conv_applies / winograd_applies hold).
+struct DirectConvKernels {
+  void (*conv)(const DirectConvJob& job, int64_t block, int64_t q_begin, int64_t q_end) = nullptr;
+  void (*deinterleave)(const float* src, int64_t even_count, float* even_dst, int64_t odd_count,
+                       float* odd_dst) = nullptr;
+};
+DirectConvKernels direct_conv_kernels();
 
 }  // namespace nxrt::cpu::conv

@@ -1,7 +1,7 @@
 // com.nxrt:FusedConvMaxPool (made by the optimizer's conv_max_pool_fusion), float32:
 //   Y = MaxPool(FusedConv(X, W, B), kernel_shape 3x3, strides 2x2, pads = pool_pads (each 0 or 1))
 // with FusedConv's attributes (Conv's plus activation / activation_params). Where the FusedConv kernel would use
-// the direct AVX-512 convolution (not Winograd), the conv runs in stripes of output rows into a scratch sized for
+// the direct convolution (not Winograd; at the avx2 tier and above), the conv runs in stripes of output rows into a scratch sized for
 // L2 with FusedConv's prepacked weights and each stripe is pooled at once, so the conv output (the largest tensor
 // of a ResNet stem) never travels to memory and back. Otherwise,
 // and whenever a stripe holds NaN or -0 (where MaxPool's window order decides), it runs the FusedConv and
@@ -70,7 +70,8 @@ class FusedConvMaxPoolKernel final : public Kernel {
 #if defined(__x86_64__)
     const Tensor& x = *inputs[0];
     const Tensor& w = *inputs[1];
-    if (!cpu_isa_at_least(CpuIsa::kAvx512) || weights_ == nullptr || x.dtype() != DataType::kFloat32) return false;
+    const auto plane_kernel = pool::max_pool_3x3s2_plane_kernel();
+    if (plane_kernel == nullptr || weights_ == nullptr || x.dtype() != DataType::kFloat32) return false;
     auto problem = conv::conv_problem(conv_attrs_, x.shape(), w.shape(), description_);
     if (!problem) return false;
     const conv::ConvProblem& p = *problem;
@@ -79,7 +80,8 @@ class FusedConvMaxPoolKernel final : public Kernel {
     // The striped path takes exactly the convolutions the FusedConv kernel runs with the direct kernel (never
     // those it gives to Winograd), so the result is the unfused pair's bit for bit.
     if (ws[0] != weights_->out_channels() || ws[1] != weights_->in_channels() || ws[2] != weights_->kernel_h() ||
-        ws[3] != weights_->kernel_w() || !conv::direct_conv_applies(conv_attrs_.group, g) ||
+        ws[3] != weights_->kernel_w() ||
+        !conv::direct_conv_applies(conv_attrs_.group, g, p.in_channels, p.out_channels) ||
         conv::winograd_applies(conv_attrs_.group, g, p.in_channels, p.out_channels)) {
       return false;
     }
@@ -112,9 +114,8 @@ class FusedConvMaxPoolKernel final : public Kernel {
                                    pool, epilogue);
         float* out = y.data<float>() + (n * channels * pool_h + p0) * pool_w;
         for (int64_t c = 0; c < channels; ++c) {
-          if (!pool::f32_max_pool_3x3s2_plane__avx512(rows + c * plane, need1 - need0, conv_w,
-                                                      out + c * pool_h * pool_w, p1 - p0, pool_w, need0 - top,
-                                                      pad_left, cols)) {
+          if (!plane_kernel(rows + c * plane, need1 - need0, conv_w, out + c * pool_h * pool_w, p1 - p0, pool_w,
+                            need0 - top, pad_left, cols)) {
             exact.store(false, std::memory_order_relaxed);
           }
         }

@@ -81,7 +81,7 @@ bool winograd_weights_fit(int64_t out_channels, int64_t in_channels, int64_t ker
 }
 
 bool winograd_applies(int64_t group, const Geometry& g, int64_t in_channels, int64_t out_channels) {
-  if (!cpu_isa_at_least(CpuIsa::kAvx512) || group != 1 || g.rank() != 2) return false;
+  if (!cpu_isa_at_least(CpuIsa::kAvx2) || group != 1 || g.rank() != 2) return false;
   if (!winograd_weights_fit(out_channels, in_channels, g.kernel[0], g.kernel[1])) return false;
   if (g.stride[0] != 1 || g.stride[1] != 1 || g.dilation[0] != 1 || g.dilation[1] != 1) return false;
   return g.out[0] >= 4 && g.out[1] >= 8;
@@ -104,6 +104,10 @@ void conv_winograd_f32(const float* x, const WinogradWeights& w, float* y, int64
   const int64_t blocks_of_channels = (out_channels + kDirectConvBlock - 1) / kDirectConvBlock;
   const int64_t in_plane = in_h * in_w, out_plane = out_h * out_w;
 
+  const DirectConvKernels kernels = direct_conv_kernels();
+  const bool wide = cpu_isa_at_least(CpuIsa::kAvx512);
+  const auto input_row = wide ? f32_winograd_input_row__avx512 : f32_winograd_input_row__avx2;
+  const auto output_row = wide ? f32_winograd_output_row__avx512 : f32_winograd_output_row__avx2;
   const RunLimits* limits = current_run_limits();
   pool.parallel_for(batch * blocks_per_image, 1, [&](int64_t begin, int64_t end) {
     float* const v = scratch_floats(ScratchUse::kConvWinogradTiles, v_floats + m_floats);
@@ -123,8 +127,7 @@ void conv_winograd_f32(const float* x, const WinogradWeights& w, float* y, int64
         in_row.x = x + (n * in_channels + ci) * in_plane;
         for (int64_t ti = first_row; ti < last_row; ++ti) {
           in_row.top = 2 * ti - g.pad_begin[0];
-          f32_winograd_input_row__avx512(in_row, v + ci * tiles + (ti - first_row) * tiles_per_row,
-                                         in_channels * tiles);
+          input_row(in_row, v + ci * tiles + (ti - first_row) * tiles_per_row, in_channels * tiles);
         }
       }
       // Element xi: m[xi] [out_channels x tiles] = U[xi] [out x in] x v[xi] [in x tiles], as a one-tap direct
@@ -147,7 +150,7 @@ void conv_winograd_f32(const float* x, const WinogradWeights& w, float* y, int64
         // 48-tile steps outer: a step's inputs (in_channels x 48 floats) stay in L1 for every channel block.
         for (int64_t q0 = 0; q0 < tiles; q0 += 48) {
           const int64_t q1 = std::min(tiles, q0 + 48);
-          for (int64_t block = 0; block < blocks_of_channels; ++block) f32_conv_direct_8x48__avx512(job, block, q0, q1);
+          for (int64_t block = 0; block < blocks_of_channels; ++block) kernels.conv(job, block, q0, q1);
         }
       }
       WinogradOutputRow out_row;
@@ -161,8 +164,7 @@ void conv_winograd_f32(const float* x, const WinogradWeights& w, float* y, int64
           out_row.y = y + offset;
           out_row.z = epilogue.z != nullptr ? epilogue.z + offset : nullptr;
           out_row.rows = static_cast<int>(std::min<int64_t>(2, out_h - 2 * ti));
-          f32_winograd_output_row__avx512(out_row, m + co * tiles + (ti - first_row) * tiles_per_row,
-                                          out_channels * tiles);
+          output_row(out_row, m + co * tiles + (ti - first_row) * tiles_per_row, out_channels * tiles);
         }
       }
     }

@@ -1,8 +1,9 @@
-// Winograd F(2x2, 3x3) f32 convolution for CPUs with AVX-512 (Lavin & Gray 2016): each 2x2 output tile is
+// Winograd F(2x2, 3x3) f32 convolution at the avx2 tier and above (Lavin & Gray 2016): each 2x2 output tile is
 // A^T [(G g G^T) . (B^T d B)] A for its 4x4 input patch d, so the 36 multiplies per tile and channel pair of a
 // direct 3x3 convolution become 16. The 16 element products, summed over input channels, are 16 independent
 // matrix products [out_channels x in_channels] x [in_channels x tiles], run by the direct convolution's
-// micro-kernel with one tap; the transforms (kernels/avx512/conv_winograd_avx512.cpp) run over rows of tiles.
+// micro-kernel with one tap; the transforms (microkernels/avx512/conv_winograd_avx512.cpp and its AVX2 twin) run
+// over rows of tiles.
 // Rounding differs from the direct sum by a few ulps of the largest terms; an infinite input makes NaN where the
 // direct sum would give an infinity.
 #pragma once
@@ -36,7 +37,7 @@ class WinogradWeights {
 // The part of winograd_applies that W decides: a 3x3 kernel with at least 16 input and output channels.
 bool winograd_weights_fit(int64_t out_channels, int64_t in_channels, int64_t kernel_h, int64_t kernel_w);
 
-// True when conv_winograd_f32 runs this convolution (and is worth it): avx512f, 2-D, group 1,
+// True when conv_winograd_f32 runs this convolution (and is worth it): the avx2 tier, 2-D, group 1,
 // winograd_weights_fit, stride 1, no dilation and an output of at least 4 x 8.
 bool winograd_applies(int64_t group, const Geometry& g, int64_t in_channels, int64_t out_channels);
 
@@ -73,5 +74,9 @@ struct WinogradOutputRow {
 void f32_winograd_input_row__avx512(const WinogradInputRow& row, float* v, int64_t xi_stride);
 // y = activation(A^T m_t A + bias + z) for the tiles of `row`, m_t[xi] = m[xi * xi_stride + t]. Same availability.
 void f32_winograd_output_row__avx512(const WinogradOutputRow& row, const float* m, int64_t xi_stride);
+// AVX2 + FMA twins of the two above: the same contracts and the same results bit for bit (a NaN that meets another
+// NaN may keep either payload); defined only on x86-64 and called only at the avx2 tier.
+void f32_winograd_input_row__avx2(const WinogradInputRow& row, float* v, int64_t xi_stride);
+void f32_winograd_output_row__avx2(const WinogradOutputRow& row, const float* m, int64_t xi_stride);
 
 }  // namespace nxrt::cpu::conv

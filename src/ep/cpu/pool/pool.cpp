@@ -349,10 +349,10 @@ void max_pool_plane_unrolled(const T* x, T* y, const Plan3& plan) {
     // through to the window-order loop below, which rewrites every output.
     const bool windows_in_input = dh.pad_begin <= 2 && pad_w <= 2 && (out_h - 1) * 2 - dh.pad_begin < dh.in &&
                                   (out_w - 1) * 2 - pad_w < in_w;
-    if (windows_in_input && cpu_isa_at_least(CpuIsa::kAvx512) && out_h > 0 && out_w > 0 &&
-        pool::f32_max_pool_3x3s2_plane__avx512(
-            x, dh.in, in_w, y, out_h, out_w, dh.pad_begin, pad_w,
-            scratch_floats(ScratchUse::kMaxPoolColumns, 2 * out_w + 1 + pool::kMaxPoolPlaneSlack))) {
+    const auto plane_kernel = pool::max_pool_3x3s2_plane_kernel();
+    if (windows_in_input && plane_kernel != nullptr && out_h > 0 && out_w > 0 &&
+        plane_kernel(x, dh.in, in_w, y, out_h, out_w, dh.pad_begin, pad_w,
+                     scratch_floats(ScratchUse::kMaxPoolColumns, 2 * out_w + 1 + pool::kMaxPoolPlaneSlack))) {
       return;
     }
   }
@@ -380,8 +380,9 @@ void max_pool_plane_unrolled(const T* x, T* y, const Plan3& plan) {
     const int64_t window = top - pad_w;  // the window of an interior ow starts at x[window + ow * S]
 #if defined(__x86_64__)
     if constexpr (K == 3 && S == 2 && std::is_same_v<T, float>) {
-      if (hi > lo && cpu_isa_at_least(CpuIsa::kAvx512)) {
-        pool::f32_max_pool_3x3s2_row__avx512(x + window + lo * S, in_w, hi - lo, out + lo);
+      const auto row_kernel = pool::max_pool_3x3s2_row_kernel();
+      if (hi > lo && row_kernel != nullptr) {
+        row_kernel(x + window + lo * S, in_w, hi - lo, out + lo);
         for (int64_t ow = std::max(lo, hi); ow < out_w; ++ow) border(ow);
         continue;
       }

@@ -1,4 +1,4 @@
-// The direct AVX-512 convolution against a naive double reference and the generic im2col + GEMM path, over the
+// The direct convolution (AVX-512 and AVX2 micro-kernels, whichever the tier runs) against a naive double reference and the generic im2col + GEMM path, over the
 // shape classes it claims (strides 1/2, kernels 1/3/5/7, asymmetric pads, out_channels off the 8-channel block,
 // output widths off the 16-lane vector) with and without bias / Z / activation, on 1 and 2 threads; and the
 // Winograd F(2x2, 3x3) path against the same reference.
@@ -16,8 +16,9 @@
 namespace nxrt::cpu::testing {
 namespace {
 
-// The direct and Winograd kernels run at the avx512 tier (ep/cpu/microkernels/cpu_features.h, NXRT_CPU_ISA lowers it).
-bool cpu_has_avx512f() { return cpu_isa_at_least(CpuIsa::kAvx512); }
+// The direct and Winograd kernels run at the avx2 tier and above (ep/cpu/microkernels/cpu_features.h; ctest runs
+// this file at each tier through NXRT_CPU_ISA, so both micro-kernel families are checked where the CPU has them).
+bool cpu_runs_direct_kernels() { return cpu_isa_at_least(CpuIsa::kAvx2); }
 
 std::vector<float> random_floats(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -118,14 +119,19 @@ const Variant kVariants[] = {
 class DirectConv : public ::testing::TestWithParam<int> {};
 
 TEST_P(DirectConv, MatchesReferenceAndGenericPath) {
-  if (!cpu_has_avx512f()) GTEST_SKIP() << "CPU lacks avx512f: the direct kernel cannot run here";
+  if (!cpu_runs_direct_kernels()) GTEST_SKIP() << "below the avx2 tier: the direct kernel cannot run here";
   const int threads = GetParam();
   ThreadPool pool(threads);
   uint32_t seed = 1;
   for (const DirectCase& c : kCases) {
     const conv::Geometry g = geometry_of(c);
-    // 1x1 kernels go to the GEMM path in the op, but the direct kernel must still get them right.
-    ASSERT_EQ(conv::direct_conv_applies(1, g), c.kernel_h * c.kernel_w > 1) << "case with in_w " << c.in_w;
+    // 1x1 kernels go to the GEMM path in the op (and at the avx2 tier so do some strided convolutions), but the
+    // direct kernel must still get them right.
+    if (c.kernel_h * c.kernel_w == 1) {
+      ASSERT_FALSE(conv::direct_conv_applies(1, g, c.in_channels, c.out_channels)) << "case with in_w " << c.in_w;
+    } else if (c.stride_h == 1 && c.stride_w == 1) {
+      ASSERT_TRUE(conv::direct_conv_applies(1, g, c.in_channels, c.out_channels)) << "case with in_w " << c.in_w;
+    }
     const auto x = random_floats(static_cast<size_t>(c.batch * c.in_channels * c.in_h * c.in_w), seed++);
     const auto w =
         random_floats(static_cast<size_t>(c.out_channels * c.in_channels * c.kernel_h * c.kernel_w), seed++);
@@ -163,7 +169,7 @@ INSTANTIATE_TEST_SUITE_P(Threads, DirectConv, ::testing::Values(1, 2));
 // Images whose padded copy exceeds the 4 MiB scratch budget run in stripes of output rows; stripes must meet
 // exactly, including where a stripe starts or ends in the padding.
 TEST(DirectConv, LargeImagesRunInStripes) {
-  if (!cpu_has_avx512f()) GTEST_SKIP() << "CPU lacks avx512f: the direct kernel cannot run here";
+  if (!cpu_runs_direct_kernels()) GTEST_SKIP() << "below the avx2 tier: the direct kernel cannot run here";
   ThreadPool pool(2);
   for (const DirectCase& c : {DirectCase{1, 16, 9, 258, 260, 3, 3, 1, 1, {1, 1, 1, 1}},
                               DirectCase{1, 8, 5, 600, 420, 3, 3, 2, 2, {1, 0, 0, 1}}}) {
@@ -182,7 +188,7 @@ TEST(DirectConv, LargeImagesRunInStripes) {
 }
 
 TEST(DirectConv, NaNsPropagateThroughReluAndClip) {
-  if (!cpu_has_avx512f()) GTEST_SKIP() << "CPU lacks avx512f: the direct kernel cannot run here";
+  if (!cpu_runs_direct_kernels()) GTEST_SKIP() << "below the avx2 tier: the direct kernel cannot run here";
   const DirectCase c{1, 1, 2, 1, 20, 1, 1, 1, 1, {0, 0, 0, 0}};
   const conv::Geometry g = geometry_of(c);
   std::vector<float> x(20, -1.0f);
@@ -203,13 +209,17 @@ TEST(DirectConv, NaNsPropagateThroughReluAndClip) {
 
 TEST(DirectConv, AppliesOnlyToPlainWide2DConvolutions) {
   const conv::Geometry wide = geometry_of({1, 4, 4, 8, 56, 3, 3, 1, 1, {1, 1, 1, 1}});
-  EXPECT_EQ(conv::direct_conv_applies(1, wide), cpu_has_avx512f());
-  EXPECT_FALSE(conv::direct_conv_applies(2, wide));  // groups keep the generic path
+  EXPECT_EQ(conv::direct_conv_applies(1, wide, 4, 4), cpu_runs_direct_kernels());
+  EXPECT_FALSE(conv::direct_conv_applies(2, wide, 4, 4));  // groups keep the generic path
   conv::Geometry dilated = wide;
   dilated.dilation = {1, 2};
-  EXPECT_FALSE(conv::direct_conv_applies(1, dilated));
-  EXPECT_FALSE(conv::direct_conv_applies(1, geometry_of({1, 4, 4, 7, 7, 3, 3, 1, 1, {1, 1, 1, 1}})));  // narrow
-  EXPECT_FALSE(conv::direct_conv_applies(1, geometry_of({1, 4, 4, 8, 56, 1, 1, 1, 1, {0, 0, 0, 0}})));  // 1x1
+  EXPECT_FALSE(conv::direct_conv_applies(1, dilated, 4, 4));
+  EXPECT_FALSE(conv::direct_conv_applies(1, geometry_of({1, 4, 4, 7, 7, 3, 3, 1, 1, {1, 1, 1, 1}}), 4, 4));  // narrow
+  EXPECT_FALSE(conv::direct_conv_applies(1, geometry_of({1, 4, 4, 8, 56, 1, 1, 1, 1, {0, 0, 0, 0}}), 4, 4));  // 1x1
+  // Below AVX-512, strided convolutions with long patches and many outputs stay on im2col + GEMM.
+  const conv::Geometry strided = geometry_of({1, 64, 64, 56, 56, 3, 3, 2, 2, {1, 1, 1, 1}});
+  EXPECT_EQ(conv::direct_conv_applies(1, strided, 64, 64), cpu_isa_at_least(CpuIsa::kAvx512));
+  EXPECT_EQ(conv::direct_conv_applies(1, strided, 3, 64), cpu_runs_direct_kernels());
 }
 
 // Through the Conv op (3x3, pads 1): W constant (packed at create) and W as a runtime input, on 1 and 2 threads,
@@ -243,7 +253,7 @@ TEST(DirectConv, ConvOpWithConstantAndRuntimeWeights) {
 // right), pads 0-2 on each side, channel counts off the 8-channel block, batch 2, one and several blocks of tile
 // rows, every epilogue variant (in-place Z included), 1 and 3 threads. Tolerance scales with the terms' size.
 TEST(WinogradConv, MatchesReferenceOverShapesPadsAndEpilogues) {
-  if (!cpu_has_avx512f()) GTEST_SKIP() << "CPU lacks avx512f: the Winograd path cannot run here";
+  if (!cpu_runs_direct_kernels()) GTEST_SKIP() << "below the avx2 tier: the Winograd path cannot run here";
   const DirectCase cases[] = {
       {1, 16, 16, 8, 16, 3, 3, 1, 1, {1, 1, 1, 1}},      // smallest accepted: out 8 x 16
       {2, 17, 19, 9, 23, 3, 3, 1, 1, {1, 1, 1, 1}},      // odd out 9 x 23, channels off the block
@@ -283,7 +293,7 @@ TEST(WinogradConv, MatchesReferenceOverShapesPadsAndEpilogues) {
 }
 
 TEST(WinogradConv, AppliesOnlyToThreeByThreeStrideOneWithEnoughChannels) {
-  if (!cpu_has_avx512f()) GTEST_SKIP() << "CPU lacks avx512f";
+  if (!cpu_runs_direct_kernels()) GTEST_SKIP() << "below the avx2 tier";
   const conv::Geometry g = geometry_of({1, 16, 16, 8, 16, 3, 3, 1, 1, {1, 1, 1, 1}});
   EXPECT_TRUE(conv::winograd_applies(1, g, 16, 16));
   EXPECT_FALSE(conv::winograd_applies(2, g, 16, 16));
