@@ -25,6 +25,7 @@ enum class ScratchUse : uint8_t {
   kConvColumns,         // im2col columns of one unit
   kConvPhases,          // an input row split into its stride phases
   kConvPaddedPlanes,    // direct convolution: the padded input planes, shared by the tasks
+  kConvDepthwisePlane,  // plain depthwise convolution: a task's padded input plane
   kConvPoolRows,        // FusedConvMaxPool: a task's convolution rows
   kConvPoolColumns,     // FusedConvMaxPool: a task's column maxima
   kConvWinogradTiles,   // Winograd: a task's transformed tiles

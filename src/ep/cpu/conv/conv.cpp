@@ -139,6 +139,11 @@ class ConvKernel final : public Kernel {
             run_direct(x.data<float>(), w, y.data<float>(), p, pool, epilogue);
             return;
           }
+          if (conv::depthwise_conv_applies(attrs_.group, p.geometry, p.in_channels, p.out_channels)) {
+            conv::conv_depthwise_f32(x.data<float>(), w.data<float>(), y.data<float>(), p.batch, p.out_channels,
+                                     p.geometry, pool, epilogue);
+            return;
+          }
         }
         conv::conv_forward<Acc>(x.data<T>(), w.data<T>(), y.data<T>(), p.batch, p.in_channels, p.out_channels,
                                 attrs_.group, p.geometry, pool, epilogue);

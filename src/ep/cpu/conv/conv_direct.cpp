@@ -183,14 +183,8 @@ bool direct_conv_applies(int64_t group, const Geometry& g, int64_t in_channels, 
 
 namespace {
 
-// One horizontal stripe of one image, its own convolution: x is the stripe's first input row (channels
-// in_plane apart), y / z its first output row (channels out_plane apart), g its geometry.
-void run_stripe(const float* x, int64_t in_plane, const Geometry& g, float* y, const float* z, int64_t out_plane,
-                const DirectConvWeights& w, const ConvEpilogue<float>& epilogue, ThreadPool& pool) {
-  const int64_t in_channels = w.in_channels();
-  const int64_t out_h = g.out[0], out_w = g.out[1];
-  const PaddedLayout layout = padded_layout(g);
-  const DirectConvKernels kernels = direct_conv_kernels();
+// Where tap (kh, kw) reads grid position 0 in the padded, phase-split plane, row-major over the taps.
+std::vector<int64_t> tap_offsets(const Geometry& g, const PaddedLayout& layout) {
   std::vector<int64_t> taps(static_cast<size_t>(g.kernel[0] * g.kernel[1]));
   for (int64_t kh = 0; kh < g.kernel[0]; ++kh) {
     for (int64_t kw = 0; kw < g.kernel[1]; ++kw) {
@@ -199,6 +193,18 @@ void run_stripe(const float* x, int64_t in_plane, const Geometry& g, float* y, c
           phase * layout.sub_size + (kh / g.stride[0]) * layout.grid_w + kw / g.stride[1];
     }
   }
+  return taps;
+}
+
+// One horizontal stripe of one image, its own convolution: x is the stripe's first input row (channels
+// in_plane apart), y / z its first output row (channels out_plane apart), g its geometry.
+void run_stripe(const float* x, int64_t in_plane, const Geometry& g, float* y, const float* z, int64_t out_plane,
+                const DirectConvWeights& w, const ConvEpilogue<float>& epilogue, ThreadPool& pool) {
+  const int64_t in_channels = w.in_channels();
+  const int64_t out_h = g.out[0], out_w = g.out[1];
+  const PaddedLayout layout = padded_layout(g);
+  const DirectConvKernels kernels = direct_conv_kernels();
+  const std::vector<int64_t> taps = tap_offsets(g, layout);
   // fill_padded_plane writes every float the kernel reads but the slack.
   const int64_t padded_floats = in_channels * layout.plane_stride + kVectorSlack;
   float* const scratch = scratch_floats(ScratchUse::kConvPaddedPlanes, padded_floats);  // shared by the tasks
@@ -286,6 +292,57 @@ void conv_direct_f32(const float* x, const DirectConvWeights& w, float* y, int64
     conv_direct_f32_rows(x + n * in_image, w, g, 0, g.out[0], y + n * out_image,
                          epilogue.z ? epilogue.z + n * out_image : nullptr, out_plane, pool, epilogue);
   }
+}
+
+bool depthwise_conv_applies(int64_t group, const Geometry& g, int64_t in_channels, int64_t out_channels) {
+  if (!cpu_isa_at_least(CpuIsa::kAvx2) || g.rank() != 2 || group < 1 || group != in_channels ||
+      group != out_channels) {
+    return false;
+  }
+  if (g.dilation[0] != 1 || g.dilation[1] != 1 || g.kernel[0] * g.kernel[1] == 1) return false;
+  if (!padded_layout_fits(g)) return false;
+  const int64_t grid_w = padded_layout(g).grid_w;
+  return grid_w >= 16 && 2 * g.out[1] >= grid_w;
+}
+
+void conv_depthwise_f32(const float* x, const float* w, float* y, int64_t batch, int64_t channels, const Geometry& g,
+                        ThreadPool& pool, const ConvEpilogue<float>& epilogue) {
+#if defined(__x86_64__)
+  const PaddedLayout layout = padded_layout(g);
+  const std::vector<int64_t> taps = tap_offsets(g, layout);
+  const DirectConvKernels kernels = direct_conv_kernels();
+  const auto depthwise = cpu_isa_at_least(CpuIsa::kAvx512) ? f32_conv_depthwise__avx512 : f32_conv_depthwise__avx2;
+  const int64_t in_plane = g.in[0] * g.in[1], out_plane = g.out[0] * g.out[1];
+  const int64_t tap_count = static_cast<int64_t>(taps.size());
+  const RunLimits* limits = current_run_limits();
+  pool.parallel_for(batch * channels, 1, [&](int64_t begin, int64_t end) {
+    float* const padded = scratch_floats(ScratchUse::kConvDepthwisePlane, layout.plane_stride + kVectorSlack);
+    std::fill(padded + layout.plane_stride, padded + layout.plane_stride + kVectorSlack, 0.0f);
+    for (int64_t plane = begin; plane < end && !run_should_stop(limits); ++plane) {
+      const int64_t c = plane % channels;
+      fill_padded_plane(x + plane * in_plane, g, layout, padded, kernels);
+      DirectConvJob job;
+      job.padded = padded;
+      job.plane_stride = layout.plane_stride;
+      job.grid_w = layout.grid_w;
+      job.taps = taps.data();
+      job.tap_count = tap_count;
+      job.weights = w + c * tap_count;
+      job.in_channels = 1;
+      job.out_channels = 1;
+      job.out_h = g.out[0];
+      job.out_w = g.out[1];
+      job.out_plane_stride = out_plane;
+      job.y = y + plane * out_plane;
+      job.z = epilogue.z != nullptr ? epilogue.z + plane * out_plane : nullptr;
+      job.bias = epilogue.bias != nullptr ? epilogue.bias + c : nullptr;
+      job.activation = epilogue.activation;
+      depthwise(job);
+    }
+  });
+#else
+  (void)x, (void)w, (void)y, (void)batch, (void)channels, (void)g, (void)pool, (void)epilogue;
+#endif
 }
 
 }  // namespace nxrt::cpu::conv

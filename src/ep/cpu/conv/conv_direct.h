@@ -97,6 +97,24 @@ void f32_deinterleave__avx512(const float* src, int64_t even_count, float* even_
 void f32_deinterleave__avx2(const float* src, int64_t even_count, float* even_dst, int64_t odd_count,
                             float* odd_dst);
 
+// Depthwise convolution in the plain layout (group == in_channels == out_channels): each channel's plane is padded
+// and phase-split as for the direct kernel and run by the depthwise micro-kernel of the tier. True when it runs
+// this convolution: the avx2 tier or above, 2-D, no dilation, not 1x1, and rows wide enough for 16-lane vectors.
+bool depthwise_conv_applies(int64_t group, const Geometry& g, int64_t in_channels, int64_t out_channels);
+
+// y = activation(depthwise conv(x, w) + bias + z) for x [batch, channels, H, W], w [channels, 1, KH, KW] and
+// y [batch, channels, OH, OW], with the contract of conv_forward (z may alias y). Requires depthwise_conv_applies.
+// Planes run in parallel.
+void conv_depthwise_f32(const float* x, const float* w, float* y, int64_t batch, int64_t channels, const Geometry& g,
+                        ThreadPool& pool, const ConvEpilogue<float>& epilogue);
+
+// One channel of a depthwise convolution over its padded plane: `job` as for the direct kernel with one input and
+// one output channel, weights the channel's tap_count weights (row-major taps), bias null or the channel's bias,
+// y / z the channel's output planes. Defined only on x86-64; the avx512 one for CPUs with avx512f, the avx2 one at
+// the avx2 tier.
+void f32_conv_depthwise__avx512(const DirectConvJob& job);
+void f32_conv_depthwise__avx2(const DirectConvJob& job);
+
 // The direct conv micro-kernels of the CPU's tier (NXRT_CPU_ISA lowers it): the AVX-512 pair, or the AVX2 pair.
 // Call only at the avx2 tier or above (direct_conv_applies / winograd_applies hold).
 struct DirectConvKernels {

@@ -33,12 +33,6 @@ struct OutputVector {
   unsigned lanes[2];
 };
 
-// The lanes whose bits are set in `bits`, as a maskload / maskstore mask.
-inline __m256i lane_mask(unsigned bits) {
-  const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-  return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits)), bit), bit);
-}
-
 // Writes `out` to the lanes of `vec` (one plain store when all lanes are row 0's; maskstore is microcoded on AMD).
 inline void store_lanes(float* y, int64_t channel_offset, const OutputVector& vec, __m256 out) {
   if (vec.lanes[0] == 0xFFu) {
@@ -46,7 +40,7 @@ inline void store_lanes(float* y, int64_t channel_offset, const OutputVector& ve
     return;
   }
   for (int r = 0; r < 2; ++r) {
-    if (vec.lanes[r] != 0) _mm256_maskstore_ps(y + channel_offset + vec.dst[r], lane_mask(vec.lanes[r]), out);
+    if (vec.lanes[r] != 0) _mm256_maskstore_ps(y + channel_offset + vec.dst[r], avx2_lanes::lanes_of_bits(vec.lanes[r]), out);
   }
 }
 
@@ -99,8 +93,8 @@ void conv_half_tile(const DirectConvJob& job, const float* weights, int64_t chan
       __m256 out = _mm256_add_ps(acc[c][v], bias);
       if (job.z != nullptr) {
         // The two rows' lanes are disjoint and masked-off lanes read as +0: OR joins them exactly.
-        const __m256 z0 = _mm256_maskload_ps(job.z + channel_offset + vec.dst[0], lane_mask(vec.lanes[0]));
-        const __m256 z1 = _mm256_maskload_ps(job.z + channel_offset + vec.dst[1], lane_mask(vec.lanes[1]));
+        const __m256 z0 = _mm256_maskload_ps(job.z + channel_offset + vec.dst[0], avx2_lanes::lanes_of_bits(vec.lanes[0]));
+        const __m256 z1 = _mm256_maskload_ps(job.z + channel_offset + vec.dst[1], avx2_lanes::lanes_of_bits(vec.lanes[1]));
         out = _mm256_add_ps(out, _mm256_or_ps(z0, z1));
       }
       if (fast_activation) out = activate(job.activation, out);
