@@ -76,6 +76,16 @@ def first_line(error):
     return text.splitlines()[0][:160]
 
 
+# Graph optimization level of both runtimes ("all": their defaults; "extended": ORT_ENABLE_EXTENDED, which leaves
+# out the layout passes such as NCHWc), set from --opt-level (passed on to the peak-RSS children in their argv).
+OPT_LEVEL_ENV = "NXRT_BENCH_OPT_LEVEL"
+
+
+def apply_opt_level(runtime_module, options):
+    if os.environ.get(OPT_LEVEL_ENV, "all") == "extended":
+        options.graph_optimization_level = runtime_module.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+
+
 def make_session(runtime, model, threads):
     """Creates a session of ``runtime`` on the serialized ``model``; returns (session, creation ms)."""
     if runtime == "nxrt":
@@ -83,6 +93,7 @@ def make_session(runtime, model, threads):
 
         options = nxrt.SessionOptions()
         options.intra_op_num_threads = threads
+        apply_opt_level(nxrt, options)
         start = time.perf_counter()
         session = nxrt.InferenceSession(model, options)
     else:
@@ -92,6 +103,7 @@ def make_session(runtime, model, threads):
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # errors only: some packaged models declare output shapes they do not produce
+        apply_opt_level(onnxruntime, options)
         start = time.perf_counter()
         session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     return session, (time.perf_counter() - start) * 1000.0
@@ -189,7 +201,7 @@ def measure_peak_rss(case, workdir):
     result = {}
     for runtime in RUNTIMES:
         command = [sys.executable, str(Path(__file__).resolve()), "--rss-child", runtime, str(model_path),
-                   str(feeds_path), str(RSS_THREADS)]
+                   str(feeds_path), str(RSS_THREADS), os.environ.get(OPT_LEVEL_ENV, "all")]
         LAUNCHER.stdin.write(json.dumps(command) + "\n")
         LAUNCHER.stdin.flush()
         returncode, stdout, stderr = json.loads(LAUNCHER.stdout.readline())
@@ -253,13 +265,17 @@ def main():
     parser.add_argument("--out", default=None)
     parser.add_argument("--only", action="append", help="run only models whose name contains this (repeatable)")
     parser.add_argument("--no-rss", action="store_true", help="skip the peak-RSS child processes")
-    parser.add_argument("--rss-child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--opt-level", choices=["all", "extended"], default="all",
+                        help="graph optimization level of both runtimes (extended: ORT_ENABLE_EXTENDED, no layout "
+                             "passes); results of extended go under <out>/extended")
+    parser.add_argument("--rss-child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rss_child:
-        runtime, model_path, feeds_path, threads = args.rss_child
+        runtime, model_path, feeds_path, threads, os.environ[OPT_LEVEL_ENV] = args.rss_child
         peak_rss_child(runtime, model_path, feeds_path, int(threads))
         return
 
+    os.environ[OPT_LEVEL_ENV] = args.opt_level
     settings = ({"rounds": 7, "target_ms": 60.0, "creates": 1, "pause_s": 0.1} if args.quick
                 else {"rounds": 15, "target_ms": 200.0, "creates": 3, "pause_s": 0.1})
     wall_start = time.perf_counter()
@@ -286,7 +302,7 @@ def main():
             "rss_threads": RSS_THREADS, "rss_runs": RSS_RUNS, "wall_s": wall_s,
             "command": " ".join([Path(sys.executable).name] + sys.argv)}
     default_out = Path("bench/results") / ("" if args.suite == "synthetic" else args.suite) / (args.isa or "")
-    out = Path(args.out) if args.out else default_out
+    out = Path(args.out) if args.out else default_out / ("extended" if args.opt_level == "extended" else "")
     out.mkdir(parents=True, exist_ok=True)
     report.write_json(out / "results.json", meta, rows)
     report.write_markdown(out / "results.md", meta, rows)
