@@ -35,9 +35,10 @@ template <class V, int NV>
 }
 
 // Adds the bias and z, applies the activation and stores the lanes of the vector at grid position q that are real
-// outputs (at most two output rows, as grid_w >= kLanes); `row` is q's output row.
+// outputs (at most two output rows, as grid_w >= kLanes); `row` is q's output row. in_register: V::vectorised of the
+// activation, asked once by the caller (an out-of-line call, which would clobber the other accumulators).
 template <class V>
-[[gnu::always_inline]] inline void finish_vector(const DirectConvJob& job, int64_t q, int64_t row,
+[[gnu::always_inline]] inline void finish_vector(const DirectConvJob& job, int64_t q, int64_t row, bool in_register,
                                                  typename V::Reg sum) {
   constexpr int L = V::kLanes;
   const int64_t q_total = (job.out_h - 1) * job.grid_w + job.out_w;
@@ -57,7 +58,6 @@ template <class V>
     // The rows' lanes are disjoint and masked-off lanes read as +0: OR joins them exactly.
     out = V::add(out, V::bit_or(V::load(V::mask(bits[0]), job.z + dst[0]), V::load(V::mask(bits[1]), job.z + dst[1])));
   }
-  const bool in_register = V::vectorised(job.activation.kind);
   if (in_register) out = V::activate(job.activation, out);
   if (bits[0] == kAll) {
     V::store(job.y + dst[0], out);
@@ -78,10 +78,11 @@ template <class V>
 void run(const DirectConvJob& job) {
   constexpr int L = V::kLanes;
   const int64_t q_total = (job.out_h - 1) * job.grid_w + job.out_w;
+  const bool in_register = V::vectorised(job.activation.kind);
   int64_t row = 0;  // the output row of the vector being finished, advanced as it moves on
   const auto finish = [&](int64_t q, typename V::Reg sum) {
     while ((row + 1) * job.grid_w <= q) ++row;
-    finish_vector<V>(job, q, row, sum);
+    finish_vector<V>(job, q, row, in_register, sum);
   };
   int64_t q0 = 0;
   // Whole groups: every lane of the group is a grid position below q_total.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ep/cpu/conv/conv_direct.h"
+#include "ep/cpu/conv/conv_test_util.h"
 #include "ep/cpu/kernel_test_util.h"
 #include "ep/cpu/microkernels/cpu_features.h"
 
@@ -29,14 +30,6 @@ const DepthwiseCase kCases[] = {
     {1, 1, 3, 16, 3, 3, 1, 1, {2, 1, 2, 1}},     // pads larger than the input rows
     {1, 6, 40, 70, 3, 3, 1, 1, {0, 0, 0, 0}},    // no pads, several whole vector groups per row
 };
-
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
 
 conv::Geometry geometry_of(const DepthwiseCase& c) {
   conv::WindowAttrs attrs;
@@ -73,23 +66,6 @@ std::vector<double> reference(const DepthwiseCase& c, const conv::Geometry& g, c
   }
   return y;
 }
-
-double activate(const FusedActivation& a, double v) {
-  switch (a.kind) {
-    case ActivationKind::kRelu: return std::max(v, 0.0);
-    case ActivationKind::kClip: return std::clamp(v, static_cast<double>(a.alpha), static_cast<double>(a.beta));
-    case ActivationKind::kSigmoid: return 1.0 / (1.0 + std::exp(-v));
-    default: return v;
-  }
-}
-
-enum class ZMode { kNone, kSeparate, kInPlace };
-
-struct Variant {
-  bool bias;
-  ZMode z;
-  FusedActivation activation;
-};
 
 const Variant kVariants[] = {
     {false, ZMode::kNone, {}},

@@ -11,6 +11,7 @@
 #include "ep/cpu/conv/conv_direct.h"
 #include "ep/cpu/microkernels/cpu_features.h"
 #include "ep/cpu/conv/conv_winograd.h"
+#include "ep/cpu/conv/conv_test_util.h"
 #include "ep/cpu/kernel_test_util.h"
 
 namespace nxrt::cpu::testing {
@@ -19,14 +20,6 @@ namespace {
 // The direct and Winograd kernels run at the avx2 tier and above (ep/cpu/microkernels/cpu_features.h; ctest runs
 // this file at each tier through NXRT_CPU_ISA, so both micro-kernel families are checked where the CPU has them).
 bool cpu_runs_direct_kernels() { return cpu_isa_at_least(CpuIsa::kAvx2); }
-
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
 
 struct DirectCase {
   int64_t batch, in_channels, out_channels, in_h, in_w, kernel_h, kernel_w, stride_h, stride_w;
@@ -74,24 +67,6 @@ std::vector<double> reference(const DirectCase& c, const conv::Geometry& g, cons
   }
   return y;
 }
-
-double activate(const FusedActivation& a, double v) {
-  switch (a.kind) {
-    case ActivationKind::kRelu: return std::max(v, 0.0);
-    case ActivationKind::kLeakyRelu: return v < 0 ? a.alpha * v : v;
-    case ActivationKind::kClip: return std::clamp(v, static_cast<double>(a.alpha), static_cast<double>(a.beta));
-    case ActivationKind::kSigmoid: return 1.0 / (1.0 + std::exp(-v));
-    default: return v;
-  }
-}
-
-enum class ZMode { kNone, kSeparate, kInPlace };
-
-struct Variant {
-  bool bias;
-  ZMode z;
-  FusedActivation activation;
-};
 
 const DirectCase kCases[] = {
     {1, 3, 32, 30, 36, 7, 7, 2, 2, {3, 3, 3, 3}},      // stem-like 7x7/2, out 15 x 18
