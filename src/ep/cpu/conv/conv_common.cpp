@@ -7,6 +7,11 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <type_traits>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace nxrt::cpu::conv {
 
@@ -255,6 +260,27 @@ bool disjoint_patches(const Geometry& g) {
   return true;
 }
 
+// dst[j * 2 + kw] = src_kw[j] + b for j < n: two column rows interleaved into one output row, written in order.
+template <class Acc>
+void interleave_pair(const Acc* src0, const Acc* src1, Acc b, int64_t n, Acc* dst) {
+  int64_t j = 0;
+#if defined(__SSE2__)
+  if constexpr (std::is_same_v<Acc, float>) {
+    const __m128 bias = _mm_set1_ps(b);
+    for (; j + 4 <= n; j += 4) {
+      const __m128 a = _mm_add_ps(_mm_loadu_ps(src0 + j), bias);
+      const __m128 c = _mm_add_ps(_mm_loadu_ps(src1 + j), bias);
+      _mm_storeu_ps(dst + 2 * j, _mm_unpacklo_ps(a, c));
+      _mm_storeu_ps(dst + 2 * j + 4, _mm_unpackhi_ps(a, c));
+    }
+  }
+#endif
+  for (; j < n; ++j) {
+    dst[2 * j] = src0[j] + b;
+    dst[2 * j + 1] = src1[j] + b;
+  }
+}
+
 template <class Acc>
 void store_disjoint_patches(const Acc* col, const Geometry& g, int64_t first, int64_t source_rows, const Acc* bias,
                             int64_t channel_begin, int64_t channel_end, Acc* y) {
@@ -269,9 +295,14 @@ void store_disjoint_patches(const Acc* col, const Geometry& g, int64_t first, in
     for (int64_t r = 0; r < source_rows; ++r) {
       for (int64_t kh = 0; kh < kernel_h; ++kh) {
         Acc* dst = plane + ((first + r) * kernel_h + kh) * out_w;
-        for (int64_t kw = 0; kw < kernel_w; ++kw) {
-          const Acc* src = col + ((c * kernel_h + kh) * kernel_w + kw) * tile_size + r * source_w;
-          for (int64_t j = 0; j < source_w; ++j) dst[j * kernel_w + kw] = src[j] + b;
+        const Acc* src = col + (c * kernel_h + kh) * kernel_w * tile_size + r * source_w;  // kw = 0
+        if (kernel_w == 2) {
+          interleave_pair(src, src + tile_size, b, source_w, dst);
+          continue;
+        }
+        // Output columns in order: column j * kernel_w + kw reads row kw of the patch columns.
+        for (int64_t j = 0; j < source_w; ++j) {
+          for (int64_t kw = 0; kw < kernel_w; ++kw) dst[j * kernel_w + kw] = src[kw * tile_size + j] + b;
         }
       }
     }

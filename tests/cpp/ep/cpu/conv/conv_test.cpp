@@ -466,6 +466,35 @@ TEST(ConvTranspose, AdjointOnALargerInputAndBiasOnlyOutput) {
 
 // Kernel equal to the stride, no pads (upsampling by whole patches): each output element comes from one input pixel,
 // stored with the bias rather than accumulated; still the adjoint of Conv, with the bias added once everywhere.
+// Float whole-patch upsampling with 2-wide patches (the interleaving store path), row widths past and off its
+// 4-float vector steps, against a direct sum: y[co, 2i + kh, 2j + kw] = b[co] + sum_ci x[ci, i, j] w[ci, co, kh, kw].
+TEST(ConvTranspose, FloatTwoWidePatchesMatchTheDirectSum) {
+  for (int64_t source_w : {3, 8, 11}) {
+    const Shape xs = {1, 3, 5, source_w};
+    const Shape ws = {3, 2, 2, 2};
+    const auto x = to_floats(random_doubles(static_cast<size_t>(shape_numel(xs)), 51));
+    const auto w = to_floats(random_doubles(static_cast<size_t>(shape_numel(ws)), 52));
+    const std::vector<float> bias = {0.25f, -2.0f};
+    Tensor t = run_one(NodeBuilder("ConvTranspose", 11).attr_ints("strides", {2, 2}).node(),
+                       {make_tensor(xs, x), make_tensor(ws, w), make_tensor<float>({2}, bias)}, 1);
+    ASSERT_EQ(t.shape(), (Shape{1, 2, 10, 2 * source_w}));
+    const auto y = to_vector<float>(t);
+    for (int64_t co = 0; co < 2; ++co) {
+      for (int64_t oh = 0; oh < 10; ++oh) {
+        for (int64_t ow = 0; ow < 2 * source_w; ++ow) {
+          double sum = bias[static_cast<size_t>(co)];
+          for (int64_t ci = 0; ci < 3; ++ci) {
+            sum += static_cast<double>(x[static_cast<size_t>((ci * 5 + oh / 2) * source_w + ow / 2)]) *
+                   w[static_cast<size_t>(((ci * 2 + co) * 2 + oh % 2) * 2 + ow % 2)];
+          }
+          ASSERT_NEAR(y[static_cast<size_t>((co * 10 + oh) * 2 * source_w + ow)], sum, 1e-5)
+              << "co " << co << " oh " << oh << " ow " << ow << " width " << source_w;
+        }
+      }
+    }
+  }
+}
+
 TEST(ConvTranspose, WholePatchUpsamplingIsTheAdjointPlusBias) {
   for (int64_t group : {1, 2}) {
     for (const std::vector<int64_t>& stride : {std::vector<int64_t>{2, 2}, std::vector<int64_t>{3, 2}}) {
