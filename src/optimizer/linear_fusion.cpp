@@ -2,7 +2,7 @@
 //   MatMul(A, W const 2-D) [+ Add(bias const along the last axis)] [+ act | + Add(Z with Y's shape)]
 //                                                                         -> com.nxrt:FusedMatMul
 //   Gemm + act                                                           -> com.microsoft:FusedGemm
-//   Conv [+ Add(Z with Y's shape)] + act                                 -> com.microsoft:FusedConv
+//   Conv [+ Add(Z with Y's shape)] + act, or Conv + Add(Z with Y's shape) -> com.microsoft:FusedConv
 //     (act also: y * Sigmoid(y) -> Swish, y * Clip(y + 3, 0, 6) / 6 -> HardSwish, where y has no other reader)
 //   Conv or FusedConv (no Z, W const) + MaxPool 3x3 stride 2              -> com.nxrt:FusedConvMaxPool
 #include <algorithm>
@@ -292,7 +292,16 @@ Status fuse_conv(Rewriter& rw, int n) {
   }
   auto act = match_activation(rw, value);
   if (!act) act = match_gated_activation(rw, value);
-  if (!act) return Status::ok();
+  if (!act && add < 0) return Status::ok();
+  if (!act) {
+    // A residual Add alone (a linear bottleneck's skip connection, as MobileNetV2 writes it) becomes Z.
+    graph::Node fused = fused_node("FusedConv", graph::kMsDomain, joined_name(rw, {n, add}));
+    fused.inputs = conv.inputs;
+    fused.inputs.resize(3, kNoValue);
+    fused.inputs.push_back(z);
+    fused.attributes = conv.attributes;
+    return replace_chain(rw, std::move(fused), {n, add}, rw.node(add).outputs[0]);
+  }
   graph::Node fused = fused_node("FusedConv", graph::kMsDomain, joined_name(rw, {n, add, act->node}));
   fused.inputs = conv.inputs;
   fused.inputs.resize(3, kNoValue);

@@ -242,6 +242,27 @@ TEST(LinearFusion, ConvAddRelu) {
   }
 }
 
+// A residual Add with no activation after it (a linear bottleneck's skip connection) fuses as Z too; an Add whose
+// other operand broadcasts does not.
+TEST(LinearFusion, ConvResidualAddWithoutActivation) {
+  for (bool broadcast : {false, true}) {
+    w::Model model;
+    const std::vector<w::Dim> z_shape = broadcast ? std::vector<w::Dim>{int64_t{1}, int64_t{3}, int64_t{1}, int64_t{1}}
+                                                  : std::vector<w::Dim>{int64_t{1}, int64_t{3}, int64_t{6}, int64_t{6}};
+    model.graph.inputs = {{"x", 1, {int64_t{1}, int64_t{2}, int64_t{6}, int64_t{6}}}, {"z", 1, z_shape}};
+    model.graph.outputs = {{"y", 1, {int64_t{1}, int64_t{3}, int64_t{6}, int64_t{6}}}};
+    model.graph.initializers = {w::float_tensor("W", {3, 2, 3, 3}, ramp(54)),
+                                w::float_tensor("B", {3}, {0.1f, -0.2f, 0.3f})};
+    model.graph.nodes = {{"Conv", {"x", "W", "B"}, {"c"}, {w::attr_ints("pads", {1, 1, 1, 1})}, "conv"},
+                         {"Add", {"c", "z"}, {"y"}, {}, "add"}};
+    auto optimized = optimize_and_compare(model, 1e-5, 2);
+    ASSERT_TRUE(optimized);
+    const bool fuses = registered("com.microsoft", "FusedConv") && !broadcast;
+    EXPECT_EQ(count_op(*optimized, "com.microsoft:FusedConv"), fuses ? 1 : 0) << "broadcast " << broadcast;
+    EXPECT_EQ(count_op(*optimized, "Add"), fuses ? 0 : 1) << "broadcast " << broadcast;
+  }
+}
+
 // Gated activations that read the conv output twice fuse too: y * Sigmoid(y) (SiLU, as YOLO-style exports write it)
 // into Swish, y * Clip(y + 3, 0, 6) / 6 (Paddle's hard-swish) and the HardSwish op into HardSwish. When y has
 // another reader, or a constant differs, the ops stay.
