@@ -164,11 +164,8 @@ void f32_deinterleave__avx2(const float* src, int64_t even_count, float* even_ds
   for (; i + kLanes <= std::min(even_count, odd_count) && 2 * i + 2 * kLanes <= inputs; i += kLanes) {
     const __m256 lo = _mm256_loadu_ps(src + 2 * i);
     const __m256 hi = _mm256_loadu_ps(src + 2 * i + kLanes);
-    // Per 128-bit half: lo's even (odd) pair, then hi's; the 64-bit permute puts lo's four before hi's.
-    const __m256 even = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
-    const __m256 odd = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
-    _mm256_storeu_ps(even_dst + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(even), 0xD8)));
-    _mm256_storeu_ps(odd_dst + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(odd), 0xD8)));
+    _mm256_storeu_ps(even_dst + i, avx2_lanes::even_columns(lo, hi));
+    _mm256_storeu_ps(odd_dst + i, avx2_lanes::odd_columns(lo, hi));
   }
   for (int64_t j = i; j < even_count; ++j) even_dst[j] = src[2 * j];
   for (int64_t j = i; j < odd_count; ++j) odd_dst[j] = src[2 * j + 1];

@@ -19,31 +19,11 @@ namespace nxrt::cpu::conv {
 namespace {
 
 using avx2_activation::activate;
+using avx2_lanes::even_columns;
 using avx2_lanes::first_lanes;
-
-// Lanes l < n of p (n may be <= 0 or >= 8); the other lanes read as zero and are not accessed.
-inline __m256 load_first(const float* p, int64_t n) {
-  return n >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, first_lanes(n));
-}
-
-// Lanes l < n of v to p (n may be <= 0 or >= 8); nothing else is written.
-inline void store_first(float* p, int64_t n, __m256 v) {
-  if (n >= 8) {
-    _mm256_storeu_ps(p, v);
-  } else if (n > 0) {
-    _mm256_maskstore_ps(p, first_lanes(n), v);
-  }
-}
-
-// Lanes 0 2 4 6 of a then of b (even) or lanes 1 3 5 7 (odd): the even / odd columns of 16 consecutive ones.
-inline __m256 even_columns(__m256 a, __m256 b) {
-  const __m256 s = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), _MM_SHUFFLE(3, 1, 2, 0)));
-}
-inline __m256 odd_columns(__m256 a, __m256 b) {
-  const __m256 s = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), _MM_SHUFFLE(3, 1, 2, 0)));
-}
+using avx2_lanes::load_first;
+using avx2_lanes::odd_columns;
+using avx2_lanes::store_first;
 
 }  // namespace
 

@@ -15,7 +15,8 @@ namespace nxrt::cpu::pool {
 
 namespace {
 
-using avx2_lanes::first_lanes;
+using avx2_lanes::load_first;
+using avx2_lanes::store_first;
 
 // Floats past 2 * out_w + 1 of the plane's column scratch that the last vector's taps read: columns up to
 // 2 * (out_w - 1) + 16.
@@ -48,28 +49,13 @@ inline void stride_two_taps(const float* row, __m256 taps[3]) {
 
 // Reads row[0 .. needed) only (needed < 17); the floats past it read as 0.
 inline void stride_two_taps(const float* row, int64_t needed, __m256 taps[3]) {
-  stride_two_taps(_mm256_maskload_ps(row, first_lanes(needed)), _mm256_maskload_ps(row + 8, first_lanes(needed - 8)),
-                  _mm256_maskload_ps(row + 1, first_lanes(needed - 1)),
-                  _mm256_maskload_ps(row + 9, first_lanes(needed - 9)), taps);
+  stride_two_taps(load_first(row, needed), load_first(row + 8, needed - 8), load_first(row + 1, needed - 1),
+                  load_first(row + 9, needed - 9), taps);
 }
 
 // Lanes in the order of stride_two_taps (outputs 0 1 4 5 2 3 6 7) back to outputs 0 .. 7.
 inline __m256 in_output_order(__m256 v) {
   return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), _MM_SHUFFLE(3, 1, 2, 0)));
-}
-
-// Masked stores are slow on some cores (microcoded on AMD): a full vector stores plainly, only a tail by lanes.
-inline void store_lanes(float* out, int64_t lanes, __m256 v) {
-  if (lanes >= 8) {
-    _mm256_storeu_ps(out, v);
-  } else {
-    _mm256_maskstore_ps(out, first_lanes(lanes), v);
-  }
-}
-
-// Lanes l < lanes of in; the rest read as +0.
-inline __m256 load_lanes(const float* in, int64_t lanes) {
-  return lanes >= 8 ? _mm256_loadu_ps(in) : _mm256_maskload_ps(in, first_lanes(lanes));
 }
 
 // All bits set in the lanes holding NaN or -0.
@@ -98,7 +84,7 @@ void f32_max_pool_3x3s2_row__avx2(const float* window, int64_t in_w, int64_t cou
       best = take_max(best, taps[1]);
       best = take_max(best, taps[2]);
     }
-    store_lanes(out + j, lanes, in_output_order(best));
+    store_first(out + j, lanes, in_output_order(best));
   }
 }
 
@@ -121,21 +107,21 @@ bool f32_max_pool_3x3s2_plane__avx2(const float* x, int64_t in_h, int64_t in_w, 
     const int64_t r1 = std::min<int64_t>(top + 3, in_h);
     for (int64_t c = 0; c < width; c += 8) {
       const int64_t lanes = std::min<int64_t>(8, width - c);
-      __m256 m = load_lanes(x + r0 * in_w + c, lanes);
+      __m256 m = load_first(x + r0 * in_w + c, lanes);
       unordered_or_minus_zero = _mm256_or_si256(unordered_or_minus_zero, nan_or_minus_zero(m));
       for (int64_t r = r0 + 1; r < r1; ++r) {
-        const __m256 v = load_lanes(x + r * in_w + c, lanes);
+        const __m256 v = load_first(x + r * in_w + c, lanes);
         unordered_or_minus_zero = _mm256_or_si256(unordered_or_minus_zero, nan_or_minus_zero(v));
         m = _mm256_max_ps(v, m);
       }
-      store_lanes(cols + pad_left + c, lanes, m);
+      store_first(cols + pad_left + c, lanes, m);
     }
     float* out = y + oh * out_w;
     for (int64_t j = 0; j < out_w; j += 8) {
       __m256 taps[3];
       stride_two_taps(cols + 2 * j, taps);
       const __m256 best = _mm256_max_ps(taps[2], _mm256_max_ps(taps[1], taps[0]));
-      store_lanes(out + j, out_w - j, in_output_order(best));
+      store_first(out + j, out_w - j, in_output_order(best));
     }
   }
   return _mm256_testz_si256(unordered_or_minus_zero, unordered_or_minus_zero) != 0;

@@ -1,6 +1,7 @@
-// Lane masks, lane sums and maxima, and the 8 x 8 register transpose shared by the AVX2 kernels (vector math, GEMM,
-// the NCHWc reorders, the Transpose kernel's block transpose, int4 quantization); include only from AVX2
-// translation units (microkernels/avx2/).
+// Lane masks, partial loads and stores, lane sums and maxima, the even / odd split and the 8 x 8 register transpose
+// shared by the AVX2 kernels (vector math, GEMM, the NCHWc reorders, the Transpose kernel's block transpose, int4
+// quantization, the plain-layout conv and pool kernels); include only from AVX2 translation units
+// (microkernels/avx2/).
 #pragma once
 
 #include <immintrin.h>
@@ -19,6 +20,31 @@ inline __m256i first_lanes(int64_t n) {
 inline __m256i lanes_of_bits(unsigned bits) {
   const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
   return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits)), bit), bit);
+}
+
+// Lanes l < n of p (n may be <= 0 or >= 8); the other lanes read as +0 and are not accessed.
+inline __m256 load_first(const float* p, int64_t n) {
+  return n >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, first_lanes(n));
+}
+
+// Lanes l < n of v to p (n may be <= 0 or >= 8), nothing else: a whole vector stores plainly, as masked stores are
+// microcoded on AMD.
+inline void store_first(float* p, int64_t n, __m256 v) {
+  if (n >= 8) {
+    _mm256_storeu_ps(p, v);
+  } else if (n > 0) {
+    _mm256_maskstore_ps(p, first_lanes(n), v);
+  }
+}
+
+// Lanes 0 2 4 6 of a then of b (even) or lanes 1 3 5 7 (odd): the even / odd elements of 16 consecutive ones.
+inline __m256 even_columns(__m256 a, __m256 b) {
+  const __m256 s = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));  // per 128-bit half: a's pair, then b's
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+inline __m256 odd_columns(__m256 a, __m256 b) {
+  const __m256 s = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
 inline float sum_lanes(__m256 v) {
