@@ -343,7 +343,6 @@ void max_pool_plane_unrolled(const T* x, T* y, const Plan3& plan) {
   int64_t ow_hi = ow_lo;
   while (ow_hi < out_w && dw.taps[ow_hi].lo == 0 && dw.taps[ow_hi].hi == K) ++ow_hi;
   const int64_t pad_w = dw.pad_begin;
-#if defined(__x86_64__)
   if constexpr (K == 3 && S == 2 && std::is_same_v<T, float>) {
     // Rows first over the whole plane when every window has an input tap; a plane with NaN or -0 falls
     // through to the window-order loop below, which rewrites every output.
@@ -356,7 +355,6 @@ void max_pool_plane_unrolled(const T* x, T* y, const Plan3& plan) {
       return;
     }
   }
-#endif
   for (int64_t oh = 0; oh < out_h; ++oh) {
     const TapRange& rh = dh.taps[static_cast<size_t>(oh)];
     const int64_t top = dh.start[static_cast<size_t>(oh)] * in_w;  // offset of the window's first row
@@ -378,7 +376,6 @@ void max_pool_plane_unrolled(const T* x, T* y, const Plan3& plan) {
     const int64_t hi = full_rows ? ow_hi : out_w;
     for (int64_t ow = 0; ow < lo; ++ow) border(ow);
     const int64_t window = top - pad_w;  // the window of an interior ow starts at x[window + ow * S]
-#if defined(__x86_64__)
     if constexpr (K == 3 && S == 2 && std::is_same_v<T, float>) {
       const auto row_kernel = pool::max_pool_3x3s2_row_kernel();
       if (hi > lo && row_kernel != nullptr) {
@@ -387,7 +384,6 @@ void max_pool_plane_unrolled(const T* x, T* y, const Plan3& plan) {
         continue;
       }
     }
-#endif
     for (int64_t ow = lo; ow < hi; ++ow) {
       Work acc = max_start<Work>();
       for (int a = 0; a < K; ++a) {
