@@ -292,26 +292,21 @@ Status fuse_conv(Rewriter& rw, int n) {
   }
   auto act = match_activation(rw, value);
   if (!act) act = match_gated_activation(rw, value);
+  // Without an activation, a residual Add alone (a linear bottleneck's skip, as MobileNetV2 writes it) becomes Z.
   if (!act && add < 0) return Status::ok();
-  if (!act) {
-    // A residual Add alone (a linear bottleneck's skip connection, as MobileNetV2 writes it) becomes Z.
-    graph::Node fused = fused_node("FusedConv", graph::kMsDomain, joined_name(rw, {n, add}));
-    fused.inputs = conv.inputs;
-    fused.inputs.resize(3, kNoValue);
-    fused.inputs.push_back(z);
-    fused.attributes = conv.attributes;
-    return replace_chain(rw, std::move(fused), {n, add}, rw.node(add).outputs[0]);
-  }
-  graph::Node fused = fused_node("FusedConv", graph::kMsDomain, joined_name(rw, {n, add, act->node}));
+  const int act_node = act ? act->node : -1;
+  graph::Node fused = fused_node("FusedConv", graph::kMsDomain, joined_name(rw, {n, add, act_node}));
   fused.inputs = conv.inputs;
   fused.inputs.resize(3, kNoValue);
   if (z != kNoValue) fused.inputs.push_back(z);
   while (!fused.inputs.empty() && fused.inputs.back() == kNoValue) fused.inputs.pop_back();
   fused.attributes = conv.attributes;
-  fused.attributes.push_back(make_string_attribute("activation", act->name));
-  fused.attributes.push_back(make_floats_attribute("activation_params", act->params));
-  for (int inner : act->inner) rw.remove(inner);
-  return replace_chain(rw, std::move(fused), {n, add, act->node}, rw.node(act->node).outputs[0]);
+  if (act) {
+    fused.attributes.push_back(make_string_attribute("activation", act->name));
+    fused.attributes.push_back(make_floats_attribute("activation_params", act->params));
+    for (int inner : act->inner) rw.remove(inner);
+  }
+  return replace_chain(rw, std::move(fused), {n, add, act_node}, rw.node(act ? act_node : add).outputs[0]);
 }
 
 // True when `pool` is a MaxPool this fusion covers: one output, 3x3 window, stride 2, explicit pads of 0 or 1
