@@ -107,9 +107,11 @@ DirectConvKernels direct_conv_kernels() {
 #if defined(__x86_64__)
   if (cpu_isa_at_least(CpuIsa::kAvx512)) {
     kernels.conv = f32_conv_direct_8x48__avx512;
+    kernels.depthwise = f32_conv_depthwise__avx512;
     kernels.deinterleave = f32_deinterleave__avx512;
   } else if (cpu_isa_at_least(CpuIsa::kAvx2)) {
     kernels.conv = f32_conv_direct_8x24__avx2;
+    kernels.depthwise = f32_conv_depthwise__avx2;
     kernels.deinterleave = f32_deinterleave__avx2;
   }
 #endif
@@ -311,7 +313,6 @@ void conv_depthwise_f32(const float* x, const float* w, float* y, int64_t batch,
   const PaddedLayout layout = padded_layout(g);
   const std::vector<int64_t> taps = tap_offsets(g, layout);
   const DirectConvKernels kernels = direct_conv_kernels();
-  const auto depthwise = cpu_isa_at_least(CpuIsa::kAvx512) ? f32_conv_depthwise__avx512 : f32_conv_depthwise__avx2;
   const int64_t in_plane = g.in[0] * g.in[1], out_plane = g.out[0] * g.out[1];
   const int64_t tap_count = static_cast<int64_t>(taps.size());
   const RunLimits* limits = current_run_limits();
@@ -337,7 +338,7 @@ void conv_depthwise_f32(const float* x, const float* w, float* y, int64_t batch,
       job.z = epilogue.z != nullptr ? epilogue.z + plane * out_plane : nullptr;
       job.bias = epilogue.bias != nullptr ? epilogue.bias + c : nullptr;
       job.activation = epilogue.activation;
-      depthwise(job);
+      kernels.depthwise(job);
     }
   });
 #else

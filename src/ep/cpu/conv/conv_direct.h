@@ -115,10 +115,11 @@ void conv_depthwise_f32(const float* x, const float* w, float* y, int64_t batch,
 void f32_conv_depthwise__avx512(const DirectConvJob& job);
 void f32_conv_depthwise__avx2(const DirectConvJob& job);
 
-// The direct conv micro-kernels of the CPU's tier (NXRT_CPU_ISA lowers it): the AVX-512 pair, or the AVX2 pair.
-// Call only at the avx2 tier or above (direct_conv_applies / winograd_applies hold).
+// The plain-layout conv micro-kernels of the CPU's tier (NXRT_CPU_ISA lowers it): the AVX-512 set, or the AVX2 one.
+// Call only at the avx2 tier or above (direct_conv_applies / depthwise_conv_applies / winograd_applies hold).
 struct DirectConvKernels {
   void (*conv)(const DirectConvJob& job, int64_t block, int64_t q_begin, int64_t q_end) = nullptr;
+  void (*depthwise)(const DirectConvJob& job) = nullptr;
   void (*deinterleave)(const float* src, int64_t even_count, float* even_dst, int64_t odd_count,
                        float* odd_dst) = nullptr;
 };
