@@ -132,6 +132,10 @@ void int8_weight_matmul_rows(const Int8Panels& w, const float* a, int64_t lda, c
 void int8_weight_matmul_int8(const Int8Panels& w, const Int8Rows& a, int64_t rows, int64_t panel_begin,
                              int64_t panel_end, int64_t n_total, const float* bias, float* y, int64_t ldy) {
 #if defined(__x86_64__)
+  if (w.panel == 16 && cpu_has_avx512_vnni()) {
+    int8_weight_matmul_int8__avx512vnni(w, a, rows, panel_begin, panel_end, n_total, bias, y, ldy);
+    return;
+  }
   if (w.panel == 16 && cpu_isa_at_least(CpuIsa::kAvx512)) {
     int8_weight_matmul_int8__avx512(w, a, rows, panel_begin, panel_end, n_total, bias, y, ldy);
     return;

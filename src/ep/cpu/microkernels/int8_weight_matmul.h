@@ -60,6 +60,10 @@ void int8_weight_matmul_int8__avx2(const Int8Panels& w, const Int8Rows& a, int64
                                    int64_t panel_end, int64_t n_total, const float* bias, float* y, int64_t ldy);
 void int8_weight_matmul_int8__avx512(const Int8Panels& w, const Int8Rows& a, int64_t rows, int64_t panel_begin,
                                      int64_t panel_end, int64_t n_total, const float* bias, float* y, int64_t ldy);
+// The avx512 copy with VNNI byte dot products (panel 16; call only when cpu_has_avx512_vnni()); same results.
+void int8_weight_matmul_int8__avx512vnni(const Int8Panels& w, const Int8Rows& a, int64_t rows, int64_t panel_begin,
+                                         int64_t panel_end, int64_t n_total, const float* bias, float* y,
+                                         int64_t ldy);
 void int8_weight_matmul_int8_generic(const Int8Panels& w, const Int8Rows& a, int64_t rows, int64_t panel_begin,
                                      int64_t panel_end, int64_t n_total, const float* bias, float* y, int64_t ldy);
 

@@ -191,6 +191,9 @@ void check_case(const Case& c, uint32_t seed) {
 #if defined(__x86_64__)
   if (detected_cpu_isa() >= CpuIsa::kAvx2) int8_copies.emplace_back("avx2", 8, int8_weight_matmul_int8__avx2);
   if (detected_cpu_isa() >= CpuIsa::kAvx512) int8_copies.emplace_back("avx512", 16, int8_weight_matmul_int8__avx512);
+  if (detected_cpu_isa() >= CpuIsa::kAvx512 && __builtin_cpu_supports("avx512vnni")) {
+    int8_copies.emplace_back("avx512vnni", 16, int8_weight_matmul_int8__avx512vnni);
+  }
 #endif
   const Int8Rows rows{q.data(), q_scales.data(), q_sums.data()};
   for (const auto& [name, panel, copy] : int8_copies) {
@@ -248,6 +251,9 @@ TEST(Int8WeightMatmul, ExtremeCodesAndValuesDoNotSaturate) {
 #if defined(__x86_64__)
   if (detected_cpu_isa() >= CpuIsa::kAvx2) copies.emplace_back("avx2", 8, int8_weight_matmul_int8__avx2);
   if (detected_cpu_isa() >= CpuIsa::kAvx512) copies.emplace_back("avx512", 16, int8_weight_matmul_int8__avx512);
+  if (detected_cpu_isa() >= CpuIsa::kAvx512 && __builtin_cpu_supports("avx512vnni")) {
+    copies.emplace_back("avx512vnni", 16, int8_weight_matmul_int8__avx512vnni);
+  }
 #endif
   const Int8Rows rows{q.data(), q_scales.data(), q_sums.data()};
   for (const auto& [name, panel, copy] : copies) {
@@ -295,6 +301,9 @@ TEST(Int8WeightMatmul, NoOffsetsMeansZeroPoint128) {
   if (detected_cpu_isa() >= CpuIsa::kAvx512) {
     copies.emplace_back(16, int8_weight_matmul_rows__avx512, int8_weight_matmul_int8__avx512);
   }
+  if (detected_cpu_isa() >= CpuIsa::kAvx512 && __builtin_cpu_supports("avx512vnni")) {
+    copies.emplace_back(16, int8_weight_matmul_rows__avx512, int8_weight_matmul_int8__avx512vnni);
+  }
 #endif
   for (const auto& [panel, float_fn, int8_fn] : copies) {
     const Packed with = pack(r, c, panel);
@@ -312,6 +321,42 @@ TEST(Int8WeightMatmul, NoOffsetsMeansZeroPoint128) {
     EXPECT_EQ(y1, y2) << "float A, panel " << panel;
     EXPECT_EQ(y3, y4) << "int8 A, panel " << panel;
   }
+}
+
+// The VNNI copy forms the same integer sums as the AVX-512 copy without VNNI and then the same float steps: equal
+// results bit for bit, with and without offsets, at every row count of A up to two passes of 8.
+TEST(Int8WeightMatmul, VnniCopyEqualsTheAvx512CopyBitForBit) {
+#if defined(__x86_64__)
+  if (detected_cpu_isa() < CpuIsa::kAvx512 || !__builtin_cpu_supports("avx512vnni")) {
+    GTEST_SKIP() << "the CPU has no AVX512_VNNI";
+  }
+  std::mt19937 rng(21);
+  for (int64_t rows_of_a : {1, 3, 8, 9, 16}) {
+    const Case c{rows_of_a, 37, 160, 32};
+    const RandomWeights r = random_weights(c, rng);
+    std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
+    std::vector<float> a(static_cast<size_t>(c.rows * r.kp), 0.0f);
+    for (int64_t m = 0; m < c.rows; ++m) {
+      for (int64_t k = 0; k < c.k; ++k) a[static_cast<size_t>(m * r.kp + k)] = uniform(rng);
+    }
+    std::vector<int8_t> q(static_cast<size_t>(c.rows * r.kp));
+    std::vector<float> q_scales(static_cast<size_t>(c.rows * r.k_blocks));
+    std::vector<int32_t> q_sums(q_scales.size());
+    quantize_int8_blocks(a.data(), r.kp, c.rows, c.k, r.k_blocks, c.block, q.data(), q_scales.data(), q_sums.data());
+    const Int8Rows rows{q.data(), q_scales.data(), q_sums.data()};
+    const Packed p = pack(r, c, 16);
+    for (bool offsets : {true, false}) {
+      Int8Panels w = p.view(r, c, 16);
+      if (!offsets) w.offsets = nullptr;
+      std::vector<float> plain(static_cast<size_t>(c.rows * c.n)), vnni(plain.size());
+      int8_weight_matmul_int8__avx512(w, rows, c.rows, 0, p.panels, c.n, nullptr, plain.data(), c.n);
+      int8_weight_matmul_int8__avx512vnni(w, rows, c.rows, 0, p.panels, c.n, nullptr, vnni.data(), c.n);
+      EXPECT_EQ(plain, vnni) << c.rows << " rows of A, offsets " << offsets;
+    }
+  }
+#else
+  GTEST_SKIP() << "not an x86-64 build";
+#endif
 }
 
 }  // namespace
