@@ -116,7 +116,7 @@ class GroupQueryAttentionKernel final : public Kernel {
     float* const q = scratch_floats(ScratchUse::kContribProjection, d.b * d.s * n_heads * h + (direct ? 0 : 2 * cache));
     float* const keys = direct ? outputs[1].data<float>() : q + d.b * d.s * n_heads * h;
     float* const values = direct ? outputs[2].data<float>() : keys + cache;
-    fill_queries_and_caches<T>(d, inputs, q, keys, values, placement == CachePlacement::kSharedWithPast);
+    fill_queries_and_caches<T>(d, inputs, q, keys, values, placement == CachePlacement::kSharedWithPast, pool);
     normalize_and_rotate<T>(d, inputs, q, keys);
     if (!direct && outputs_ > 1 && present_[0]) contrib_detail::store_cache_floats(keys, outputs[1].data<T>(), cache);
     if (!direct && outputs_ > 2 && present_[1]) contrib_detail::store_cache_floats(values, outputs[2].data<T>(), cache);
@@ -172,10 +172,11 @@ class GroupQueryAttentionKernel final : public Kernel {
   }
 
   // q [B, S, N, H] from the query rows; keys / values [B, Nk, C, H]: the past's first P_b rows (already there when
-  // past_in_place), the new rows, then zeros (left as they are when past_in_place).
+  // past_in_place), the new rows, then zeros (left as they are when past_in_place). The (batch, key / value head)
+  // caches are filled in parallel: with separate past and present buffers a decode step copies the whole past.
   template <class T>
   void fill_queries_and_caches(const GqaDims& d, KernelInputs inputs, float* q, float* keys, float* values,
-                               bool past_in_place) const {
+                               bool past_in_place, ThreadPool& pool) const {
     const int64_t n_heads = c_.heads, kv = c_.kv_heads, h = d.head;
     const T* query = inputs[kQuery]->data<T>();
     const T* key = d.packed ? query + n_heads * h : inputs[kKey]->data<T>();
@@ -186,8 +187,11 @@ class GroupQueryAttentionKernel final : public Kernel {
     for (int64_t row = 0; row < d.b * d.s; ++row) {
       for (int64_t e = 0; e < n_heads * h; ++e) q[row * n_heads * h + e] = as_float(query[row * d.query_stride + e]);
     }
-    for (int64_t b = 0; b < d.b; ++b) {
-      for (int64_t g = 0; g < kv; ++g) {
+    const int64_t floats_per_head = 2 * d.capacity * h;
+    pool.parallel_for(d.b * kv, std::max<int64_t>(1, (int64_t{1} << 15) / floats_per_head), [&](int64_t begin,
+                                                                                                 int64_t end) {
+      for (int64_t head = begin; head < end; ++head) {
+        const int64_t b = head / kv, g = head % kv;
         float* k = keys + (b * kv + g) * d.capacity * h;
         float* v = values + (b * kv + g) * d.capacity * h;
         const int64_t past_rows = d.past[b] * h;
@@ -208,7 +212,7 @@ class GroupQueryAttentionKernel final : public Kernel {
           for (int64_t e = 0; e < h; ++e) v[to + e] = as_float(value[from + e]);
         }
       }
-    }
+    });
   }
 
   // Per-head RMS norm (q_norm_weight / k_norm_weight), then the rotary embedding, of the queries and new keys.
