@@ -79,7 +79,9 @@ def write_markdown(path, meta, rows):
         f"wall time {meta['wall_s']:.0f} s).",
         "",
         f"Machine: {env['processor']}, {env['cpus']} CPUs, {env['machine']}; {env['date_utc']} UTC. "
-        f"nxrt {env['nxrt']}, onnxruntime {env['onnxruntime']}, numpy {env['numpy']}, Python {env['python']}.",
+        f"nxrt {env['nxrt']}, onnxruntime {env['onnxruntime']}, numpy {env['numpy']}, Python {env['python']}. "
+        f"nxrt tier: {env.get('nxrt_cpu_isa', 'native')}; onnxruntime kernels: "
+        f"{env.get('onnxruntime_cpu', 'its own dispatch on this CPU')}.",
         "",
         "Latency is the median over rounds of the mean time of one `run(None, feeds)` call. "
         "ratio = nxrt ms / ORT ms (below 1 means nxrt is faster). Create ms is the time of the "

@@ -67,6 +67,8 @@ import models  # noqa: E402
 import report  # noqa: E402
 
 RUNTIMES = ("nxrt", "ort")
+# What onnxruntime's CPU dispatch sees (--peer-isa).
+PEER_CPU = "its own dispatch on this CPU"
 RSS_THREADS = 1
 RSS_RUNS = 3
 
@@ -228,6 +230,7 @@ def environment():
         "processor": cpu_model(),
         "cpus": os.cpu_count(),
         "nxrt_cpu_isa": os.environ.get("NXRT_CPU_ISA") or "native",
+        "onnxruntime_cpu": PEER_CPU,
     }
 
 
@@ -268,6 +271,9 @@ def main():
     parser.add_argument("--opt-level", choices=["all", "extended"], default="all",
                         help="graph optimization level of both runtimes (extended: ORT_ENABLE_EXTENDED, no layout "
                              "passes); results of extended go under <out>/extended")
+    parser.add_argument("--peer-isa", choices=["native", "avx2"], default="native",
+                        help="avx2: hide AVX-512 from CPUID in this process (bench/cpuid_mask), so onnxruntime runs "
+                             "the kernels it picks on an AVX2-only CPU; results go under <out>/ort-avx2")
     parser.add_argument("--rss-child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rss_child:
@@ -276,6 +282,14 @@ def main():
         return
 
     os.environ[OPT_LEVEL_ENV] = args.opt_level
+    if args.peer_isa == "avx2":
+        # Before either runtime is imported: both read CPUID once, when they load.
+        global PEER_CPU
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cpuid_mask"))
+        import mask
+
+        mask.hide_avx512()
+        PEER_CPU = "AVX2 (AVX-512 hidden from CPUID by bench/cpuid_mask)"
     settings = ({"rounds": 7, "target_ms": 60.0, "creates": 1, "pause_s": 0.1} if args.quick
                 else {"rounds": 15, "target_ms": 200.0, "creates": 3, "pause_s": 0.1})
     wall_start = time.perf_counter()
@@ -302,7 +316,8 @@ def main():
             "rss_threads": RSS_THREADS, "rss_runs": RSS_RUNS, "wall_s": wall_s,
             "command": " ".join([Path(sys.executable).name] + sys.argv)}
     default_out = Path("bench/results") / ("" if args.suite == "synthetic" else args.suite) / (args.isa or "")
-    out = Path(args.out) if args.out else default_out / ("extended" if args.opt_level == "extended" else "")
+    out = Path(args.out) if args.out else (default_out / ("extended" if args.opt_level == "extended" else "")
+                                           / ("ort-avx2" if args.peer_isa == "avx2" else ""))
     out.mkdir(parents=True, exist_ok=True)
     report.write_json(out / "results.json", meta, rows)
     report.write_markdown(out / "results.md", meta, rows)
