@@ -187,7 +187,9 @@ class GroupQueryAttentionKernel final : public Kernel {
     for (int64_t row = 0; row < d.b * d.s; ++row) {
       for (int64_t e = 0; e < n_heads * h; ++e) q[row * n_heads * h + e] = as_float(query[row * d.query_stride + e]);
     }
-    const int64_t floats_per_head = 2 * d.capacity * h;
+    // Floats written per (batch, head): the new rows alone when the past is already in place (a decode step then
+    // stays on this thread), else the whole capacity.
+    const int64_t floats_per_head = 2 * (past_in_place ? d.s : d.capacity) * h;
     pool.parallel_for(d.b * kv, std::max<int64_t>(1, (int64_t{1} << 15) / floats_per_head), [&](int64_t begin,
                                                                                                  int64_t end) {
       for (int64_t head = begin; head < end; ++head) {

@@ -268,17 +268,27 @@ void normalize_row_loop(const float* x, float mean, float inv_std, const float* 
   }
 }
 
-// Columns [e0, e0 + Width) of weighted_rows, summed in a fixed-size array the compiler keeps in registers.
+// Columns [e0, e0 + Width) of weighted_rows, summed in fixed-size arrays the compiler keeps in registers: even and
+// odd rows into separate sums, so that two chains of multiply-adds run side by side.
 template <int Width>
 void weighted_columns(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t e0, float* out) {
-  float acc[Width] = {};
-  for (int64_t j = 0; j < rows; ++j) {
-    const float weight = p[j];
-    if (weight == 0.0f) continue;
+  float even[Width] = {}, odd[Width] = {};
+  int64_t j = 0;
+  for (; j + 2 <= rows; j += 2) {
+    const float first = p[j], second = p[j + 1];
     const float* row = v + j * ldv + e0;
-    for (int e = 0; e < Width; ++e) acc[e] += weight * row[e];
+    if (first != 0.0f) {
+      for (int e = 0; e < Width; ++e) even[e] += first * row[e];
+    }
+    if (second != 0.0f) {
+      for (int e = 0; e < Width; ++e) odd[e] += second * row[ldv + e];
+    }
   }
-  for (int e = 0; e < Width; ++e) out[e0 + e] = acc[e];
+  if (j < rows && p[j] != 0.0f) {
+    const float* row = v + j * ldv + e0;
+    for (int e = 0; e < Width; ++e) even[e] += p[j] * row[e];
+  }
+  for (int e = 0; e < Width; ++e) out[e0 + e] = even[e] + odd[e];
 }
 
 void weighted_rows_loop(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t n, float* out) {

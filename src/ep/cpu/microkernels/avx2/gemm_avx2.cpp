@@ -122,11 +122,9 @@ void f64_gemm_6x8__avx2(const GemmTile<double>& tile) { gemm_tile::run_tile<Vec<
 
 void f32_dot_rows__avx2(const float* a, const float* b, int64_t ldb, int64_t n, int64_t k, float* c) {
   const int64_t full = k / 8 * 8;
-  const auto finish = [&](__m256 sum, const float* r) {
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, sum);
+  // The products past the last full vector of k, added to a row's lane sum.
+  const auto tail = [&](const float* r) {
     float total = 0.0f;
-    for (float lane : lanes) total += lane;
     for (int64_t p = full; p < k; ++p) total += a[p] * r[p];
     return total;
   };
@@ -141,16 +139,17 @@ void f32_dot_rows__avx2(const float* a, const float* b, int64_t ldb, int64_t n, 
       s2 = _mm256_fmadd_ps(x, _mm256_loadu_ps(r + 2 * ldb + p), s2);
       s3 = _mm256_fmadd_ps(x, _mm256_loadu_ps(r + 3 * ldb + p), s3);
     }
-    c[j] = finish(s0, r);
-    c[j + 1] = finish(s1, r + ldb);
-    c[j + 2] = finish(s2, r + 2 * ldb);
-    c[j + 3] = finish(s3, r + 3 * ldb);
+    // [sum s0, sum s1, sum s2, sum s3]: pairwise horizontal adds, then the two 128-bit halves.
+    const __m256 pairs = _mm256_hadd_ps(_mm256_hadd_ps(s0, s1), _mm256_hadd_ps(s2, s3));
+    __m128 sums = _mm_add_ps(_mm256_castps256_ps128(pairs), _mm256_extractf128_ps(pairs, 1));
+    if (full < k) sums = _mm_add_ps(sums, _mm_setr_ps(tail(r), tail(r + ldb), tail(r + 2 * ldb), tail(r + 3 * ldb)));
+    _mm_storeu_ps(c + j, sums);
   }
   for (; j < n; ++j) {
     const float* r = b + j * ldb;
     __m256 s0 = _mm256_setzero_ps();
     for (int64_t p = 0; p < full; p += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p), _mm256_loadu_ps(r + p), s0);
-    c[j] = finish(s0, r);
+    c[j] = avx2_lanes::sum_lanes(s0) + tail(r);
   }
 }
 

@@ -160,16 +160,28 @@ void f32_gemm_row_strips__avx512(const GemmTile<float>& tile, int64_t strip_stri
 
 void f64_gemm_14x16__avx512(const GemmTile<double>& tile) { gemm_tile::run_tile<Vec<double>, kAvx512F64TileM>(tile); }
 
+namespace {
+
+// The lane sums of four vectors: [sum s0, sum s1, sum s2, sum s3] (quarters folded pairwise, then lanes).
+inline __m128 sum_lanes_of_four(__m512 s0, __m512 s1, __m512 s2, __m512 s3) {
+  const __m512 halves01 = _mm512_add_ps(_mm512_shuffle_f32x4(s0, s1, _MM_SHUFFLE(1, 0, 1, 0)),
+                                        _mm512_shuffle_f32x4(s0, s1, _MM_SHUFFLE(3, 2, 3, 2)));
+  const __m512 halves23 = _mm512_add_ps(_mm512_shuffle_f32x4(s2, s3, _MM_SHUFFLE(1, 0, 1, 0)),
+                                        _mm512_shuffle_f32x4(s2, s3, _MM_SHUFFLE(3, 2, 3, 2)));
+  // Quarter i holds four partial sums of s_i.
+  const __m512 quarters = _mm512_add_ps(_mm512_shuffle_f32x4(halves01, halves23, _MM_SHUFFLE(2, 0, 2, 0)),
+                                        _mm512_shuffle_f32x4(halves01, halves23, _MM_SHUFFLE(3, 1, 3, 1)));
+  const __m512 pairs = _mm512_add_ps(quarters, _mm512_permute_ps(quarters, _MM_SHUFFLE(1, 0, 3, 2)));
+  const __m512 totals = _mm512_add_ps(pairs, _mm512_permute_ps(pairs, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm512_castps512_ps128(
+      _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12), totals));
+}
+
+}  // namespace
+
 void f32_dot_rows__avx512(const float* a, const float* b, int64_t ldb, int64_t n, int64_t k, float* c) {
   const int64_t full = k / 16 * 16;
   const __mmask16 tail = static_cast<__mmask16>((1u << (k - full)) - 1u);
-  const auto finish = [](__m512 sum) {
-    alignas(64) float lanes[16];
-    _mm512_store_ps(lanes, sum);
-    float total = 0.0f;
-    for (float lane : lanes) total += lane;
-    return total;
-  };
   int64_t j = 0;
   for (; j + 4 <= n; j += 4) {  // four rows of B share each load of A
     const float* r = b + j * ldb;
@@ -188,10 +200,7 @@ void f32_dot_rows__avx512(const float* a, const float* b, int64_t ldb, int64_t n
       s2 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(tail, r + 2 * ldb + full), s2);
       s3 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(tail, r + 3 * ldb + full), s3);
     }
-    c[j] = finish(s0);
-    c[j + 1] = finish(s1);
-    c[j + 2] = finish(s2);
-    c[j + 3] = finish(s3);
+    _mm_storeu_ps(c + j, sum_lanes_of_four(s0, s1, s2, s3));
   }
   for (; j < n; ++j) {
     const float* r = b + j * ldb;
@@ -200,7 +209,7 @@ void f32_dot_rows__avx512(const float* a, const float* b, int64_t ldb, int64_t n
     if (tail != 0) {
       s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, a + full), _mm512_maskz_loadu_ps(tail, r + full), s0);
     }
-    c[j] = finish(s0);
+    c[j] = _mm512_reduce_add_ps(s0);
   }
 }
 
