@@ -30,7 +30,7 @@ inline Expected<PostTransform> post_transform_of(const graph::Node& node) {
 inline double approximate_erf_inverse(double x) {
   const double sign = x < 0 ? -1.0 : 1.0;
   const double one_minus_square = (1.0 - x) * (1.0 + x);
-  if (one_minus_square == 0) return 0;
+  if (one_minus_square == 0) return sign * INFINITY;  // log(0) = -inf carries through to +-inf, as in ORT
   const double log_term = std::log(one_minus_square);
   const double a = 2.0 / (3.14159265358979323846 * 0.147) + 0.5 * log_term;
   const double b = log_term / 0.147;

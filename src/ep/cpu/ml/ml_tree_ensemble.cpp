@@ -11,26 +11,16 @@
 
 #include "ep/cpu/kernel.h"
 #include "ep/cpu/ml/ml_common.h"
+#include "ep/cpu/ml/ml_tree_forest.h"
 
 namespace nxrt::cpu {
 
 namespace {
 
-enum class BranchMode : uint8_t { kLeq = 0, kLt, kGte, kGt, kEq, kNeq, kMember };
 enum class Aggregate { kAverage = 0, kSum, kMin, kMax };
+using ml::BranchMode;
 using ml::PostTransform;
-
-struct TreeNode {
-  BranchMode mode = BranchMode::kLeq;
-  int64_t feature = 0;
-  double split = 0;
-  std::vector<double> members;
-  bool missing_true = false;
-  int64_t true_id = 0;
-  int64_t false_id = 0;
-  bool true_leaf = false;
-  bool false_leaf = false;
-};
+using ml::TreeNode;
 
 struct Forest {
   std::vector<TreeNode> nodes;
@@ -42,32 +32,6 @@ struct Forest {
   Aggregate aggregate = Aggregate::kSum;
   PostTransform post = PostTransform::kNone;
 };
-
-bool goes_true(const TreeNode& node, double x) {
-  if (std::isnan(x) && node.missing_true) return true;
-  switch (node.mode) {
-    case BranchMode::kLeq: return x <= node.split;
-    case BranchMode::kLt: return x < node.split;
-    case BranchMode::kGte: return x >= node.split;
-    case BranchMode::kGt: return x > node.split;
-    case BranchMode::kEq: return x == node.split;
-    case BranchMode::kNeq: return x != node.split;
-    case BranchMode::kMember: return std::find(node.members.begin(), node.members.end(), x) != node.members.end();
-  }
-  return false;
-}
-
-// Leaf index reached from `root` (validated at create: every walk ends within nodes.size() steps).
-int64_t walk(const Forest& forest, int64_t root, const double* row) {
-  const TreeNode* node = &forest.nodes[static_cast<size_t>(root)];
-  if (node->true_leaf && node->false_leaf && node->true_id == node->false_id) return node->true_id;
-  while (true) {
-    const bool take_true = goes_true(*node, row[node->feature]);
-    const int64_t next = take_true ? node->true_id : node->false_id;
-    if (take_true ? node->true_leaf : node->false_leaf) return next;
-    node = &forest.nodes[static_cast<size_t>(next)];
-  }
-}
 
 using TreeTypes = TypeList<float, double, Float16>;
 
@@ -118,7 +82,7 @@ class TreeEnsembleKernel final : public Kernel {
     std::fill(result.begin(), result.end(), start);
     std::vector<bool> touched(result.size(), false);
     for (int64_t root : forest_.roots) {
-      const size_t leaf = static_cast<size_t>(walk(forest_, root, row));
+      const size_t leaf = static_cast<size_t>(ml::walk_to_leaf(forest_.nodes, root, row));
       const size_t target = static_cast<size_t>(forest_.leaf_targets[leaf]);
       const double w = forest_.leaf_weights[leaf];
       touched[target] = true;
@@ -161,35 +125,11 @@ Expected<std::vector<double>> tensor_values(const graph::Node& node, const std::
 }
 
 Status check_forest(const Forest& forest, const std::string& what) {
-  const int64_t nodes = static_cast<int64_t>(forest.nodes.size());
-  const int64_t leaves = static_cast<int64_t>(forest.leaf_weights.size());
-  for (const TreeNode& node : forest.nodes) {
-    for (int side = 0; side < 2; ++side) {
-      const int64_t id = side == 0 ? node.true_id : node.false_id;
-      const bool leaf = side == 0 ? node.true_leaf : node.false_leaf;
-      if (id < 0 || id >= (leaf ? leaves : nodes)) {
-        return make_error(StatusCode::kInvalidGraph, what, ": branch id ", id, " is out of range");
-      }
-    }
-    if (node.feature < 0) return make_error(StatusCode::kInvalidGraph, what, ": negative feature id");
-  }
+  TRY(ml::check_tree_links(forest.nodes, forest.roots, static_cast<int64_t>(forest.leaf_weights.size()), what));
   for (int64_t target : forest.leaf_targets) {
     if (target < 0 || target >= forest.targets) {
       return make_error(StatusCode::kInvalidGraph, what, ": leaf target id ", target, " is outside [0, ",
                         forest.targets, ")");
-    }
-  }
-  for (int64_t root : forest.roots) {
-    if (root < 0 || root >= nodes) return make_error(StatusCode::kInvalidGraph, what, ": tree root ", root);
-    // A walk visits each interior node at most once unless the tree has a cycle.
-    std::vector<int64_t> stack{root};
-    int64_t visited = 0;
-    while (!stack.empty()) {
-      const TreeNode& node = forest.nodes[static_cast<size_t>(stack.back())];
-      stack.pop_back();
-      if (++visited > nodes) return make_error(StatusCode::kInvalidGraph, what, ": tree at root ", root, " has a cycle");
-      if (!node.true_leaf) stack.push_back(node.true_id);
-      if (!node.false_leaf) stack.push_back(node.false_id);
     }
   }
   return Status::ok();

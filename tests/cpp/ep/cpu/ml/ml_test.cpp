@@ -88,5 +88,91 @@ TEST(TreeEnsemble, TwoTreesSumAndMembership) {
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
 }
 
+
+// One tree per op: x0 <= 0.5 ? leaf (node 1) : leaf (node 2); tree ids and node ids as converters write them.
+NodeBuilder one_split_tree(const char* op, int opset) {
+  return NodeBuilder(op, opset)
+      .attr_ints("nodes_treeids", {0, 0, 0})
+      .attr_ints("nodes_nodeids", {0, 1, 2})
+      .attr_ints("nodes_featureids", {0, 0, 0})
+      .attr_strings("nodes_modes", {"BRANCH_LEQ", "LEAF", "LEAF"})
+      .attr_floats("nodes_values", {0.5f, 0.0f, 0.0f})
+      .attr_ints("nodes_truenodeids", {1, 0, 0})
+      .attr_ints("nodes_falsenodeids", {2, 0, 0});
+}
+
+TEST(TreeEnsembleRegressor, TwoTargetsAddBaseValuesAndReadUnreachedTargetsAsZero) {
+  // Leaf 1 weighs target 0 only; leaf 2 weighs both targets.
+  const auto node = ml_node(one_split_tree("TreeEnsembleRegressor", 3)
+                                .attr_ints("target_treeids", {0, 0, 0})
+                                .attr_ints("target_nodeids", {1, 2, 2})
+                                .attr_ints("target_ids", {0, 0, 1})
+                                .attr_floats("target_weights", {1.0f, 2.0f, 3.0f})
+                                .attr_floats("base_values", {10.0f, 20.0f})
+                                .attr_int("n_targets", 2));
+  const Tensor y = run_one(node, {make_tensor<double>({2, 1}, {0.0, 1.0})});
+  EXPECT_EQ(y.shape(), (Shape{2, 2}));
+  EXPECT_EQ(to_vector<float>(y), (std::vector<float>{11, 0, 12, 23}));
+  // The trees read feature 0: X needs at least one column.
+  auto bad = run_kernel(node, {make_tensor<float>({1, 0}, {})});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(TreeEnsembleClassifier, ThreeClassesTakeTheArgmaxLabelAndSoftmaxScores) {
+  const auto node = ml_node(one_split_tree("TreeEnsembleClassifier", 1)
+                                .attr_ints("class_treeids", {0, 0})
+                                .attr_ints("class_nodeids", {1, 2})
+                                .attr_ints("class_ids", {2, 0})
+                                .attr_floats("class_weights", {1.0f, 1.0f})
+                                .attr_strings("classlabels_strings", {"ant", "bee", "cat"})
+                                .attr_string("post_transform", "SOFTMAX"));
+  auto outputs = run_kernel(node, {make_tensor<int64_t>({2, 1}, {0, 1})});
+  ASSERT_TRUE(outputs.has_value()) << outputs.status().message();
+  const Tensor& labels = (*outputs)[0];
+  EXPECT_EQ(labels.data<std::string>()[0], "cat");
+  EXPECT_EQ(labels.data<std::string>()[1], "ant");
+  const std::vector<float> z = to_vector<float>((*outputs)[1]);
+  const float big = std::exp(1.0f) / (std::exp(1.0f) + 2.0f), small = 1.0f / (std::exp(1.0f) + 2.0f);
+  const std::vector<float> want = {small, small, big, big, small, small};
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(z[i], want[i], 1e-6f) << i;
+}
+
+TEST(TreeEnsembleClassifier, BinaryModelWithPositiveWeightsWritesTheComplementPair) {
+  const auto node = ml_node(one_split_tree("TreeEnsembleClassifier", 1)
+                                .attr_ints("class_treeids", {0, 0})
+                                .attr_ints("class_nodeids", {1, 2})
+                                .attr_ints("class_ids", {0, 0})
+                                .attr_floats("class_weights", {0.3f, 0.8f})
+                                .attr_ints("classlabels_int64s", {4, 9}));
+  auto outputs = run_kernel(node, {make_tensor<float>({2, 1}, {0.0f, 1.0f})});
+  ASSERT_TRUE(outputs.has_value()) << outputs.status().message();
+  EXPECT_EQ(to_vector<int64_t>((*outputs)[0]), (std::vector<int64_t>{4, 9}));
+  const std::vector<float> z = to_vector<float>((*outputs)[1]);
+  const std::vector<float> want = {0.7f, 0.3f, 0.2f, 0.8f};
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(z[i], want[i], 1e-6f) << i;
+}
+
+TEST(TreeEnsembleClassifier, MalformedForestsAreRefused) {
+  const auto base = [] {
+    return one_split_tree("TreeEnsembleClassifier", 1)
+        .attr_ints("class_treeids", {0, 0})
+        .attr_ints("class_nodeids", {1, 2})
+        .attr_floats("class_weights", {1.0f, 1.0f});
+  };
+  // A class id past the labels, a branch to a missing node, a single label.
+  const graph::Node out_of_range =
+      ml_node(base().attr_ints("class_ids", {0, 2}).attr_ints("classlabels_int64s", {0, 1}));
+  graph::Node missing_node = ml_node(base().attr_ints("class_ids", {0, 1}).attr_ints("classlabels_int64s", {0, 1}));
+  for (auto& a : missing_node.attributes) {
+    if (a.name == "nodes_truenodeids") a.ints = {7, 0, 0};
+  }
+  const graph::Node one_label = ml_node(base().attr_ints("class_ids", {0, 0}).attr_ints("classlabels_int64s", {0}));
+  for (const graph::Node* node : std::vector<const graph::Node*>{&out_of_range, &missing_node, &one_label}) {
+    auto result = run_kernel(*node, {make_tensor<float>({1, 1}, {0.0f})});
+    ASSERT_FALSE(result.has_value());
+    EXPECT_EQ(result.status().code(), StatusCode::kInvalidGraph) << result.status().message();
+  }
+}
 }  // namespace
 }  // namespace nxrt::cpu::testing
