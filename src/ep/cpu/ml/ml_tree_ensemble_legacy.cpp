@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -35,8 +36,27 @@ struct LeafEntry {
   double weight = 0;
 };
 
+// A node as the walk reads it (24 bytes, so that a forest stays in cache across a block of rows). Interior nodes
+// come first, then one node per leaf that branches to itself both ways: a walk of a tree's depth in steps ends on
+// its leaf whatever the path length, with no test for leaves on the way.
+struct WalkNode {
+  double split = 0;
+  int32_t feature = 0;
+  int32_t next[2] = {0, 0};  // [false branch, true branch]: indexed by the comparison, no data-dependent jump
+  BranchMode mode = BranchMode::kLeq;
+  bool missing_true = false;
+};
+
 struct LegacyForest {
   std::vector<TreeNode> nodes;
+  // Built last by read_forest: nodes and leaves as WalkNodes (leaf l at interior + l), each tree's depth in steps.
+  std::vector<WalkNode> walk;
+  std::vector<int32_t> depths;
+  int64_t interior = 0;
+  // Every interior node's mode when they share one (converters write BRANCH_LEQ or BRANCH_LT throughout), and
+  // whether any node tracks missing values: the walk is then compiled for that mode alone.
+  std::optional<BranchMode> uniform_mode;
+  bool any_missing = false;
   std::vector<int64_t> roots;
   std::vector<int64_t> leaf_begin;  // entries of leaf l: [leaf_begin[l], leaf_begin[l + 1])
   std::vector<LeafEntry> entries;
@@ -182,6 +202,39 @@ Expected<LegacyForest> read_forest(const graph::Node& node, const std::string& p
     forest.leaf_begin.push_back(static_cast<int64_t>(forest.entries.size()));
   }
   TRY(ml::check_tree_links(forest.nodes, forest.roots, leaves, what));
+  if (static_cast<int64_t>(forest.nodes.size()) + leaves > std::numeric_limits<int32_t>::max() ||
+      forest.max_feature > std::numeric_limits<int32_t>::max()) {
+    return make_error(StatusCode::kInvalidGraph, what, ": more than 2^31 nodes, leaves or features");
+  }
+  forest.interior = static_cast<int64_t>(forest.nodes.size());
+  const auto walk_id = [&](int64_t id, bool leaf) { return static_cast<int32_t>(leaf ? forest.interior + id : id); };
+  for (const TreeNode& t : forest.nodes) {
+    forest.walk.push_back({t.split, static_cast<int32_t>(t.feature),
+                           {walk_id(t.false_id, t.false_leaf), walk_id(t.true_id, t.true_leaf)}, t.mode,
+                           t.missing_true});
+  }
+  for (const TreeNode& t : forest.nodes) forest.any_missing = forest.any_missing || t.missing_true;
+  if (!forest.nodes.empty() &&
+      std::all_of(forest.nodes.begin(), forest.nodes.end(), [&](const TreeNode& t) { return t.mode == forest.nodes[0].mode; })) {
+    forest.uniform_mode = forest.nodes[0].mode;
+  }
+  for (int64_t l = 0; l < leaves; ++l) {  // a leaf's mode is the uniform one: any comparison stays on the leaf
+    const int32_t self = walk_id(l, true);
+    forest.walk.push_back({0.0, 0, {self, self}, forest.uniform_mode.value_or(BranchMode::kLeq), false});
+  }
+  for (int64_t root : forest.roots) {  // the longest path in steps (acyclic: checked above)
+    int32_t depth = 0;
+    std::vector<std::pair<int64_t, int32_t>> stack{{root, 1}};
+    while (!stack.empty()) {
+      const auto [at, steps] = stack.back();
+      stack.pop_back();
+      depth = std::max(depth, steps);
+      const TreeNode& t = forest.nodes[static_cast<size_t>(at)];
+      if (!t.true_leaf) stack.emplace_back(t.true_id, steps + 1);
+      if (!t.false_leaf) stack.emplace_back(t.false_id, steps + 1);
+    }
+    forest.depths.push_back(depth);
+  }
   TRY_ASSIGN(forest.base_values, floats_or_tensor(node, "base_values"));
   TRY_ASSIGN(forest.post, ml::post_transform_of(node));
   return forest;
@@ -195,18 +248,126 @@ struct Score {
   double read() const { return set ? value : 0.0; }
 };
 
-// Adds (or takes the min / max of) the entries of the leaf every tree reaches for one row. `first_only`: only each
-// leaf's first entry counts, and a sum does not mark the score set (onnxruntime's single-target path).
-void aggregate_row(const LegacyForest& forest, Aggregate aggregate, bool first_only, const double* row,
-                   std::vector<Score>& scores) {
-  std::fill(scores.begin(), scores.end(), Score{});
-  for (int64_t root : forest.roots) {
-    const size_t leaf = static_cast<size_t>(ml::walk_to_leaf(forest.nodes, root, row));
+// Whether x takes the node's true branch under `mode` (the rules of ml::goes_true).
+template <BranchMode kMode>
+inline bool compares_true(double x, double split) {
+  if constexpr (kMode == BranchMode::kLeq) return x <= split;
+  if constexpr (kMode == BranchMode::kLt) return x < split;
+  if constexpr (kMode == BranchMode::kGte) return x >= split;
+  if constexpr (kMode == BranchMode::kGt) return x > split;
+  if constexpr (kMode == BranchMode::kEq) return x == split;
+  return x != split;
+}
+
+inline bool compares_true(BranchMode mode, double x, double split) {
+  switch (mode) {
+    case BranchMode::kLeq: return compares_true<BranchMode::kLeq>(x, split);
+    case BranchMode::kLt: return compares_true<BranchMode::kLt>(x, split);
+    case BranchMode::kGte: return compares_true<BranchMode::kGte>(x, split);
+    case BranchMode::kGt: return compares_true<BranchMode::kGt>(x, split);
+    case BranchMode::kEq: return compares_true<BranchMode::kEq>(x, split);
+    default: return compares_true<BranchMode::kNeq>(x, split);
+  }
+}
+
+// leaves[i] = the leaf tree `tree` leads row i of `rows` to, for R rows walked side by side (independent chains of
+// loads hide each other's latency). kMode: the forest's uniform mode, or kMember for mixed modes (read per node);
+// kMissing: some node tracks missing values.
+template <int R, BranchMode kMode, bool kMissing>
+void walk_rows(const LegacyForest& forest, size_t tree, const double* rows, int64_t features, int64_t* leaves) {
+  const WalkNode* nodes = forest.walk.data();
+  int32_t at[R];
+  for (int r = 0; r < R; ++r) at[r] = static_cast<int32_t>(forest.roots[tree]);
+  for (int32_t step = 0; step < forest.depths[tree]; ++step) {
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      const WalkNode& node = nodes[at[r]];
+      const double x = rows[r * features + node.feature];
+      bool take;
+      if constexpr (kMode == BranchMode::kMember) {
+        take = compares_true(node.mode, x, node.split);
+      } else {
+        take = compares_true<kMode>(x, node.split);
+      }
+      if constexpr (kMissing) take = take || (node.missing_true && std::isnan(x));
+      at[r] = node.next[take ? 1 : 0];
+    }
+  }
+  for (int r = 0; r < R; ++r) leaves[r] = at[r] - forest.interior;
+}
+
+// leaves[t] = the leaf tree first_tree + t leads `row` to, for T trees walked side by side (a single row's walk:
+// the trees' chains of loads overlap). Walks the deepest tree's depth; shallower trees rest on their leaf.
+template <int T, BranchMode kMode, bool kMissing>
+void walk_trees(const LegacyForest& forest, size_t first_tree, const double* row, int64_t* leaves) {
+  const WalkNode* nodes = forest.walk.data();
+  int32_t at[T];
+  int32_t depth = 0;
+  for (int t = 0; t < T; ++t) {
+    at[t] = static_cast<int32_t>(forest.roots[first_tree + t]);
+    depth = std::max(depth, forest.depths[first_tree + t]);
+  }
+  for (int32_t step = 0; step < depth; ++step) {
+#pragma GCC unroll 16
+    for (int t = 0; t < T; ++t) {
+      const WalkNode& node = nodes[at[t]];
+      const double x = row[node.feature];
+      bool take;
+      if constexpr (kMode == BranchMode::kMember) {
+        take = compares_true(node.mode, x, node.split);
+      } else {
+        take = compares_true<kMode>(x, node.split);
+      }
+      if constexpr (kMissing) take = take || (node.missing_true && std::isnan(x));
+      at[t] = node.next[take ? 1 : 0];
+    }
+  }
+  for (int t = 0; t < T; ++t) leaves[t] = at[t] - forest.interior;
+}
+
+using WalkFn = void (*)(const LegacyForest&, size_t, const double*, int64_t, int64_t*);
+using TreesFn = void (*)(const LegacyForest&, size_t, const double*, int64_t*);
+
+// The walks of groups of kSide rows through one tree, and of one row through kSide trees, for the forest's mode
+// and missing-value tracks.
+constexpr int kSide = 8;
+struct Walks {
+  WalkFn rows;
+  TreesFn trees;
+};
+template <BranchMode kMode>
+Walks walks_for(bool missing) {
+  return missing ? Walks{walk_rows<kSide, kMode, true>, walk_trees<kSide, kMode, true>}
+                 : Walks{walk_rows<kSide, kMode, false>, walk_trees<kSide, kMode, false>};
+}
+
+Walks walks_of(const LegacyForest& forest) {
+  switch (forest.uniform_mode.value_or(BranchMode::kMember)) {
+    case BranchMode::kLeq: return walks_for<BranchMode::kLeq>(forest.any_missing);
+    case BranchMode::kLt: return walks_for<BranchMode::kLt>(forest.any_missing);
+    case BranchMode::kGte: return walks_for<BranchMode::kGte>(forest.any_missing);
+    case BranchMode::kGt: return walks_for<BranchMode::kGt>(forest.any_missing);
+    case BranchMode::kEq: return walks_for<BranchMode::kEq>(forest.any_missing);
+    case BranchMode::kNeq: return walks_for<BranchMode::kNeq>(forest.any_missing);
+    default: return walks_for<BranchMode::kMember>(forest.any_missing);
+  }
+}
+
+// scores[i * outputs + o] for the `count` rows of `rows` (each `features` doubles): the entries of the leaf every
+// tree reaches, added (or their min / max taken) tree by tree, so that a tree's nodes are read once per block.
+// `first_only`: only each leaf's first entry counts, and a sum does not mark the score set (onnxruntime's
+// single-target path).
+void aggregate_block(const LegacyForest& forest, Aggregate aggregate, bool first_only, const double* rows,
+                     int64_t count, int64_t features, Score* scores) {
+  std::fill(scores, scores + count * forest.outputs, Score{});
+  const Walks walks = walks_of(forest);
+  const auto add_leaf = [&](int64_t row, int64_t leaf_index) {
+    const size_t leaf = static_cast<size_t>(leaf_index);
     const int64_t end = first_only ? std::min(forest.leaf_begin[leaf] + 1, forest.leaf_begin[leaf + 1])
                                    : forest.leaf_begin[leaf + 1];
     for (int64_t e = forest.leaf_begin[leaf]; e < end; ++e) {
       const LeafEntry& entry = forest.entries[static_cast<size_t>(e)];
-      Score& score = scores[static_cast<size_t>(entry.target)];
+      Score& score = scores[row * forest.outputs + entry.target];
       if (aggregate == Aggregate::kMin) {
         score.value = score.set ? std::min(score.value, entry.weight) : entry.weight;
       } else if (aggregate == Aggregate::kMax) {
@@ -217,6 +378,25 @@ void aggregate_row(const LegacyForest& forest, Aggregate aggregate, bool first_o
       }
       score.set = true;
     }
+  };
+  int64_t leaves[kSide];
+  const int64_t grouped = count / kSide * kSide;
+  const size_t trees = forest.roots.size();
+  // Trees in order for every row, so that each row's scores add up in the same order in both loops.
+  for (size_t tree = 0; tree < trees; ++tree) {
+    for (int64_t i0 = 0; i0 < grouped; i0 += kSide) {
+      walks.rows(forest, tree, rows + i0 * features, features, leaves);
+      for (int64_t r = 0; r < kSide; ++r) add_leaf(i0 + r, leaves[r]);
+    }
+  }
+  for (int64_t i = grouped; i < count; ++i) {
+    const double* row = rows + i * features;
+    size_t tree = 0;
+    for (; tree + kSide <= trees; tree += kSide) {
+      walks.trees(forest, tree, row, leaves);
+      for (int t = 0; t < kSide; ++t) add_leaf(i, leaves[t]);
+    }
+    for (; tree < trees; ++tree) add_leaf(i, ml::walk_to_leaf(forest.nodes, forest.roots[tree], row));
   }
 }
 
@@ -243,16 +423,20 @@ void write_score_vector(const std::vector<Score>& scores, PostTransform post, fl
   for (size_t i = 0; i < values.size(); ++i) out[i] = static_cast<float>(values[i]);
 }
 
-// Runs `per_row(row, features)` over the rows of X converted to double, in parallel.
-template <class PerRow>
-void for_each_row(const Tensor& x, int64_t rows, int64_t features, ThreadPool& pool, const PerRow& per_row) {
+constexpr int64_t kBlockRows = 64;
+
+// Runs `per_block(first_row, count, rows)` over blocks of at most kBlockRows rows of X converted to double (row i
+// of the block at rows + i * features), blocks in parallel.
+template <class PerBlock>
+void for_each_block(const Tensor& x, int64_t rows, int64_t features, ThreadPool& pool, const PerBlock& per_block) {
   visit_dtype<ml::NumericMlTypes>(x.dtype(), [&]<class T>() {
     const T* in = x.data<T>();
-    pool.parallel_for(rows, 16, [&](int64_t begin, int64_t end) {
-      std::vector<double> row(static_cast<size_t>(features));
-      for (int64_t r = begin; r < end; ++r) {
-        for (int64_t f = 0; f < features; ++f) row[static_cast<size_t>(f)] = static_cast<double>(in[r * features + f]);
-        per_row(r, row.data());
+    pool.parallel_for((rows + kBlockRows - 1) / kBlockRows, 1, [&](int64_t begin, int64_t end) {
+      std::vector<double> block(static_cast<size_t>(kBlockRows * features));
+      for (int64_t b = begin; b < end; ++b) {
+        const int64_t first = b * kBlockRows, count = std::min(kBlockRows, rows - first);
+        for (int64_t i = 0; i < count * features; ++i) block[static_cast<size_t>(i)] = static_cast<double>(in[first * features + i]);
+        per_block(first, count, block.data());
       }
     });
   });
@@ -287,10 +471,14 @@ class TreeEnsembleRegressorKernel final : public Kernel {
     TRY_ASSIGN(const ml::Matrix m, checked_matrix(inputs[0], forest_, description_));
     float* y = outputs[0].data<float>();
     const int64_t targets = forest_.outputs;
-    for_each_row(*inputs[0], m.rows, m.columns, pool, [&](int64_t r, const double* row) {
+    for_each_block(*inputs[0], m.rows, m.columns, pool, [&](int64_t first, int64_t count, const double* rows) {
+      std::vector<Score> block(static_cast<size_t>(count * targets));
+      aggregate_block(forest_, aggregate_, targets == 1, rows, count, m.columns, block.data());
       std::vector<Score> scores(static_cast<size_t>(targets));
-      aggregate_row(forest_, aggregate_, targets == 1, row, scores);
-      finish_regression(scores, y + r * targets);
+      for (int64_t i = 0; i < count; ++i) {
+        std::copy_n(block.begin() + i * targets, targets, scores.begin());
+        finish_regression(scores, y + (first + i) * targets);
+      }
     });
     return Status::ok();
   }
@@ -351,11 +539,16 @@ class TreeEnsembleClassifierKernel final : public Kernel {
     const int64_t classes = forest_.outputs;
     float* z = outputs[1].data<float>();
     std::vector<int64_t> labels(static_cast<size_t>(m.rows));
-    for_each_row(*inputs[0], m.rows, m.columns, pool, [&](int64_t r, const double* row) {
+    for_each_block(*inputs[0], m.rows, m.columns, pool, [&](int64_t first, int64_t count, const double* rows) {
+      std::vector<Score> block(static_cast<size_t>(count * classes));
+      aggregate_block(forest_, Aggregate::kSum, false, rows, count, m.columns, block.data());
       std::vector<Score> scores(static_cast<size_t>(classes));
-      aggregate_row(forest_, Aggregate::kSum, false, row, scores);
-      labels[static_cast<size_t>(r)] =
-          classes > 2 ? finish_multiclass(scores, z + r * classes) : finish_binary(scores, z + r * classes);
+      for (int64_t i = 0; i < count; ++i) {
+        std::copy_n(block.begin() + i * classes, classes, scores.begin());
+        const int64_t r = first + i;
+        labels[static_cast<size_t>(r)] =
+            classes > 2 ? finish_multiclass(scores, z + r * classes) : finish_binary(scores, z + r * classes);
+      }
     });
     for (int64_t r = 0; r < m.rows; ++r) {
       const int64_t label = labels[static_cast<size_t>(r)];
