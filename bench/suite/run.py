@@ -245,7 +245,7 @@ def cpu_model():
 
 
 def load_suite(name):
-    if name in ("real", "contrib"):
+    if name in ("real", "contrib", "ml"):
         import importlib.util
 
         path = Path(__file__).resolve().parents[1] / name / "models.py"
@@ -258,9 +258,10 @@ def load_suite(name):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--suite", choices=["synthetic", "real", "contrib"], default="synthetic",
+    parser.add_argument("--suite", choices=["synthetic", "real", "contrib", "ml"], default="synthetic",
                         help="synthetic: models.py; real: models from PyPI packages (bench/real/models.py); "
-                             "contrib: com.microsoft ops and an int4 builder decoder (bench/contrib/models.py)")
+                             "contrib: com.microsoft ops and an int4 builder decoder (bench/contrib/models.py); "
+                             "ml: scikit-learn tree ensembles via skl2onnx (bench/ml/models.py)")
     parser.add_argument("--quick", action="store_true", help="fewer rounds and shorter rounds (a few minutes)")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--isa", choices=["generic", "avx2", "avx512"],

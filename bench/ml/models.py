@@ -1,0 +1,55 @@
+"""Tree-ensemble models as scikit-learn users export them, for the CPU benchmark (``bench/suite/run.py --suite
+ml``): forests and boosting fitted here on synthetic data (scikit-learn, fixed seeds) and converted by skl2onnx
+(ai.onnx.ml TreeEnsembleClassifier / TreeEnsembleRegressor, ZipMap off so both runtimes return tensors), each at
+batch 1 and at 10,000 rows. Fitting takes a few seconds; nothing is downloaded.
+"""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "suite"))
+from models import Case  # noqa: E402
+
+ROWS = (1, 10_000)
+
+
+def estimators():
+    from sklearn import ensemble, tree
+
+    return [
+        ("random forest classifier, 100 trees, depth 10, 3 classes", "clf",
+         ensemble.RandomForestClassifier(100, max_depth=10, random_state=0)),
+        ("extra trees classifier, 100 trees, depth 8, 2 classes", "clf2",
+         ensemble.ExtraTreesClassifier(100, max_depth=8, random_state=0)),
+        ("gradient boosting classifier, 100 x 3 trees, depth 3", "clf",
+         ensemble.GradientBoostingClassifier(n_estimators=100, random_state=0)),
+        ("random forest regressor, 100 trees, depth 12", "reg",
+         ensemble.RandomForestRegressor(100, max_depth=12, random_state=0)),
+        ("gradient boosting regressor, 300 trees, depth 4", "reg",
+         ensemble.GradientBoostingRegressor(n_estimators=300, max_depth=4, random_state=0)),
+        ("decision tree regressor, depth 16", "reg", tree.DecisionTreeRegressor(max_depth=16, random_state=0)),
+    ]
+
+
+def build_all():
+    from sklearn.datasets import make_classification, make_regression
+    from skl2onnx import to_onnx
+
+    cases = []
+    for name, kind, estimator in estimators():
+        if kind.startswith("clf"):
+            x, y = make_classification(20_000, 20, n_informative=10, n_classes=2 if kind == "clf2" else 3,
+                                       random_state=0)
+        else:
+            x, y = make_regression(20_000, 20, n_informative=10, noise=0.1, random_state=0)
+        x = x.astype(np.float32)
+        estimator.fit(x[:10_000], y[:10_000])
+        options = {id(estimator): {"zipmap": False}} if kind.startswith("clf") else None
+        model = to_onnx(estimator, x[:1], options=options,
+                        target_opset={"": 17, "ai.onnx.ml": 3}).SerializeToString()
+        for rows in ROWS:
+            cases.append(Case(f"{name}, {rows} rows", model, {"X": x[10_000:10_000 + rows]}, rtol=1e-5, atol=1e-5,
+                              notes="scikit-learn via skl2onnx"))
+    return cases
