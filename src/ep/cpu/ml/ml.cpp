@@ -239,6 +239,68 @@ Expected<std::unique_ptr<Kernel>> create_binarizer(const KernelInfo& info) {
   return std::unique_ptr<Kernel>(std::make_unique<BinarizerKernel>(info.node.describe(), threshold));
 }
 
+// CategoryMapper: strings -> int64 through cats_strings[i] -> cats_int64s[i] (default_int64 for others), or int64
+// -> strings the other way (default_string). A repeated key maps as its last pair, as in onnxruntime.
+class CategoryMapperKernel final : public Kernel {
+ public:
+  CategoryMapperKernel(std::string description, std::vector<std::string> strings, std::vector<int64_t> ints,
+                       std::string default_string, int64_t default_int)
+      : description_(std::move(description)), default_string_(std::move(default_string)), default_int_(default_int) {
+    for (size_t i = 0; i < strings.size(); ++i) {
+      to_int_[strings[i]] = ints[i];
+      to_string_[ints[i]] = strings[i];
+    }
+  }
+
+  Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
+    if (inputs.empty() || inputs[0] == nullptr ||
+        (inputs[0]->dtype() != DataType::kString && inputs[0]->dtype() != DataType::kInt64)) {
+      return make_error(StatusCode::kInvalidArgument, description_, ": input X must be a string or int64 tensor");
+    }
+    const DataType out = inputs[0]->dtype() == DataType::kString ? DataType::kInt64 : DataType::kString;
+    outputs.assign(1, OutputDesc{out, inputs[0]->shape()});
+    return Status::ok();
+  }
+
+  Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool&) const override {
+    const Tensor& x = *inputs[0];
+    if (x.dtype() == DataType::kString) {
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const auto at = to_int_.find(x.data<std::string>()[i]);
+        outputs[0].data<int64_t>()[i] = at == to_int_.end() ? default_int_ : at->second;
+      }
+    } else {
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const auto at = to_string_.find(x.data<int64_t>()[i]);
+        outputs[0].data<std::string>()[i] = at == to_string_.end() ? default_string_ : at->second;
+      }
+    }
+    return Status::ok();
+  }
+
+ private:
+  std::string description_;
+  std::unordered_map<std::string, int64_t> to_int_;
+  std::unordered_map<int64_t, std::string> to_string_;
+  std::string default_string_;
+  int64_t default_int_;
+};
+
+Expected<std::unique_ptr<Kernel>> create_category_mapper(const KernelInfo& info) {
+  const graph::Node& node = info.node;
+  std::vector<std::string> strings;
+  if (const graph::Attribute* a = node.find_attribute("cats_strings")) strings = a->strings;
+  TRY_ASSIGN(std::vector<int64_t> ints, node.attr_ints("cats_int64s", {}));
+  if (strings.size() != ints.size()) {
+    return make_error(StatusCode::kInvalidGraph, node.describe(), ": cats_strings (", strings.size(),
+                      ") and cats_int64s (", ints.size(), ") differ in length");
+  }
+  TRY_ASSIGN(std::string default_string, node.attr_string("default_string", "_Unused"));
+  TRY_ASSIGN(const int64_t default_int, node.attr_int("default_int64", -1));
+  return std::unique_ptr<Kernel>(std::make_unique<CategoryMapperKernel>(
+      node.describe(), std::move(strings), std::move(ints), std::move(default_string), default_int));
+}
+
 // Selects columns of the last axis. A 1-D X yields [1, count]; the indices may have any shape (flattened).
 class ArrayFeatureExtractorKernel final : public Kernel {
  public:
@@ -293,6 +355,8 @@ const KernelDef kMlKernels[] = {
     {"LabelEncoder", kMlDomain, 1, 1, type_mask(TypeList<std::string, int64_t>{}), 0, create_label_encoder},
     {"LabelEncoder", kMlDomain, 2, kLatestOpset, kLabelMask, 0, create_label_encoder},
     {"Binarizer", kMlDomain, 1, kLatestOpset, type_mask(BinarizerTypes{}), 0, create_binarizer},
+    {"CategoryMapper", kMlDomain, 1, kLatestOpset, type_mask(TypeList<std::string, int64_t>{}), 0,
+     create_category_mapper},
     {"ArrayFeatureExtractor", kMlDomain, 1, kLatestOpset,
      type_mask(TypeList<float, double, int64_t, int32_t, std::string>{}), 0, create_array_feature_extractor},
 };

@@ -44,7 +44,8 @@ void for_each_block(const Tensor& x, int64_t rows, int64_t features, ThreadPool&
   visit_dtype<ml::NumericMlTypes>(x.dtype(), [&]<class T>() {
     const T* in = x.data<T>();
     pool.parallel_for((rows + kBlockRows - 1) / kBlockRows, 1, [&](int64_t begin, int64_t end) {
-      std::vector<double> block(static_cast<size_t>(kBlockRows * features));
+      // At least one element: a one-leaf tree's root compares (and ignores) feature 0 even when X has no columns.
+      std::vector<double> block(static_cast<size_t>(std::max<int64_t>(1, kBlockRows * features)));
       for (int64_t b = begin; b < end; ++b) {
         const int64_t first = b * kBlockRows, count = std::min(kBlockRows, rows - first);
         for (int64_t i = 0; i < count * features; ++i) block[static_cast<size_t>(i)] = static_cast<double>(in[first * features + i]);

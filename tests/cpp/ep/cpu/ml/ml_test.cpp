@@ -174,5 +174,27 @@ TEST(TreeEnsembleClassifier, MalformedForestsAreRefused) {
     EXPECT_EQ(result.status().code(), StatusCode::kInvalidGraph) << result.status().message();
   }
 }
+
+// Trees that are a single leaf read no feature: X may have no columns, for one row or for a block of many.
+TEST(TreeEnsembleRegressor, SingleLeafTreesNeedNoFeatures) {
+  const auto node = ml_node(NodeBuilder("TreeEnsembleRegressor", 1)
+                                .attr_ints("nodes_treeids", {0, 1})
+                                .attr_ints("nodes_nodeids", {0, 0})
+                                .attr_ints("nodes_featureids", {0, 0})
+                                .attr_strings("nodes_modes", {"LEAF", "LEAF"})
+                                .attr_floats("nodes_values", {0.0f, 0.0f})
+                                .attr_ints("nodes_truenodeids", {0, 0})
+                                .attr_ints("nodes_falsenodeids", {0, 0})
+                                .attr_ints("target_treeids", {0, 1})
+                                .attr_ints("target_nodeids", {0, 0})
+                                .attr_ints("target_ids", {0, 0})
+                                .attr_floats("target_weights", {1.5f, 2.0f})
+                                .attr_int("n_targets", 1));
+  for (int64_t rows : {1, 70}) {
+    const Tensor y = run_one(node, {*Tensor::allocate(DataType::kFloat32, Shape{rows, 0})});
+    EXPECT_EQ(y.shape(), (Shape{rows, 1}));
+    for (float v : to_vector<float>(y)) EXPECT_EQ(v, 3.5f);
+  }
+}
 }  // namespace
 }  // namespace nxrt::cpu::testing
