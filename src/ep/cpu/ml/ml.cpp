@@ -15,6 +15,7 @@ namespace nxrt::cpu {
 
 std::span<const KernelDef> ml_tree_ensemble_kernels();
 std::span<const KernelDef> ml_tree_ensemble_legacy_kernels();
+std::span<const KernelDef> ml_svm_kernels();
 std::span<const KernelDef> ml_linear_kernels();
 
 namespace {
@@ -365,6 +366,7 @@ std::vector<KernelDef> all_ml_kernels() {
   std::vector<KernelDef> rows(std::begin(kMlKernels), std::end(kMlKernels));
   for (const KernelDef& row : ml_tree_ensemble_kernels()) rows.push_back(row);
   for (const KernelDef& row : ml_tree_ensemble_legacy_kernels()) rows.push_back(row);
+  for (const KernelDef& row : ml_svm_kernels()) rows.push_back(row);
   for (const KernelDef& row : ml_linear_kernels()) rows.push_back(row);
   return rows;
 }
