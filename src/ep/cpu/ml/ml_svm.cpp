@@ -4,6 +4,7 @@
 // coef0, degree]): LINEAR x . v, POLY (gamma x . v + coef0)^degree, RBF exp(-gamma |x - v|^2), SIGMOID
 // tanh(gamma x . v + coef0). As onnxruntime's CPU kernel: post_transform is read but not applied, and X must have
 // exactly the support vectors' (or coefficients') width.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -147,8 +148,266 @@ Expected<std::unique_ptr<Kernel>> create_svm_regressor(const KernelInfo& info) {
       what, kernel, std::move(vectors), std::move(coefficients), rho[0], features, one_class != 0));
 }
 
+// libsvm's pairwise coupling (Wu, Lin and Weng 2004, method 2) as onnxruntime computes it in float: class
+// probabilities p from the pairwise estimates r[i * k + j] (i != j), at most 100 iterations, stopping when every
+// (Q p)_i is within 0.005 / k of p' Q p.
+void couple_pairwise(int64_t k, const std::vector<float>& r, float* p) {
+  std::vector<float> q(static_cast<size_t>(k * k), 0.0f), qp(static_cast<size_t>(k), 0.0f);
+  const auto at = [k](int64_t i, int64_t j) { return static_cast<size_t>(i * k + j); };
+  for (int64_t i = 0; i < k; ++i) {
+    p[i] = 1.0f / static_cast<float>(k);
+    for (int64_t j = 0; j < i; ++j) {
+      q[at(i, i)] += r[at(j, i)] * r[at(j, i)];
+      q[at(i, j)] = q[at(j, i)];
+    }
+    for (int64_t j = i + 1; j < k; ++j) {
+      q[at(i, i)] += r[at(j, i)] * r[at(j, i)];
+      q[at(i, j)] = -r[at(j, i)] * r[at(i, j)];
+    }
+  }
+  const float eps = 0.005f / static_cast<float>(k);
+  for (int iteration = 0; iteration < 100; ++iteration) {
+    float pqp = 0.0f;
+    for (int64_t i = 0; i < k; ++i) {
+      qp[static_cast<size_t>(i)] = 0.0f;
+      for (int64_t j = 0; j < k; ++j) qp[static_cast<size_t>(i)] += q[at(i, j)] * p[j];
+      pqp += p[i] * qp[static_cast<size_t>(i)];
+    }
+    float max_error = 0.0f;
+    for (int64_t i = 0; i < k; ++i) max_error = std::max(max_error, std::fabs(qp[static_cast<size_t>(i)] - pqp));
+    if (max_error < eps) break;
+    for (int64_t i = 0; i < k; ++i) {
+      const float diff = (-qp[static_cast<size_t>(i)] + pqp) / q[at(i, i)];
+      p[i] += diff;
+      pqp = (pqp + diff * (diff * q[at(i, i)] + 2 * qp[static_cast<size_t>(i)])) / (1 + diff) / (1 + diff);
+      for (int64_t j = 0; j < k; ++j) {
+        qp[static_cast<size_t>(j)] = (qp[static_cast<size_t>(j)] + diff * q[at(i, j)]) / (1 + diff);
+        p[j] /= (1 + diff);
+      }
+    }
+  }
+}
+
+float logistic(float v) {
+  const float e = 1.0f / (1.0f + std::exp(-std::fabs(v)));
+  return v < 0 ? 1.0f - e : e;
+}
+
+// SVMClassifier: X [N, F] or [F] (float, double, int64, int32; computed in float) -> Y [N] labels, Z [N, E].
+// With support vectors (vectors_per_class): one-vs-one decision values d_ij = sum over the support vectors of
+// classes i and j of their coefficients times K(x, sv) + rho[ij], a vote for i when d_ij > 0 else for j; Z holds the
+// decision values (E = k (k - 1) / 2; with two classes [-d, d], [logistic(-d), logistic(d)] under LOGISTIC,
+// [1 - d, d] under SOFTMAX / SOFTMAX_ZERO, as onnxruntime 1.32 writes them) or, with
+// prob_a / prob_b, the pairwise-coupled probabilities (E = k). The label is the class of most votes (first on
+// ties). Without support vectors (the linear form): Z[c] = x . coefficients[c] + rho[0] and the label the first
+// class of highest score. Two classes follow onnxruntime's rule for the label (class 1 when the score reaches 0.5
+// with positive coefficients, or is positive with mixed ones), and every Z goes through the post-transform as in
+// its kernel.
+class SvmClassifierKernel final : public Kernel {
+ public:
+  struct Model {
+    KernelFunction kernel;
+    std::vector<float> vectors, coefficients, rho, prob_a, prob_b;
+    std::vector<int64_t> per_class, first_vector;
+    std::vector<int64_t> int_labels;
+    std::vector<std::string> string_labels;
+    int64_t classes = 0, supports = 0, features = 0;
+    ml::PostTransform post = ml::PostTransform::kNone;
+    bool all_positive = true;
+  };
+
+  SvmClassifierKernel(std::string description, Model model)
+      : description_(std::move(description)), m_(std::move(model)) {}
+
+  int64_t score_columns() const {
+    if (m_.supports > 0 && m_.prob_a.empty()) return m_.classes > 2 ? m_.classes * (m_.classes - 1) / 2 : 2;
+    return m_.classes;
+  }
+
+  Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
+    TRY_ASSIGN(const ml::Matrix mx, ml::matrix_of(inputs.empty() ? nullptr : inputs[0], description_));
+    if (mx.columns != m_.features) {
+      return make_error(StatusCode::kInvalidArgument, description_, ": input X has ", mx.columns,
+                        " features; the model has ", m_.features);
+    }
+    const DataType label_type = m_.string_labels.empty() ? DataType::kInt64 : DataType::kString;
+    outputs.assign({OutputDesc{label_type, Shape{mx.rows}}, OutputDesc{DataType::kFloat32, Shape{mx.rows, score_columns()}}});
+    return Status::ok();
+  }
+
+  Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
+    TRY_ASSIGN(const ml::Matrix mx, ml::matrix_of(inputs[0], description_));
+    std::vector<float> x(static_cast<size_t>(mx.rows * mx.columns));
+    const std::vector<double> values = ml::numeric_values(*inputs[0]);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(values[i]);
+    const int64_t columns = score_columns();
+    std::vector<int64_t> labels(static_cast<size_t>(mx.rows));
+    float* z = outputs[1].data<float>();
+    pool.parallel_for(mx.rows, 16, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        labels[static_cast<size_t>(r)] = classify(x.data() + r * m_.features, z + r * columns);
+      }
+    });
+    for (int64_t r = 0; r < mx.rows; ++r) {
+      const int64_t c = labels[static_cast<size_t>(r)];
+      if (m_.string_labels.empty()) {
+        outputs[0].data<int64_t>()[r] = c >= 0 ? m_.int_labels[static_cast<size_t>(c)] : -c - 1;
+      } else {
+        outputs[0].data<std::string>()[r] = c >= 0 ? m_.string_labels[static_cast<size_t>(c)] : std::to_string(-c - 1);
+      }
+    }
+    return Status::ok();
+  }
+
+ private:
+  // Writes the row's scores; returns the label's class index, or -1 - v for the raw label value v (0 or 1) that
+  // onnxruntime writes for a two-class linear model whose rule picks no class index.
+  int64_t classify(const float* row, float* z) const {
+    const int64_t k = m_.classes;
+    if (m_.supports == 0) {
+      for (int64_t c = 0; c < k; ++c) {
+        z[c] = static_cast<float>(KernelFunction{}(row, m_.coefficients.data() + c * m_.features, m_.features) +
+                                  m_.rho[0]);
+      }
+      const int64_t best = std::max_element(z, z + k) - z;
+      const float top = z[best];
+      transform(z, k);
+      if (k == 2) return two_class_label(top, best);
+      return best;
+    }
+    std::vector<float> kernels(static_cast<size_t>(m_.supports));
+    for (int64_t v = 0; v < m_.supports; ++v) {
+      kernels[static_cast<size_t>(v)] =
+          static_cast<float>(m_.kernel(row, m_.vectors.data() + v * m_.features, m_.features));
+    }
+    std::vector<int64_t> votes(static_cast<size_t>(k), 0);
+    std::vector<float> decisions;
+    size_t pair = 0;
+    for (int64_t i = 0; i < k - 1; ++i) {
+      for (int64_t j = i + 1; j < k; ++j, ++pair) {
+        double sum = 0;
+        for (int64_t v = 0; v < m_.per_class[static_cast<size_t>(i)]; ++v) {
+          const int64_t at = m_.first_vector[static_cast<size_t>(i)] + v;
+          sum += m_.coefficients[static_cast<size_t>((j - 1) * m_.supports + at)] * kernels[static_cast<size_t>(at)];
+        }
+        for (int64_t v = 0; v < m_.per_class[static_cast<size_t>(j)]; ++v) {
+          const int64_t at = m_.first_vector[static_cast<size_t>(j)] + v;
+          sum += m_.coefficients[static_cast<size_t>(i * m_.supports + at)] * kernels[static_cast<size_t>(at)];
+        }
+        sum += m_.rho[pair];
+        decisions.push_back(static_cast<float>(sum));
+        ++votes[static_cast<size_t>(sum > 0 ? i : j)];
+      }
+    }
+    const int64_t most = std::max_element(votes.begin(), votes.end()) - votes.begin();
+    if (!m_.prob_a.empty()) {
+      std::vector<float> r(static_cast<size_t>(k * k), 0.0f);
+      pair = 0;
+      for (int64_t i = 0; i < k - 1; ++i) {
+        for (int64_t j = i + 1; j < k; ++j, ++pair) {
+          const float p = 1.0f - logistic(decisions[pair] * m_.prob_a[pair] + m_.prob_b[pair]);
+          const float clipped = std::min(std::max(p, 1.0e-7f), 1.0f - 1.0e-7f);
+          r[static_cast<size_t>(i * k + j)] = clipped;
+          r[static_cast<size_t>(j * k + i)] = 1.0f - clipped;
+        }
+      }
+      couple_pairwise(k, r, z);
+      transform(z, k);
+      return most;
+    }
+    if (k > 2) {
+      std::copy(decisions.begin(), decisions.end(), z);
+      transform(z, static_cast<int64_t>(decisions.size()));
+      return most;
+    }
+    const float d = decisions[0];
+    if (m_.post == ml::PostTransform::kProbit) {
+      double v = d;
+      ml::apply_post_transform(m_.post, &v, 1);
+      z[0] = static_cast<float>(v);
+      z[1] = 0.0f;
+    } else if (m_.post == ml::PostTransform::kNone) {
+      z[0] = -d;
+      z[1] = d;
+    } else if (m_.post == ml::PostTransform::kLogistic) {
+      z[0] = logistic(-d);
+      z[1] = logistic(d);
+    } else {
+      z[0] = 1.0f - d;
+      z[1] = d;
+    }
+    return most;
+  }
+
+  // Two classes without support vectors: class 1 when the top score reaches 0.5 (positive coefficients) or is
+  // positive (mixed ones), else the top class.
+  int64_t two_class_label(float top, int64_t best) const {
+    if (m_.all_positive && top >= 0.5f) return 1;
+    if (!m_.all_positive && top > 0) return 1;
+    return best;
+  }
+
+  void transform(float* z, int64_t n) const {
+    std::vector<double> v(z, z + n);
+    ml::apply_post_transform(m_.post, v.data(), n);
+    for (int64_t i = 0; i < n; ++i) z[i] = static_cast<float>(v[static_cast<size_t>(i)]);
+  }
+
+  std::string description_;
+  Model m_;
+};
+
+Expected<std::unique_ptr<Kernel>> create_svm_classifier(const KernelInfo& info) {
+  const graph::Node& node = info.node;
+  const std::string what = node.describe();
+  SvmClassifierKernel::Model m;
+  TRY_ASSIGN(m.kernel, kernel_function_of(node));
+  TRY_ASSIGN(m.vectors, node.attr_floats("support_vectors", {}));
+  TRY_ASSIGN(m.coefficients, node.attr_floats("coefficients", {}));
+  TRY_ASSIGN(m.rho, node.attr_floats("rho", {}));
+  TRY_ASSIGN(m.prob_a, node.attr_floats("prob_a", {}));
+  TRY_ASSIGN(m.prob_b, node.attr_floats("prob_b", {}));
+  TRY_ASSIGN(m.per_class, node.attr_ints("vectors_per_class", {}));
+  TRY_ASSIGN(m.int_labels, node.attr_ints("classlabels_ints", {}));
+  if (const graph::Attribute* a = node.find_attribute("classlabels_strings")) m.string_labels = a->strings;
+  TRY_ASSIGN(m.post, ml::post_transform_of(node));
+  if (m.int_labels.empty() == m.string_labels.empty()) {
+    return make_error(StatusCode::kInvalidGraph, what, ": exactly one of classlabels_ints and classlabels_strings");
+  }
+  m.classes = static_cast<int64_t>(std::max(m.int_labels.size(), m.string_labels.size()));
+  const int64_t k = m.classes;
+  if (k < 2 || m.coefficients.empty() || m.rho.empty() || m.prob_a.size() != m.prob_b.size()) {
+    return make_error(StatusCode::kInvalidGraph, what, ": needs two or more labels, coefficients, rho, and prob_a "
+                      "and prob_b of one length");
+  }
+  for (int64_t count : m.per_class) {
+    if (count < 0) return make_error(StatusCode::kInvalidGraph, what, ": negative vectors_per_class");
+    m.first_vector.push_back(m.supports);
+    m.supports += count;
+  }
+  const size_t pairs = static_cast<size_t>(k * (k - 1) / 2);
+  if (m.supports > 0) {
+    if (static_cast<int64_t>(m.per_class.size()) != k || m.vectors.size() % static_cast<size_t>(m.supports) != 0 ||
+        m.coefficients.size() != static_cast<size_t>((k - 1) * m.supports) || m.rho.size() < pairs ||
+        (!m.prob_a.empty() && m.prob_a.size() < pairs)) {
+      return make_error(StatusCode::kInvalidGraph, what, ": vectors_per_class, support_vectors, coefficients ((k - 1) x "
+                        "supports), rho and prob_a / prob_b (one per class pair) do not agree for ", k, " classes");
+    }
+    m.features = static_cast<int64_t>(m.vectors.size()) / m.supports;
+  } else {
+    if (m.coefficients.size() % static_cast<size_t>(k) != 0) {
+      return make_error(StatusCode::kInvalidGraph, what, ": ", m.coefficients.size(),
+                        " coefficients are not one row per class of ", k);
+    }
+    m.features = static_cast<int64_t>(m.coefficients.size()) / k;
+  }
+  m.all_positive = std::all_of(m.coefficients.begin(), m.coefficients.end(), [](float c) { return c >= 0; });
+  return std::unique_ptr<Kernel>(std::make_unique<SvmClassifierKernel>(what, std::move(m)));
+}
+
 const KernelDef kSvmKernels[] = {
     {"SVMRegressor", ml::kMlDomain, 1, kLatestOpset, type_mask(TypeList<float>{}), 0, create_svm_regressor},
+    {"SVMClassifier", ml::kMlDomain, 1, kLatestOpset, type_mask(ml::NumericMlTypes{}), 0, create_svm_classifier},
 };
 
 }  // namespace
