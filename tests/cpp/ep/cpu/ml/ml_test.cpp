@@ -196,5 +196,52 @@ TEST(TreeEnsembleRegressor, SingleLeafTreesNeedNoFeatures) {
     for (float v : to_vector<float>(y)) EXPECT_EQ(v, 3.5f);
   }
 }
+
+TEST(SVMRegressor, RbfSupportVectorsAndOneClass) {
+  // y = 2 exp(-0.5 |x - (0, 0)|^2) - 1 exp(-0.5 |x - (1, 1)|^2) + 0.25
+  NodeBuilder builder("SVMRegressor", 1);
+  builder.attr_int("n_supports", 2)
+      .attr_floats("support_vectors", {0, 0, 1, 1})
+      .attr_floats("coefficients", {2, -1})
+      .attr_floats("rho", {0.25f})
+      .attr_string("kernel_type", "RBF")
+      .attr_floats("kernel_params", {0.5f, 0, 0});
+  const Tensor x = make_tensor<float>({2, 2}, {0, 0, 1, 1});
+  const std::vector<float> y = to_vector<float>(run_one(ml_node(builder), {x}));
+  const double e1 = std::exp(-1.0);  // exp(-0.5 * 2)
+  EXPECT_NEAR(y[0], 2 - e1 + 0.25, 1e-6);
+  EXPECT_NEAR(y[1], 2 * e1 - 1 + 0.25, 1e-6);
+  builder.attr_int("one_class", 1);
+  EXPECT_EQ(to_vector<float>(run_one(ml_node(builder), {x})), (std::vector<float>{1, -1}));  // 2/e - 0.75 < 0
+  auto bad = run_kernel(ml_node(builder), {make_tensor<float>({1, 3}, {0, 0, 0})});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(SVMClassifier, OneVsOneVotesPickTheLabelAndLinearFormScoresEachClass) {
+  // Three classes, one support vector each at 0, 1 and 2 (linear kernel, one feature); coefficients [2 x 3].
+  const auto node = ml_node(NodeBuilder("SVMClassifier", 1)
+                                .attr_ints("vectors_per_class", {1, 1, 1})
+                                .attr_floats("support_vectors", {0, 1, 2})
+                                .attr_floats("coefficients", {1, -1, -1, 1, 1, -1})
+                                .attr_floats("rho", {0.5f, 0.5f, 0.5f})
+                                .attr_ints("classlabels_ints", {10, 20, 30}));
+  auto outputs = run_kernel(node, {make_tensor<float>({1, 1}, {2.0f})});
+  ASSERT_TRUE(outputs.has_value()) << outputs.status().message();
+  // At x = 2 the kernels are (0, 2, 4): d01 = coef[0][0] k0 + coef[0][1] k1 + 0.5 = -1.5 (a vote for class 1),
+  // d02 = coef[1][0] k0 + coef[0][2] k2 + 0.5 = -3.5 and d12 = coef[1][1] k1 + coef[1][2] k2 + 0.5 = -1.5 (class 2
+  // twice): label 30.
+  EXPECT_EQ(to_vector<int64_t>((*outputs)[0]), (std::vector<int64_t>{30}));
+  EXPECT_EQ(to_vector<float>((*outputs)[1]), (std::vector<float>{-1.5f, -3.5f, -1.5f}));
+  const auto linear = ml_node(NodeBuilder("SVMClassifier", 1)
+                                  .attr_floats("coefficients", {1, -1, -1, 1})
+                                  .attr_floats("rho", {0})
+                                  .attr_strings("classlabels_strings", {"no", "yes"}));
+  auto scored = run_kernel(linear, {make_tensor<double>({2, 2}, {1, 0, 0, 1})});
+  ASSERT_TRUE(scored.has_value()) << scored.status().message();
+  EXPECT_EQ((*scored)[0].data<std::string>()[0], "yes");  // mixed coefficients: a positive top score picks class 1
+  EXPECT_EQ((*scored)[0].data<std::string>()[1], "yes");
+  EXPECT_EQ(to_vector<float>((*scored)[1]), (std::vector<float>{1, -1, -1, 1}));
+}
 }  // namespace
 }  // namespace nxrt::cpu::testing
