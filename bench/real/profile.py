@@ -107,7 +107,7 @@ def table(case, threads, nxrt_times, ort_times, nxrt_wall, ort_wall, tier):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="a case whose name contains this text")
-    parser.add_argument("--suite", choices=["real", "synthetic", "contrib"], default="real",
+    parser.add_argument("--suite", choices=["real", "synthetic", "contrib", "ml"], default="real",
                         help="the case list of bench/suite/run.py to pick from (default: real)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--runs", type=int, default=20)

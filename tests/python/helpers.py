@@ -116,3 +116,17 @@ def run_feeds(runtime, model, feeds, constants=()):
     """Runs `model` on the CPU provider of `runtime` (nxrt or onnxruntime) with the non-constant `feeds`."""
     session = runtime.InferenceSession(model, providers=["CPUExecutionProvider"])
     return session.run(None, {k: v for k, v in feeds if v is not None and k not in constants})
+
+
+def assert_outputs_match(got, want, rtol=1e-5, atol=1e-5):
+    """Output lists of two runtimes: same count and shapes; labels (integers, strings) equal; floats within rtol and
+    atol times max(1, the largest |value| of the reference), NaN where the reference has NaN."""
+    assert len(got) == len(want)
+    for index, (g, w) in enumerate(zip(got, want)):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, f"output {index}: shape {g.shape} vs {w.shape}"
+        if w.dtype.kind in "iuOSU":
+            np.testing.assert_array_equal(g, w, err_msg=f"output {index}")
+        else:
+            scale = max(1.0, float(np.nanmax(np.abs(w)))) if w.size and not np.all(np.isnan(w)) else 1.0
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol * scale, equal_nan=True, err_msg=f"output {index}")

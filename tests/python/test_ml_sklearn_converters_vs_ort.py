@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
+import helpers
 import nxrt
 
 ort = pytest.importorskip("onnxruntime")
@@ -115,14 +116,7 @@ def test_converted_estimator_matches_onnxruntime_and_the_estimator(name):
     serialized = model.SerializeToString()
     want = ort.InferenceSession(serialized, providers=["CPUExecutionProvider"]).run(None, {"X": x})
     got = nxrt.InferenceSession(serialized).run(None, {"X": x})
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.shape == w.shape
-        if w.dtype.kind in "iuOSU":
-            np.testing.assert_array_equal(g, w)
-        else:
-            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4 * max(1.0, float(np.max(np.abs(w)))))
+    helpers.assert_outputs_match(got, want, rtol=1e-4, atol=1e-4)
     if "classes" in data and classifier:
         agree = float(np.mean(np.asarray(got[0]).ravel() == estimator.predict(x).ravel()))
         assert agree >= 0.99, f"labels agree with {name}.predict on {agree:.1%} of rows"

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
+import helpers
 import nxrt
 
 ort = pytest.importorskip("onnxruntime")
@@ -25,14 +26,7 @@ def model_of(op, attrs, x_type, outputs):
 def compare(model, x):
     want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"X": x})
     got = nxrt.InferenceSession(model).run(None, {"X": x})
-    for g, w in zip(got, want):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.shape == w.shape
-        if w.dtype.kind in "iuOSU":
-            np.testing.assert_array_equal(g, w)
-        else:
-            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4 * max(1.0, float(np.nanmax(np.abs(w)))),
-                                       equal_nan=True)
+    helpers.assert_outputs_match(got, want, rtol=1e-4, atol=1e-4)
 
 
 def kernel_attrs(rng, seed):

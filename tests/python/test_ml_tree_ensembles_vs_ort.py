@@ -12,6 +12,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
+import helpers
 import nxrt
 
 ort = pytest.importorskip("onnxruntime")
@@ -88,17 +89,6 @@ def features_of(rng, rows, features, x_type):
     return x.astype(np.float64 if x_type == TensorProto.DOUBLE else np.float32)
 
 
-def assert_same(got, want):
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.shape == w.shape
-        if w.dtype.kind in "iuUSO":
-            np.testing.assert_array_equal(g, w)
-        else:
-            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5 * max(1.0, float(np.nanmax(np.abs(w)))))
-
-
 def both(model, feeds):
     want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, feeds)
     got = nxrt.InferenceSession(model).run(None, feeds)
@@ -116,7 +106,7 @@ def compare(op, attrs, x_type, features, outputs, opset, x):
     except Exception:  # no kernel, or no opset-3 tensors of that type: the float forest on float rows
         want = ort.InferenceSession(model_of(op, attrs, TensorProto.FLOAT, features, outputs, opset),
                                     providers=["CPUExecutionProvider"]).run(None, {"X": x.astype(np.float32)})
-    assert_same(got, want)
+    helpers.assert_outputs_match(got, want)
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -261,7 +251,7 @@ def test_scikit_learn_forests_match_the_estimator_and_onnxruntime(name, variant)
     assert any(node.op_type.startswith("TreeEnsemble") for node in onx.graph.node)
     feeds = {"X": x}
     got, want = both(onx.SerializeToString(), feeds)
-    assert_same(got, want)
+    helpers.assert_outputs_match(got, want)
     if kind == "clf":
         np.testing.assert_array_equal(got[0], model.predict(x))
         np.testing.assert_allclose(got[1], model.predict_proba(x), rtol=1e-4, atol=1e-5)

@@ -56,9 +56,23 @@ inline bool compares_true(BranchMode mode, double x, double split) {
   }
 }
 
+// The node one step below `node` for `row`. kMode: the forest's uniform mode, or kMember for mixed modes (read per
+// node); kMissing: some node tracks missing values.
+template <BranchMode kMode, bool kMissing>
+inline int32_t step_from(const WalkNode& node, const double* row) {
+  const double x = row[node.feature];
+  bool take;
+  if constexpr (kMode == BranchMode::kMember) {
+    take = compares_true(node.mode, x, node.split);
+  } else {
+    take = compares_true<kMode>(x, node.split);
+  }
+  if constexpr (kMissing) take = take || (node.missing_true && std::isnan(x));
+  return node.next[take ? 1 : 0];
+}
+
 // leaves[i] = the leaf tree `tree` leads row i of `rows` to, for R rows walked side by side (independent chains of
-// loads hide each other's latency). kMode: the forest's uniform mode, or kMember for mixed modes (read per node);
-// kMissing: some node tracks missing values.
+// loads hide each other's latency).
 template <int R, BranchMode kMode, bool kMissing>
 void walk_rows(const LegacyForest& forest, size_t tree, const double* rows, int64_t features, int64_t* leaves) {
   const WalkNode* nodes = forest.walk.data();
@@ -67,16 +81,7 @@ void walk_rows(const LegacyForest& forest, size_t tree, const double* rows, int6
   for (int32_t step = 0; step < forest.depths[tree]; ++step) {
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
-      const WalkNode& node = nodes[at[r]];
-      const double x = rows[r * features + node.feature];
-      bool take;
-      if constexpr (kMode == BranchMode::kMember) {
-        take = compares_true(node.mode, x, node.split);
-      } else {
-        take = compares_true<kMode>(x, node.split);
-      }
-      if constexpr (kMissing) take = take || (node.missing_true && std::isnan(x));
-      at[r] = node.next[take ? 1 : 0];
+      at[r] = step_from<kMode, kMissing>(nodes[at[r]], rows + r * features);
     }
   }
   for (int r = 0; r < R; ++r) leaves[r] = at[r] - forest.interior;
@@ -96,16 +101,7 @@ void walk_trees(const LegacyForest& forest, size_t first_tree, const double* row
   for (int32_t step = 0; step < depth; ++step) {
 #pragma GCC unroll 16
     for (int t = 0; t < T; ++t) {
-      const WalkNode& node = nodes[at[t]];
-      const double x = row[node.feature];
-      bool take;
-      if constexpr (kMode == BranchMode::kMember) {
-        take = compares_true(node.mode, x, node.split);
-      } else {
-        take = compares_true<kMode>(x, node.split);
-      }
-      if constexpr (kMissing) take = take || (node.missing_true && std::isnan(x));
-      at[t] = node.next[take ? 1 : 0];
+      at[t] = step_from<kMode, kMissing>(nodes[at[t]], row);
     }
   }
   for (int t = 0; t < T; ++t) leaves[t] = at[t] - forest.interior;

@@ -18,6 +18,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ep/cpu/microkernels/avx512/int4_panel_avx512.h"
+#include "ep/cpu/microkernels/avx512/int8_weight_panel_avx512.h"
 #include "ep/cpu/microkernels/int8_weight_matmul.h"
 
 namespace nxrt::cpu {
@@ -48,19 +50,9 @@ void vnni_panel(const Int8Panels& w, const Int8Rows& a, int64_t p, int64_t n_tot
         sums[m] = _mm512_dpbusd_epi32(sums[m], unsigned_codes, _mm512_set1_epi32(four));
       }
     }
-    const __m512 scales = _mm512_loadu_ps(w.scales + (p * w.k_blocks + b) * 16);
-    const bool offset = w.offsets != nullptr;  // else every offset is 0
-    const __m512 offsets = offset ? _mm512_loadu_ps(w.offsets + (p * w.k_blocks + b) * 16) : _mm512_setzero_ps();
-    for (int m = 0; m < M; ++m) {
-      const float a_scale = a.scales[m * w.k_blocks + b];
-      const float a_sum = a_scale * static_cast<float>(a.sums[m * w.k_blocks + b]);
-      acc[m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums[m]), _mm512_mul_ps(scales, _mm512_set1_ps(a_scale)), acc[m]);
-      if (offset) acc[m] = _mm512_fmadd_ps(offsets, _mm512_set1_ps(a_sum), acc[m]);
-    }
+    add_int8_weight_block<M>(w, a, p, b, sums, acc);
   }
-  const __mmask16 valid = static_cast<__mmask16>((1u << std::min<int64_t>(16, n_total - p * 16)) - 1u);
-  const __m512 add = bias != nullptr ? _mm512_maskz_loadu_ps(valid, bias + p * 16) : _mm512_setzero_ps();
-  for (int m = 0; m < M; ++m) _mm512_mask_storeu_ps(y + m * ldy + p * 16, valid, _mm512_add_ps(acc[m], add));
+  store_panel<M>(acc, p, n_total, bias, y, ldy);
 }
 
 using PanelFn = void (*)(const Int8Panels&, const Int8Rows&, int64_t, int64_t, const float*, float*, int64_t);
