@@ -17,8 +17,9 @@ __version__ = _nxrt.__version__
 __all__ = [
     "BoundOutputs", "ExecutionMode", "ExecutionOrder", "GraphOptimizationLevel", "IOBinding", "InferenceSession",
     "ModelMetadata", "NodeArg", "OrtValue", "Outputs", "RunOptions", "SessionOptions", "Value", "asvalue",
-    "builtin_model", "get_all_providers", "get_available_providers", "get_device", "get_version_string", "load",
-    "ops", "set_default_logger_severity",
+    "builtin_model", "disable_telemetry_events", "enable_telemetry_events", "get_all_providers",
+    "get_available_providers", "get_device", "get_version_string", "load", "ops", "set_default_logger_callback",
+    "set_default_logger_severity", "set_seed",
 ]
 
 
@@ -40,6 +41,23 @@ def set_default_logger_severity(severity):
 
 def set_default_logger_verbosity(verbosity):
     pass
+
+
+def set_default_logger_callback(callback):
+    """Accepted for onnxruntime compatibility; nxrt reports through exceptions and warnings, not a log stream."""
+
+
+def disable_telemetry_events():
+    """nxrt sends no telemetry; accepted for onnxruntime compatibility."""
+
+
+def enable_telemetry_events():
+    """nxrt sends no telemetry; accepted for onnxruntime compatibility."""
+
+
+def set_seed(seed):
+    """Seeds random operators (RandomNormal, RandomUniform, Bernoulli...) that have no seed attribute: accepted for
+    onnxruntime compatibility; nxrt's random kernels draw from their own per-node generators."""
 
 
 def asvalue(obj, copy=False):

@@ -19,6 +19,30 @@ def _device(device_type):
     return device
 
 
+class _CapsuleProducer:
+    """Presents a bare DLPack capsule as a producer: its device is read from the DLManagedTensor the capsule holds
+    (DLTensor: data pointer, then DLDevice {int32 device_type, int32 device_id})."""
+
+    __slots__ = ("_capsule",)
+
+    def __init__(self, capsule):
+        self._capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self._capsule
+
+    def __dlpack_device__(self):
+        import ctypes
+
+        get_name = ctypes.pythonapi.PyCapsule_GetName
+        get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+        get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+        get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        pointer = get_pointer(self._capsule, get_name(self._capsule))
+        device = (ctypes.c_int32 * 2).from_address(pointer + ctypes.sizeof(ctypes.c_void_p))
+        return int(device[0]), int(device[1])
+
+
 class OrtValue:
     """A tensor value. `ortvalue_from_numpy` wraps the array without copying it (the OrtValue keeps it alive), or
     copies it into test-device memory when `device_type` is "test_device"; numpy() then copies it back."""
@@ -47,6 +71,9 @@ class OrtValue:
 
     @staticmethod
     def from_dlpack(data, is_bool_tensor=False):
+        """A DLPack producer (an object with __dlpack__) or, as onnxruntime accepts, a DLPack capsule itself."""
+        if type(data).__name__ == "PyCapsule":
+            data = _CapsuleProducer(data)
         value = Value.from_object(data)
         return OrtValue(value)
 
@@ -79,6 +106,11 @@ class OrtValue:
 
     def tensor_size_in_bytes(self):
         return self._value.nbytes
+
+    def __array__(self, dtype=None, copy=None):
+        """np.asarray(ortvalue): the tensor's values (a copy, as numpy() makes)."""
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype, copy=False)
 
     def numpy(self):
         return self._value.numpy()

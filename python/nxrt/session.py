@@ -6,6 +6,8 @@ import os
 import time
 import warnings
 
+import numpy as np
+
 from nxrt import _nxrt
 from nxrt.friendly import BoundOutputs, Outputs, feed_from_arguments
 from nxrt.io_binding import IOBinding
@@ -130,6 +132,16 @@ def _normalize_providers(providers, provider_options, fallback_to_cpu):
     return names, options
 
 
+# Feed values that carry no element type of their own, and the numpy type of each ONNX tensor type.
+_PYTHON_VALUES = (list, tuple, int, float, bool, str)
+_NUMPY_OF_ONNX = {
+    "tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16,
+    "tensor(int8)": np.int8, "tensor(int16)": np.int16, "tensor(int32)": np.int32, "tensor(int64)": np.int64,
+    "tensor(uint8)": np.uint8, "tensor(uint16)": np.uint16, "tensor(uint32)": np.uint32,
+    "tensor(uint64)": np.uint64, "tensor(bool)": np.bool_, "tensor(string)": object,
+}
+
+
 class InferenceSession:
     """Runs an ONNX model on nxrt's engine: the CPU, or the providers given in ``providers``.
 
@@ -187,7 +199,20 @@ class InferenceSession:
     # onnxruntime API
 
     def run(self, output_names, input_feed, run_options=None):
+        if any(isinstance(value, _PYTHON_VALUES) for value in input_feed.values()):
+            input_feed = self._typed_feed(input_feed)
         return self._sess.run(output_names or None, input_feed, run_options)
+
+    def _typed_feed(self, input_feed):
+        """Python lists, tuples and scalars become arrays of the input's declared element type, as onnxruntime
+        converts them (a list of floats fed to a float input is float32, not float64)."""
+        types = {arg.name: arg.type for arg in self._inputs_meta}
+        typed = dict(input_feed)
+        for name, value in input_feed.items():
+            dtype = _NUMPY_OF_ONNX.get(types.get(name, ""))
+            if isinstance(value, _PYTHON_VALUES) and dtype is not None:
+                typed[name] = np.asarray(value, dtype=dtype)
+        return typed
 
     def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
         feed = {name: value._value if isinstance(value, OrtValue) else value

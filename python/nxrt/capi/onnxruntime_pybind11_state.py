@@ -1,60 +1,24 @@
-"""Exception classes named and shaped as onnxruntime's (one per ONNX Runtime status code).
+"""Exception classes named and shaped as onnxruntime's (one per ONNX Runtime status code), as onnxruntime exposes
+them from ``onnxruntime.capi.onnxruntime_pybind11_state``. Defined in nxrt._status_errors (imported by absolute
+name, so that copies of this module loaded under an alias hold the very same classes)."""
 
-The extension raises them with ``str(e) == "[ONNXRuntimeError] : {code} : {NAME} : {message}"``.
-"""
+from nxrt._status_errors import (  # noqa: F401
+    Fail,
+    InvalidArgument,
+    NoSuchFile,
+    NoModel,
+    EngineError,
+    RuntimeException,
+    InvalidProtobuf,
+    ModelLoaded,
+    NotImplemented,
+    InvalidGraph,
+    EPFail,
+    ModelLoadCanceled,
+    ModelRequiresCompilation,
+    NotFound,
+)
 
-
-class Fail(Exception):
-    pass
-
-
-class InvalidArgument(Exception):
-    pass
-
-
-class NoSuchFile(Exception):
-    pass
-
-
-class NoModel(Exception):
-    pass
-
-
-class EngineError(Exception):
-    pass
-
-
-class RuntimeException(Exception):
-    pass
-
-
-class InvalidProtobuf(Exception):
-    pass
-
-
-class ModelLoaded(Exception):
-    pass
-
-
-class NotImplemented(Exception):  # noqa: A001 - the name onnxruntime uses
-    pass
-
-
-class InvalidGraph(Exception):
-    pass
-
-
-class EPFail(Exception):
-    pass
-
-
-class ModelLoadCanceled(Exception):
-    pass
-
-
-class ModelRequiresCompilation(Exception):
-    pass
-
-
-class NotFound(Exception):
-    pass
+__all__ = ["Fail", "InvalidArgument", "NoSuchFile", "NoModel", "EngineError", "RuntimeException", "InvalidProtobuf",
+    "ModelLoaded", "NotImplemented", "InvalidGraph", "EPFail", "ModelLoadCanceled", "ModelRequiresCompilation",
+    "NotFound"]
