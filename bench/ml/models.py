@@ -1,7 +1,8 @@
-"""Tree-ensemble models as scikit-learn users export them, for the CPU benchmark (``bench/suite/run.py --suite
-ml``): forests and boosting fitted here on synthetic data (scikit-learn, fixed seeds) and converted by skl2onnx
-(ai.onnx.ml TreeEnsembleClassifier / TreeEnsembleRegressor, ZipMap off so both runtimes return tensors), each at
-batch 1 and at 10,000 rows. Fitting takes a few seconds; nothing is downloaded.
+"""ai.onnx.ml models as scikit-learn users export them, for the CPU benchmark (``bench/suite/run.py --suite ml``):
+forests, boosting, SVMs and a linear model fitted here on synthetic data (scikit-learn, fixed seeds) and converted
+by skl2onnx (TreeEnsembleClassifier / Regressor, SVMClassifier / Regressor, LinearClassifier; ZipMap off so both
+runtimes return tensors), each at batch 1 and at 10,000 rows. Fitting takes under a minute; nothing is
+downloaded.
 """
 
 import sys
@@ -16,7 +17,7 @@ ROWS = (1, 10_000)
 
 
 def estimators():
-    from sklearn import ensemble, tree
+    from sklearn import ensemble, linear_model, svm, tree
 
     return [
         ("random forest classifier, 100 trees, depth 10, 3 classes", "clf",
@@ -30,6 +31,9 @@ def estimators():
         ("gradient boosting regressor, 300 trees, depth 4", "reg",
          ensemble.GradientBoostingRegressor(n_estimators=300, max_depth=4, random_state=0)),
         ("decision tree regressor, depth 16", "reg", tree.DecisionTreeRegressor(max_depth=16, random_state=0)),
+        ("SVC rbf, 3 classes", "clf", svm.SVC()),
+        ("SVR rbf", "reg", svm.SVR()),
+        ("logistic regression, 3 classes", "clf", linear_model.LogisticRegression(max_iter=1000)),
     ]
 
 

@@ -2,8 +2,9 @@
 // OneClassSVM). With support vectors (n_supports > 0): y = sum_j coefficients[j] K(x, sv_j) + rho[0]; without:
 // y = x . coefficients + rho[0]. one_class maps y to +1 when positive, else -1. Kernels (kernel_params = [gamma,
 // coef0, degree]): LINEAR x . v, POLY (gamma x . v + coef0)^degree, RBF exp(-gamma |x - v|^2), SIGMOID
-// tanh(gamma x . v + coef0). As onnxruntime's CPU kernel: post_transform is read but not applied, and X must have
-// exactly the support vectors' (or coefficients') width.
+// tanh(gamma x . v + coef0), evaluated for blocks of rows as one GEMM of dot products (RBF from |x|^2 + |v|^2 -
+// 2 x . v). As onnxruntime's CPU kernel: post_transform is read but not applied, and X must have exactly the support
+// vectors' (or coefficients') width.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "ep/cpu/kernel.h"
+#include "ep/cpu/microkernels/gemm.h"
 #include "ep/cpu/ml/ml_common.h"
 
 namespace nxrt::cpu {
@@ -22,23 +24,62 @@ enum class SvmKernel { kLinear, kPoly, kRbf, kSigmoid };
 struct KernelFunction {
   SvmKernel type = SvmKernel::kLinear;
   double gamma = 0, coef0 = 0, degree = 0;
-
-  double operator()(const float* x, const float* v, int64_t n) const {
-    if (type == SvmKernel::kRbf) {
-      double squares = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        const double d = static_cast<double>(x[i]) - v[i];
-        squares += d * d;
-      }
-      return std::exp(-gamma * squares);
-    }
-    double dot = 0;
-    for (int64_t i = 0; i < n; ++i) dot += static_cast<double>(x[i]) * v[i];
-    if (type == SvmKernel::kPoly) return std::pow(gamma * dot + coef0, degree);
-    if (type == SvmKernel::kSigmoid) return std::tanh(gamma * dot + coef0);
-    return dot;
-  }
 };
+
+// Squared norms of `count` vectors of `features` floats (the RBF kernel's |v|^2).
+std::vector<float> squared_norms(const std::vector<float>& vectors, int64_t count, int64_t features) {
+  std::vector<float> norms(static_cast<size_t>(count), 0.0f);
+  for (int64_t j = 0; j < count; ++j) {
+    double sum = 0;
+    for (int64_t f = 0; f < features; ++f) sum += double{vectors[static_cast<size_t>(j * features + f)]} * vectors[static_cast<size_t>(j * features + f)];
+    norms[static_cast<size_t>(j)] = static_cast<float>(sum);
+  }
+  return norms;
+}
+
+// out[i * count + j] = K(x_i, v_j) for `rows` rows of x: the dot products by one GEMM on the session's threads, then
+// the kernel per element (RBF from |x|^2 + |v|^2 - 2 x . v, clamped at 0, with `norms` = |v|^2).
+void kernel_matrix(const KernelFunction& k, const float* x, int64_t rows, const std::vector<float>& vectors,
+                   const std::vector<float>& norms, int64_t count, int64_t features, float* out, ThreadPool& pool) {
+  if (features == 0) {
+    std::fill(out, out + rows * count, 0.0f);
+  } else {
+    gemm_f32(GemmArgs{false, true, rows, count, features, features, features, count}, 1.0f, x, vectors.data(), 0.0f,
+             out, pool);
+  }
+  pool.parallel_for(rows, 8, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      float* row = out + i * count;
+      double x_norm = 0;
+      if (k.type == SvmKernel::kRbf) {
+        for (int64_t f = 0; f < features; ++f) x_norm += double{x[i * features + f]} * x[i * features + f];
+      }
+      for (int64_t j = 0; j < count; ++j) {
+        const double dot = row[j];
+        switch (k.type) {
+          case SvmKernel::kLinear: break;
+          case SvmKernel::kPoly: row[j] = static_cast<float>(std::pow(k.gamma * dot + k.coef0, k.degree)); break;
+          case SvmKernel::kSigmoid: row[j] = static_cast<float>(std::tanh(k.gamma * dot + k.coef0)); break;
+          case SvmKernel::kRbf: {
+            const double squares = std::max(0.0, x_norm + norms[static_cast<size_t>(j)] - 2.0 * dot);
+            row[j] = static_cast<float>(std::exp(-k.gamma * squares));
+            break;
+          }
+        }
+      }
+    }
+  });
+}
+
+// Rows per kernel-matrix block: bounds the block's floats to rows x support vectors.
+constexpr int64_t kKernelBlockRows = 256;
+
+// x . v over n floats, summed in double (the linear forms' scores).
+double dot(const float* x, const float* v, int64_t n) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * v[i];
+  return sum;
+}
 
 Expected<KernelFunction> kernel_function_of(const graph::Node& node) {
   TRY_ASSIGN(const std::string name, node.attr_string("kernel_type", "LINEAR"));
@@ -73,7 +114,8 @@ class SvmRegressorKernel final : public Kernel {
   SvmRegressorKernel(std::string description, KernelFunction kernel, std::vector<float> vectors,
                      std::vector<float> coefficients, double rho, int64_t features, bool one_class)
       : description_(std::move(description)), kernel_(kernel), vectors_(std::move(vectors)),
-        coefficients_(std::move(coefficients)), rho_(rho), features_(features), one_class_(one_class) {}
+        coefficients_(std::move(coefficients)), rho_(rho), features_(features), one_class_(one_class),
+        norms_(squared_norms(vectors_, vectors_.empty() ? 0 : static_cast<int64_t>(coefficients_.size()), features)) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     if (inputs.empty() || inputs[0] == nullptr || inputs[0]->dtype() != DataType::kFloat32) {
@@ -93,20 +135,27 @@ class SvmRegressorKernel final : public Kernel {
     const float* x = inputs[0]->data<float>();
     float* y = outputs[0].data<float>();
     const int64_t supports = vectors_.empty() ? 0 : static_cast<int64_t>(coefficients_.size());
-    pool.parallel_for(m.rows, 16, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        const float* row = x + r * features_;
-        double value = rho_;
-        if (supports == 0) {
-          value += KernelFunction{}(row, coefficients_.data(), features_);
-        } else {
-          for (int64_t j = 0; j < supports; ++j) {
-            value += coefficients_[static_cast<size_t>(j)] * kernel_(row, vectors_.data() + j * features_, features_);
-          }
+    if (supports == 0) {
+      pool.parallel_for(m.rows, 64, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const double value = rho_ + dot(x + r * features_, coefficients_.data(), features_);
+          y[r] = one_class_ ? (value > 0 ? 1.0f : -1.0f) : static_cast<float>(value);
         }
-        y[r] = one_class_ ? (value > 0 ? 1.0f : -1.0f) : static_cast<float>(value);
+      });
+      return Status::ok();
+    }
+    std::vector<float> block(static_cast<size_t>(std::min(m.rows, kKernelBlockRows) * supports));
+    for (int64_t r0 = 0; r0 < m.rows; r0 += kKernelBlockRows) {
+      const int64_t count = std::min(kKernelBlockRows, m.rows - r0);
+      kernel_matrix(kernel_, x + r0 * features_, count, vectors_, norms_, supports, features_, block.data(), pool);
+      for (int64_t i = 0; i < count; ++i) {
+        double value = rho_;
+        for (int64_t j = 0; j < supports; ++j) {
+          value += double{coefficients_[static_cast<size_t>(j)]} * block[static_cast<size_t>(i * supports + j)];
+        }
+        y[r0 + i] = one_class_ ? (value > 0 ? 1.0f : -1.0f) : static_cast<float>(value);
       }
-    });
+    }
     return Status::ok();
   }
 
@@ -118,6 +167,7 @@ class SvmRegressorKernel final : public Kernel {
   double rho_;
   int64_t features_;
   bool one_class_;
+  std::vector<float> norms_;  // |v|^2 of the support vectors
 };
 
 Expected<std::unique_ptr<Kernel>> create_svm_regressor(const KernelInfo& info) {
@@ -217,7 +267,8 @@ class SvmClassifierKernel final : public Kernel {
   };
 
   SvmClassifierKernel(std::string description, Model model)
-      : description_(std::move(description)), m_(std::move(model)) {}
+      : description_(std::move(description)), m_(std::move(model)),
+        norms_(squared_norms(m_.vectors, m_.supports, m_.features)) {}
 
   int64_t score_columns() const {
     if (m_.supports > 0 && m_.prob_a.empty()) return m_.classes > 2 ? m_.classes * (m_.classes - 1) / 2 : 2;
@@ -243,11 +294,25 @@ class SvmClassifierKernel final : public Kernel {
     const int64_t columns = score_columns();
     std::vector<int64_t> labels(static_cast<size_t>(mx.rows));
     float* z = outputs[1].data<float>();
-    pool.parallel_for(mx.rows, 16, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        labels[static_cast<size_t>(r)] = classify(x.data() + r * m_.features, z + r * columns);
+    if (m_.supports == 0) {
+      pool.parallel_for(mx.rows, 16, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          labels[static_cast<size_t>(r)] = classify_linear(x.data() + r * m_.features, z + r * columns);
+        }
+      });
+    } else {
+      std::vector<float> block(static_cast<size_t>(std::min(mx.rows, kKernelBlockRows) * m_.supports));
+      for (int64_t r0 = 0; r0 < mx.rows; r0 += kKernelBlockRows) {
+        const int64_t count = std::min(kKernelBlockRows, mx.rows - r0);
+        kernel_matrix(m_.kernel, x.data() + r0 * m_.features, count, m_.vectors, norms_, m_.supports, m_.features,
+                      block.data(), pool);
+        pool.parallel_for(count, 16, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) {
+            labels[static_cast<size_t>(r0 + i)] = classify_supports(block.data() + i * m_.supports, z + (r0 + i) * columns);
+          }
+        });
       }
-    });
+    }
     for (int64_t r = 0; r < mx.rows; ++r) {
       const int64_t c = labels[static_cast<size_t>(r)];
       if (m_.string_labels.empty()) {
@@ -260,26 +325,22 @@ class SvmClassifierKernel final : public Kernel {
   }
 
  private:
-  // Writes the row's scores; returns the label's class index, or -1 - v for the raw label value v (0 or 1) that
-  // onnxruntime writes for a two-class linear model whose rule picks no class index.
-  int64_t classify(const float* row, float* z) const {
+  // Writes a row's scores in the linear form; returns the label's class index.
+  int64_t classify_linear(const float* row, float* z) const {
     const int64_t k = m_.classes;
-    if (m_.supports == 0) {
-      for (int64_t c = 0; c < k; ++c) {
-        z[c] = static_cast<float>(KernelFunction{}(row, m_.coefficients.data() + c * m_.features, m_.features) +
-                                  m_.rho[0]);
-      }
-      const int64_t best = std::max_element(z, z + k) - z;
-      const float top = z[best];
-      transform(z, k);
-      if (k == 2) return two_class_label(top, best);
-      return best;
+    for (int64_t c = 0; c < k; ++c) {
+      z[c] = static_cast<float>(dot(row, m_.coefficients.data() + c * m_.features, m_.features) +
+                                m_.rho[0]);
     }
-    std::vector<float> kernels(static_cast<size_t>(m_.supports));
-    for (int64_t v = 0; v < m_.supports; ++v) {
-      kernels[static_cast<size_t>(v)] =
-          static_cast<float>(m_.kernel(row, m_.vectors.data() + v * m_.features, m_.features));
-    }
+    const int64_t best = std::max_element(z, z + k) - z;
+    const float top = z[best];
+    transform(z, k);
+    return k == 2 ? two_class_label(top, best) : best;
+  }
+
+  // Writes a row's scores from its kernel values against the support vectors; returns the label's class index.
+  int64_t classify_supports(const float* kernels, float* z) const {
+    const int64_t k = m_.classes;
     std::vector<int64_t> votes(static_cast<size_t>(k), 0);
     std::vector<float> decisions;
     size_t pair = 0;
@@ -355,6 +416,7 @@ class SvmClassifierKernel final : public Kernel {
 
   std::string description_;
   Model m_;
+  std::vector<float> norms_;  // |v|^2 of the support vectors
 };
 
 Expected<std::unique_ptr<Kernel>> create_svm_classifier(const KernelInfo& info) {
