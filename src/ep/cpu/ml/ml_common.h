@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ep/cpu/kernel.h"
+#include "ep/cpu/microkernels/vector_math.h"
 
 namespace nxrt::cpu::ml {
 
@@ -37,36 +38,63 @@ inline double approximate_erf_inverse(double x) {
   return sign * std::sqrt(-a + std::sqrt(a * a - b));
 }
 
-// Transforms one row of scores in place. SOFTMAX_ZERO leaves (near-)zero scores at zero and spreads 0.5 over a
-// row of zeros.
-inline void apply_post_transform(PostTransform post, double* row, int64_t n) {
+// Transforms one row of scores in place, in T's precision (float: as onnxruntime's kernels compute, and with the
+// float exp, for kernels whose outputs are float). SOFTMAX_ZERO leaves (near-)zero scores at zero and spreads 0.5
+// over a row of zeros.
+template <class T>
+inline void apply_post_transform(PostTransform post, T* row, int64_t n) {
   switch (post) {
     case PostTransform::kNone: return;
     case PostTransform::kLogistic:
-      for (int64_t i = 0; i < n; ++i) row[i] = 1.0 / (1.0 + std::exp(-row[i]));
+      for (int64_t i = 0; i < n; ++i) row[i] = T(1) / (T(1) + std::exp(-row[i]));
       return;
     case PostTransform::kProbit:
-      for (int64_t i = 0; i < n; ++i) row[i] = 1.41421356 * approximate_erf_inverse(row[i] * 2.0 - 1.0);
+      for (int64_t i = 0; i < n; ++i) {
+        row[i] = static_cast<T>(1.41421356 * approximate_erf_inverse(static_cast<double>(row[i]) * 2.0 - 1.0));
+      }
       return;
     case PostTransform::kSoftmax: {
-      double top = -INFINITY;
+      T top = -INFINITY;
       for (int64_t i = 0; i < n; ++i) top = std::max(top, row[i]);
-      double sum = 0;
+      T sum = 0;
       for (int64_t i = 0; i < n; ++i) sum += (row[i] = std::exp(row[i] - top));
       for (int64_t i = 0; i < n; ++i) row[i] /= sum;
       return;
     }
     case PostTransform::kSoftmaxZero: {
-      double top = -INFINITY;
+      T top = -INFINITY;
       for (int64_t i = 0; i < n; ++i) top = std::max(top, row[i]);
-      double sum = 0;
+      T sum = 0;
       for (int64_t i = 0; i < n; ++i) {
-        row[i] = std::abs(row[i]) > 1e-7 ? std::exp(row[i] - top) : row[i] * std::exp(-top);
+        row[i] = std::abs(row[i]) > T(1e-7) ? std::exp(row[i] - top) : row[i] * std::exp(-top);
         sum += row[i];
       }
-      for (int64_t i = 0; i < n; ++i) row[i] = sum == 0 ? 0.5 : row[i] / sum;
+      for (int64_t i = 0; i < n; ++i) row[i] = sum == 0 ? T(0.5) : row[i] / sum;
       return;
     }
+  }
+}
+
+// The same transform over `rows` contiguous rows of `width` floats, with the vectorized exp and sigmoid of
+// vector_math for LOGISTIC and SOFTMAX (what a classifier's score rows go through).
+inline void apply_post_transform_rows(PostTransform post, float* z, int64_t rows, int64_t width) {
+  if (post == PostTransform::kLogistic) {
+    vector_sigmoid(z, z, rows * width);
+  } else if (post == PostTransform::kSoftmax && width > 0) {
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = z + r * width;
+      const float top = *std::max_element(row, row + width);
+      for (int64_t c = 0; c < width; ++c) row[c] -= top;
+    }
+    vector_exp(z, z, rows * width);
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = z + r * width;
+      float sum = 0;
+      for (int64_t c = 0; c < width; ++c) sum += row[c];
+      for (int64_t c = 0; c < width; ++c) row[c] /= sum;
+    }
+  } else {
+    for (int64_t r = 0; r < rows; ++r) apply_post_transform(post, z + r * width, width);
   }
 }
 

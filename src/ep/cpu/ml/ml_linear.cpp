@@ -351,11 +351,20 @@ struct LinearModel {
     return Status::ok();
   }
 
-  void scores(const double* row, int64_t columns, double* out) const {
+  // out[t] = intercept[t] + row . coefficients[t], summed in four interleaved partial sums (independent chains of
+  // additions rather than one chain as long as the row).
+  template <class T>
+  void scores(const T* row, int64_t columns, double* out) const {
     for (int64_t t = 0; t < targets; ++t) {
-      double sum = intercepts.empty() ? 0.0 : intercepts[static_cast<size_t>(t)];
-      for (int64_t c = 0; c < columns; ++c) sum += row[c] * coefficients[static_cast<size_t>(t * columns + c)];
-      out[t] = sum;
+      const double* w = coefficients.data() + t * columns;
+      double partial[4] = {0, 0, 0, 0};
+      int64_t c = 0;
+      for (; c + 4 <= columns; c += 4) {
+        for (int i = 0; i < 4; ++i) partial[i] += static_cast<double>(row[c + i]) * w[c + i];
+      }
+      for (; c < columns; ++c) partial[0] += static_cast<double>(row[c]) * w[c];
+      const double intercept = intercepts.empty() ? 0.0 : intercepts[static_cast<size_t>(t)];
+      out[t] = intercept + ((partial[0] + partial[1]) + (partial[2] + partial[3]));
     }
   }
 };
@@ -386,16 +395,20 @@ class LinearRegressorKernel final : public Kernel {
     return Status::ok();
   }
 
-  Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool&) const override {
+  Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
     TRY_ASSIGN(const Matrix m, ml::matrix_of(inputs[0], description_));
-    const std::vector<double> v = ml::numeric_values(*inputs[0]);
-    std::vector<double> scores(static_cast<size_t>(model_.targets));
     float* y = outputs[0].data<float>();
-    for (int64_t r = 0; r < m.rows; ++r) {
-      model_.scores(v.data() + r * m.columns, m.columns, scores.data());
-      ml::apply_post_transform(model_.post, scores.data(), model_.targets);
-      for (int64_t t = 0; t < model_.targets; ++t) y[r * model_.targets + t] = static_cast<float>(scores[t]);
-    }
+    visit_dtype<NumericMlTypes>(inputs[0]->dtype(), [&]<class T>() {
+      const T* v = inputs[0]->data<T>();
+      pool.parallel_for(m.rows, 256, [&](int64_t begin, int64_t end) {
+        std::vector<double> scores(static_cast<size_t>(model_.targets));
+        for (int64_t r = begin; r < end; ++r) {
+          model_.scores(v + r * m.columns, m.columns, scores.data());
+          ml::apply_post_transform(model_.post, scores.data(), model_.targets);
+          for (int64_t t = 0; t < model_.targets; ++t) y[r * model_.targets + t] = static_cast<float>(scores[t]);
+        }
+      });
+    });
     return Status::ok();
   }
 
@@ -430,32 +443,41 @@ class LinearClassifierKernel final : public Kernel {
     return Status::ok();
   }
 
-  Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool&) const override {
+  Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
     TRY_ASSIGN(const Matrix m, ml::matrix_of(inputs[0], description_));
     LinearModel shaped = model_;
     shaped.targets = m.columns == 0 ? 0 : static_cast<int64_t>(model_.coefficients.size()) / m.columns;
     const int64_t width = columns(shaped);
-    const std::vector<double> v = ml::numeric_values(*inputs[0]);
-    std::vector<double> scores(static_cast<size_t>(std::max<int64_t>(width, shaped.targets)));
     float* z = outputs[1].data<float>();
-    for (int64_t r = 0; r < m.rows; ++r) {
-      shaped.scores(v.data() + r * m.columns, m.columns, scores.data());
-      if (width == 2 && shaped.targets == 1) {
-        scores[1] = scores[0];
-        scores[0] = -scores[0];
-      }
-      ml::apply_post_transform(shaped.post, scores.data(), width);
-      for (int64_t c = 0; c < width; ++c) z[r * width + c] = static_cast<float>(scores[c]);
-      int64_t label = 0;
-      bool first_class = true;
-      if (width > 1) {
-        label = std::max_element(scores.begin(), scores.begin() + width) - scores.begin();
-      } else {
-        const double threshold = shaped.post == ml::PostTransform::kNone ? 0.0 : 0.5;
-        first_class = width == 1 && scores[0] >= threshold;
-      }
-      write_label(outputs[0], r, label, width > 1 || first_class, width > 1);
-    }
+    visit_dtype<NumericMlTypes>(inputs[0]->dtype(), [&]<class T>() {
+      const T* v = inputs[0]->data<T>();
+      pool.parallel_for(m.rows, 256, [&](int64_t begin, int64_t end) {
+        std::vector<double> sums(static_cast<size_t>(std::max<int64_t>(width, shaped.targets)));
+        for (int64_t r = begin; r < end; ++r) {
+          shaped.scores(v + r * m.columns, m.columns, sums.data());
+          float* row = z + r * width;
+          if (width == 2 && shaped.targets == 1) {
+            row[0] = static_cast<float>(-sums[0]);
+            row[1] = static_cast<float>(sums[0]);
+          } else {
+            for (int64_t c = 0; c < width; ++c) row[c] = static_cast<float>(sums[static_cast<size_t>(c)]);
+          }
+        }
+        ml::apply_post_transform_rows(shaped.post, z + begin * width, end - begin, width);
+        for (int64_t r = begin; r < end; ++r) {
+          const float* row = z + r * width;
+          int64_t label = 0;
+          bool first_class = true;
+          if (width > 1) {
+            label = std::max_element(row, row + width) - row;
+          } else {
+            const float threshold = shaped.post == ml::PostTransform::kNone ? 0.0f : 0.5f;
+            first_class = width == 1 && row[0] >= threshold;
+          }
+          write_label(outputs[0], r, label, width > 1 || first_class, width > 1);
+        }
+      });
+    });
     return Status::ok();
   }
 
