@@ -9,10 +9,9 @@
 // CPU kernels where the specification leaves them open (noted at finish_regression / finish_binary).
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <map>
-#include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -87,17 +86,16 @@ class TreeEnsembleRegressorKernel final : public Kernel {
     for_each_block(*inputs[0], m.rows, m.columns, pool, [&](int64_t first, int64_t count, const double* rows) {
       std::vector<Score> block(static_cast<size_t>(count * targets));
       aggregate_block(forest_, aggregate_, targets == 1, rows, count, m.columns, block.data());
-      std::vector<Score> scores(static_cast<size_t>(targets));
       for (int64_t i = 0; i < count; ++i) {
-        std::copy_n(block.begin() + i * targets, targets, scores.begin());
-        finish_regression(scores, y + (first + i) * targets);
+        finish_regression(std::span<Score>(block).subspan(static_cast<size_t>(i * targets), static_cast<size_t>(targets)),
+                          y + (first + i) * targets);
       }
     });
     return Status::ok();
   }
 
  private:
-  void finish_regression(std::vector<Score>& scores, float* out) const {
+  void finish_regression(std::span<Score> scores, float* out) const {
     const std::vector<double>& base = forest_.base_values;
     const double trees = static_cast<double>(forest_.roots.size());
     if (scores.size() == 1) {
@@ -155,9 +153,9 @@ class TreeEnsembleClassifierKernel final : public Kernel {
     for_each_block(*inputs[0], m.rows, m.columns, pool, [&](int64_t first, int64_t count, const double* rows) {
       std::vector<Score> block(static_cast<size_t>(count * classes));
       aggregate_block(forest_, Aggregate::kSum, false, rows, count, m.columns, block.data());
-      std::vector<Score> scores(static_cast<size_t>(classes));
       for (int64_t i = 0; i < count; ++i) {
-        std::copy_n(block.begin() + i * classes, classes, scores.begin());
+        const std::span<Score> scores =
+            std::span<Score>(block).subspan(static_cast<size_t>(i * classes), static_cast<size_t>(classes));
         const int64_t r = first + i;
         labels[static_cast<size_t>(r)] =
             classes > 2 ? finish_multiclass(scores, z + r * classes) : finish_binary(scores, z + r * classes);
@@ -180,7 +178,7 @@ class TreeEnsembleClassifierKernel final : public Kernel {
 
   // More than two classes: a base value sets its class's score (or adds to it); the label is the first class of
   // highest score among the set ones (the first class when none is set).
-  int64_t finish_multiclass(std::vector<Score>& scores, float* out) const {
+  int64_t finish_multiclass(std::span<Score> scores, float* out) const {
     const std::vector<double>& base = forest_.base_values;
     for (size_t c = 0; c < std::min(base.size(), scores.size()); ++c) {
       scores[c].value = scores[c].set ? scores[c].value + base[c] : base[c];
@@ -204,7 +202,7 @@ class TreeEnsembleClassifierKernel final : public Kernel {
   // with one base value. The label of a binary model is class 1 when the positive score (class 1's, else class 0's)
   // exceeds 0.5 (positive weights) or 0 (mixed); of a model with weights on both classes, the label value 1 when it
   // is positive, else 0 (onnxruntime writes these two values, or the labels at those indices, whatever the labels).
-  int64_t finish_binary(std::vector<Score>& scores, float* out) const {
+  int64_t finish_binary(std::span<Score> scores, float* out) const {
     const std::vector<double>& base = forest_.base_values;
     Score& zero = scores[0];
     Score& one = scores[1];

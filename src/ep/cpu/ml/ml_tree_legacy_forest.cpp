@@ -107,6 +107,13 @@ void walk_trees(const LegacyForest& forest, size_t first_tree, const double* row
   for (int t = 0; t < T; ++t) leaves[t] = at[t] - forest.interior;
 }
 
+// The leaf tree `tree` leads `row` to, stopping there (the remaining trees of a single row: fewer than a group).
+int64_t walk_one_tree(const LegacyForest& forest, size_t tree, const double* row) {
+  int64_t at = forest.roots[tree];
+  while (at < forest.interior) at = step_from<BranchMode::kMember, true>(forest.walk[static_cast<size_t>(at)], row);
+  return at - forest.interior;
+}
+
 using WalkFn = void (*)(const LegacyForest&, size_t, const double*, int64_t, int64_t*);
 using TreesFn = void (*)(const LegacyForest&, size_t, const double*, int64_t*);
 
@@ -170,6 +177,7 @@ Expected<LegacyForest> read_forest(const graph::Node& node, const std::string& p
   }
   LegacyForest forest;
   forest.outputs = outputs;
+  std::vector<TreeNode> nodes;  // interior nodes, read into forest.walk below
   std::map<std::pair<int64_t, int64_t>, size_t> position;
   std::vector<int64_t> index(n);  // interior node index or leaf index of each listed node
   std::vector<bool> is_leaf(n);
@@ -214,7 +222,7 @@ Expected<LegacyForest> read_forest(const graph::Node& node, const std::string& p
     t.false_id = index[on_false];
     t.false_leaf = is_leaf[on_false];
     forest.max_feature = std::max(forest.max_feature, t.feature);
-    forest.nodes.push_back(std::move(t));
+    nodes.push_back(std::move(t));
   }
   // Roots: the first node listed for each run of one tree id; a leaf root becomes a one-leaf tree.
   for (size_t i = 0; i < n; ++i) {
@@ -226,8 +234,8 @@ Expected<LegacyForest> read_forest(const graph::Node& node, const std::string& p
     TreeNode one_leaf;
     one_leaf.true_id = one_leaf.false_id = index[i];
     one_leaf.true_leaf = one_leaf.false_leaf = true;
-    forest.roots.push_back(static_cast<int64_t>(forest.nodes.size()));
-    forest.nodes.push_back(one_leaf);
+    forest.roots.push_back(static_cast<int64_t>(nodes.size()));
+    nodes.push_back(one_leaf);
   }
   // Entries in (tree, node) order, as onnxruntime sorts them; those of interior nodes are ignored.
   std::vector<std::vector<LeafEntry>> per_leaf(static_cast<size_t>(leaves));
@@ -250,22 +258,22 @@ Expected<LegacyForest> read_forest(const graph::Node& node, const std::string& p
     forest.entries.insert(forest.entries.end(), per_leaf[l].begin(), per_leaf[l].end());
     forest.leaf_begin.push_back(static_cast<int64_t>(forest.entries.size()));
   }
-  TRY(ml::check_tree_links(forest.nodes, forest.roots, leaves, what));
-  if (static_cast<int64_t>(forest.nodes.size()) + leaves > std::numeric_limits<int32_t>::max() ||
+  TRY(ml::check_tree_links(nodes, forest.roots, leaves, what));
+  if (static_cast<int64_t>(nodes.size()) + leaves > std::numeric_limits<int32_t>::max() ||
       forest.max_feature > std::numeric_limits<int32_t>::max()) {
     return make_error(StatusCode::kInvalidGraph, what, ": more than 2^31 nodes, leaves or features");
   }
-  forest.interior = static_cast<int64_t>(forest.nodes.size());
+  forest.interior = static_cast<int64_t>(nodes.size());
   const auto walk_id = [&](int64_t id, bool leaf) { return static_cast<int32_t>(leaf ? forest.interior + id : id); };
-  for (const TreeNode& t : forest.nodes) {
+  for (const TreeNode& t : nodes) {
     forest.walk.push_back({t.split, static_cast<int32_t>(t.feature),
                            {walk_id(t.false_id, t.false_leaf), walk_id(t.true_id, t.true_leaf)}, t.mode,
                            t.missing_true});
   }
-  for (const TreeNode& t : forest.nodes) forest.any_missing = forest.any_missing || t.missing_true;
-  if (!forest.nodes.empty() &&
-      std::all_of(forest.nodes.begin(), forest.nodes.end(), [&](const TreeNode& t) { return t.mode == forest.nodes[0].mode; })) {
-    forest.uniform_mode = forest.nodes[0].mode;
+  for (const TreeNode& t : nodes) forest.any_missing = forest.any_missing || t.missing_true;
+  if (!nodes.empty() &&
+      std::all_of(nodes.begin(), nodes.end(), [&](const TreeNode& t) { return t.mode == nodes[0].mode; })) {
+    forest.uniform_mode = nodes[0].mode;
   }
   for (int64_t l = 0; l < leaves; ++l) {  // a leaf's mode is the uniform one: any comparison stays on the leaf
     const int32_t self = walk_id(l, true);
@@ -278,7 +286,7 @@ Expected<LegacyForest> read_forest(const graph::Node& node, const std::string& p
       const auto [at, steps] = stack.back();
       stack.pop_back();
       depth = std::max(depth, steps);
-      const TreeNode& t = forest.nodes[static_cast<size_t>(at)];
+      const TreeNode& t = nodes[static_cast<size_t>(at)];
       if (!t.true_leaf) stack.emplace_back(t.true_id, steps + 1);
       if (!t.false_leaf) stack.emplace_back(t.false_id, steps + 1);
     }
@@ -328,11 +336,11 @@ void aggregate_block(const LegacyForest& forest, Aggregate aggregate, bool first
       walks.trees(forest, tree, row, leaves);
       for (int t = 0; t < kSide; ++t) add_leaf(i, leaves[t]);
     }
-    for (; tree < trees; ++tree) add_leaf(i, ml::walk_to_leaf(forest.nodes, forest.roots[tree], row));
+    for (; tree < trees; ++tree) add_leaf(i, walk_one_tree(forest, tree, row));
   }
 }
 
-void write_score_vector(const std::vector<Score>& scores, PostTransform post, float* out) {
+void write_score_vector(std::span<const Score> scores, PostTransform post, float* out) {
   std::vector<double> values(scores.size());
   for (size_t i = 0; i < scores.size(); ++i) values[i] = scores[i].read();
   if (post == PostTransform::kSoftmaxZero) {

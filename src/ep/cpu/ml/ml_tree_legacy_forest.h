@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,8 +33,7 @@ struct WalkNode {
 };
 
 struct LegacyForest {
-  std::vector<TreeNode> nodes;
-  // Built last by read_forest: nodes and leaves as WalkNodes (leaf l at interior + l), each tree's depth in steps.
+  // Interior nodes, then leaves, as WalkNodes (leaf l at interior + l); each tree's depth in steps.
   std::vector<WalkNode> walk;
   std::vector<int32_t> depths;
   int64_t interior = 0;
@@ -75,6 +75,6 @@ void aggregate_block(const LegacyForest& forest, Aggregate aggregate, bool first
 
 // Writes n >= 2 scores through the post-transform (unset scores read as 0). SOFTMAX_ZERO keeps (near-)zero scores
 // near zero and, as onnxruntime, normalizes by the other scores' sum only (NaN when every score is zero).
-void write_score_vector(const std::vector<Score>& scores, PostTransform post, float* out);
+void write_score_vector(std::span<const Score> scores, PostTransform post, float* out);
 
 }  // namespace nxrt::cpu::ml
