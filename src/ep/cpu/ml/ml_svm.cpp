@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -26,13 +27,19 @@ struct KernelFunction {
   double gamma = 0, coef0 = 0, degree = 0;
 };
 
+// x . v over n floats, summed in double (the linear forms' scores, and squared norms).
+double dot(const float* x, const float* v, int64_t n) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * v[i];
+  return sum;
+}
+
 // Squared norms of `count` vectors of `features` floats (the RBF kernel's |v|^2).
 std::vector<float> squared_norms(const std::vector<float>& vectors, int64_t count, int64_t features) {
-  std::vector<float> norms(static_cast<size_t>(count), 0.0f);
+  std::vector<float> norms(static_cast<size_t>(count));
   for (int64_t j = 0; j < count; ++j) {
-    double sum = 0;
-    for (int64_t f = 0; f < features; ++f) sum += double{vectors[static_cast<size_t>(j * features + f)]} * vectors[static_cast<size_t>(j * features + f)];
-    norms[static_cast<size_t>(j)] = static_cast<float>(sum);
+    const float* v = vectors.data() + j * features;
+    norms[static_cast<size_t>(j)] = static_cast<float>(dot(v, v, features));
   }
   return norms;
 }
@@ -50,10 +57,7 @@ void kernel_matrix(const KernelFunction& k, const float* x, int64_t rows, const 
   pool.parallel_for(rows, 8, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       float* row = out + i * count;
-      double x_norm = 0;
-      if (k.type == SvmKernel::kRbf) {
-        for (int64_t f = 0; f < features; ++f) x_norm += double{x[i * features + f]} * x[i * features + f];
-      }
+      const double x_norm = k.type == SvmKernel::kRbf ? dot(x + i * features, x + i * features, features) : 0.0;
       for (int64_t j = 0; j < count; ++j) {
         const double dot = row[j];
         switch (k.type) {
@@ -73,13 +77,6 @@ void kernel_matrix(const KernelFunction& k, const float* x, int64_t rows, const 
 
 // Rows per kernel-matrix block: bounds the block's floats to rows x support vectors.
 constexpr int64_t kKernelBlockRows = 256;
-
-// x . v over n floats, summed in double (the linear forms' scores).
-double dot(const float* x, const float* v, int64_t n) {
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * v[i];
-  return sum;
-}
 
 Expected<KernelFunction> kernel_function_of(const graph::Node& node) {
   TRY_ASSIGN(const std::string name, node.attr_string("kernel_type", "LINEAR"));
@@ -288,23 +285,32 @@ class SvmClassifierKernel final : public Kernel {
 
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
     TRY_ASSIGN(const ml::Matrix mx, ml::matrix_of(inputs[0], description_));
-    std::vector<float> x(static_cast<size_t>(mx.rows * mx.columns));
-    const std::vector<double> values = ml::numeric_values(*inputs[0]);
-    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(values[i]);
+    // As onnxruntime computes: in float, so other input types are converted once.
+    std::vector<float> converted;
+    const float* x = nullptr;
+    visit_dtype<ml::NumericMlTypes>(inputs[0]->dtype(), [&]<class T>() {
+      if constexpr (std::is_same_v<T, float>) {
+        x = inputs[0]->data<float>();
+      } else {
+        const T* in = inputs[0]->data<T>();
+        converted.assign(in, in + mx.rows * mx.columns);
+        x = converted.data();
+      }
+    });
     const int64_t columns = score_columns();
     std::vector<int64_t> labels(static_cast<size_t>(mx.rows));
     float* z = outputs[1].data<float>();
     if (m_.supports == 0) {
       pool.parallel_for(mx.rows, 16, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
-          labels[static_cast<size_t>(r)] = classify_linear(x.data() + r * m_.features, z + r * columns);
+          labels[static_cast<size_t>(r)] = classify_linear(x + r * m_.features, z + r * columns);
         }
       });
     } else {
       std::vector<float> block(static_cast<size_t>(std::min(mx.rows, kKernelBlockRows) * m_.supports));
       for (int64_t r0 = 0; r0 < mx.rows; r0 += kKernelBlockRows) {
         const int64_t count = std::min(kKernelBlockRows, mx.rows - r0);
-        kernel_matrix(m_.kernel, x.data() + r0 * m_.features, count, m_.vectors, norms_, m_.supports, m_.features,
+        kernel_matrix(m_.kernel, x + r0 * m_.features, count, m_.vectors, norms_, m_.supports, m_.features,
                       block.data(), pool);
         pool.parallel_for(count, 16, [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
