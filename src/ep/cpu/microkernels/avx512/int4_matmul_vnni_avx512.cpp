@@ -27,12 +27,6 @@ namespace {
 constexpr int kMaxRows = 8;
 constexpr int64_t kPrefetchBytes = 4096;
 
-inline __m512i broadcast_four_bytes(const int8_t* at) {
-  int32_t four;
-  std::memcpy(&four, at, 4);
-  return _mm512_set1_epi32(four);
-}
-
 template <int M>
 void vnni_panel(const Int4Panels& w, const Int8Rows& a, int64_t p, int64_t n_total, const float* bias, float* y,
                 int64_t ldy) {

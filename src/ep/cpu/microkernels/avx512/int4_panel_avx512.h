@@ -1,6 +1,6 @@
-// The float steps both AVX-512 int8-A panel kernels share (int4_matmul_avx512.cpp without VNNI,
-// int4_matmul_vnni_avx512.cpp with it): scaling a block's integer sums into the float accumulators, and storing a
-// panel's rows. Internal linkage on purpose: each per-ISA file compiles its own copy with its own flags, so no copy
+// The steps the AVX-512 int8-A panel kernels share (int4_matmul_avx512.cpp without VNNI, int4_matmul_vnni_avx512.cpp
+// with it; the store and the broadcast also serve the 8-bit weight kernels): broadcasting 4 bytes of A (the VNNI
+// and 8-bit kernels), scaling a block's integer sums into the float accumulators, and storing a panel's rows. Internal linkage on purpose: each per-ISA file compiles its own copy with its own flags, so no copy
 // built with -mavx512vnni can be picked by the linker for the file built without it.
 #pragma once
 
@@ -8,11 +8,19 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "ep/cpu/microkernels/int4_matmul.h"
 
 namespace nxrt::cpu {
 namespace {
+
+// The 4 bytes at `at` (4 k's of one row of int8 A) in every 32-bit lane.
+inline __m512i broadcast_four_bytes(const int8_t* at) {
+  int32_t four;
+  std::memcpy(&four, at, 4);
+  return _mm512_set1_epi32(four);
+}
 
 // acc[m] += a_scale[m, b] * (w_scale[p, b] * sums[m] + w_offset[p, b] * a_sum[m, b]) over the 16 rows of panel p;
 // null offsets stand for the zero point 8 (offset -8 * scale).

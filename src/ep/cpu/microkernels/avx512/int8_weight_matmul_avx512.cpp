@@ -86,9 +86,7 @@ void int8_panel(const Int8Panels& w, const Int8Rows& a, int64_t p, int64_t n_tot
       const __m512i magnitude = _mm512_abs_epi8(bytes);
       const __mmask64 negative = _mm512_movepi8_mask(bytes);
       for (int m = 0; m < M; ++m) {
-        int32_t four;
-        std::memcpy(&four, a.q + m * kp + kk, 4);
-        const __m512i a4 = _mm512_set1_epi32(four);
+        const __m512i a4 = broadcast_four_bytes(a.q + m * kp + kk);
         const __m512i signed_a = _mm512_mask_sub_epi8(a4, negative, zero, a4);
         sums[m] = _mm512_add_epi32(sums[m], _mm512_madd_epi16(_mm512_maddubs_epi16(magnitude, signed_a), ones));
       }

@@ -45,9 +45,7 @@ void vnni_panel(const Int8Panels& w, const Int8Rows& a, int64_t p, int64_t n_tot
       _mm_prefetch(reinterpret_cast<const char*>(codes) + kPrefetchBytes, _MM_HINT_T0);
       const __m512i unsigned_codes = _mm512_xor_si512(_mm512_loadu_si512(codes), top_bits);
       for (int m = 0; m < M; ++m) {
-        int32_t four;
-        std::memcpy(&four, a.q + m * kp + kk, 4);
-        sums[m] = _mm512_dpbusd_epi32(sums[m], unsigned_codes, _mm512_set1_epi32(four));
+        sums[m] = _mm512_dpbusd_epi32(sums[m], unsigned_codes, broadcast_four_bytes(a.q + m * kp + kk));
       }
     }
     add_int8_weight_block<M>(w, a, p, b, sums, acc);
