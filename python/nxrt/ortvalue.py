@@ -34,10 +34,11 @@ class _CapsuleProducer:
     def __dlpack_device__(self):
         import ctypes
 
-        get_name = ctypes.pythonapi.PyCapsule_GetName
-        get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
-        get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-        get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        # Prototypes of our own: setting argtypes on ctypes.pythonapi's shared function objects would change them
+        # for every other user in the process.
+        get_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", ctypes.pythonapi))
+        get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+            ("PyCapsule_GetPointer", ctypes.pythonapi))
         pointer = get_pointer(self._capsule, get_name(self._capsule))
         device = (ctypes.c_int32 * 2).from_address(pointer + ctypes.sizeof(ctypes.c_void_p))
         return int(device[0]), int(device[1])

@@ -181,6 +181,8 @@ class InferenceSession:
         self._outputs_meta = [NodeArg(*desc) for desc in self._sess.outputs()]
         self._input_names = tuple(arg.name for arg in self._inputs_meta)
         self._output_names = tuple(arg.name for arg in self._outputs_meta)
+        # The numpy type a Python list or scalar fed to each input becomes (see _typed_feed).
+        self._feed_dtypes = {arg.name: _NUMPY_OF_ONNX.get(arg.type) for arg in self._inputs_meta}
         self._overridable = None
         if options.optimized_model_filepath:
             self._write_model(options.optimized_model_filepath, model)
@@ -206,10 +208,9 @@ class InferenceSession:
     def _typed_feed(self, input_feed):
         """Python lists, tuples and scalars become arrays of the input's declared element type, as onnxruntime
         converts them (a list of floats fed to a float input is float32, not float64)."""
-        types = {arg.name: arg.type for arg in self._inputs_meta}
         typed = dict(input_feed)
         for name, value in input_feed.items():
-            dtype = _NUMPY_OF_ONNX.get(types.get(name, ""))
+            dtype = self._feed_dtypes.get(name)
             if isinstance(value, _PYTHON_VALUES) and dtype is not None:
                 typed[name] = np.asarray(value, dtype=dtype)
         return typed
