@@ -67,8 +67,6 @@ import models  # noqa: E402
 import report  # noqa: E402
 
 RUNTIMES = ("nxrt", "ort")
-# What onnxruntime's CPU dispatch sees (--peer-isa).
-PEER_CPU = "its own dispatch on this CPU"
 RSS_THREADS = 1
 RSS_RUNS = 3
 
@@ -216,7 +214,7 @@ def measure_peak_rss(case, workdir):
     return result
 
 
-def environment():
+def environment(peer_isa):
     import nxrt
     import onnxruntime
 
@@ -230,7 +228,8 @@ def environment():
         "processor": cpu_model(),
         "cpus": os.cpu_count(),
         "nxrt_cpu_isa": os.environ.get("NXRT_CPU_ISA") or "native",
-        "onnxruntime_cpu": PEER_CPU,
+        "onnxruntime_cpu": ("AVX2 (AVX-512 hidden from CPUID by bench/cpuid_mask)" if peer_isa == "avx2"
+                            else "its own dispatch on this CPU"),
     }
 
 
@@ -261,7 +260,7 @@ def main():
     parser.add_argument("--suite", choices=["synthetic", "real", "contrib", "ml"], default="synthetic",
                         help="synthetic: models.py; real: models from PyPI packages (bench/real/models.py); "
                              "contrib: com.microsoft ops and an int4 builder decoder (bench/contrib/models.py); "
-                             "ml: scikit-learn tree ensembles via skl2onnx (bench/ml/models.py)")
+                             "ml: scikit-learn models via skl2onnx (bench/ml/models.py)")
     parser.add_argument("--quick", action="store_true", help="fewer rounds and shorter rounds (a few minutes)")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--isa", choices=["generic", "avx2", "avx512"],
@@ -285,12 +284,10 @@ def main():
     os.environ[OPT_LEVEL_ENV] = args.opt_level
     if args.peer_isa == "avx2":
         # Before either runtime is imported: both read CPUID once, when they load.
-        global PEER_CPU
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cpuid_mask"))
         import mask
 
         mask.hide_avx512()
-        PEER_CPU = "AVX2 (AVX-512 hidden from CPUID by bench/cpuid_mask)"
     settings = ({"rounds": 7, "target_ms": 60.0, "creates": 1, "pause_s": 0.1} if args.quick
                 else {"rounds": 15, "target_ms": 200.0, "creates": 3, "pause_s": 0.1})
     wall_start = time.perf_counter()
@@ -313,7 +310,8 @@ def main():
     LAUNCHER.stdin.close()
     LAUNCHER.wait()
     wall_s = time.perf_counter() - wall_start
-    meta = {"environment": environment(), "settings": settings, "quick": args.quick, "threads": args.threads,
+    meta = {"environment": environment(args.peer_isa), "settings": settings, "quick": args.quick,
+            "threads": args.threads,
             "rss_threads": RSS_THREADS, "rss_runs": RSS_RUNS, "wall_s": wall_s,
             "command": " ".join([Path(sys.executable).name] + sys.argv)}
     default_out = Path("bench/results") / ("" if args.suite == "synthetic" else args.suite) / (args.isa or "")
