@@ -1,6 +1,7 @@
 // libFuzzer entry point: the genai tokenizer and chat templates on arbitrary bytes. The input is a tokenizer.json
 // text, a NUL byte, then a text to encode (no NUL: the whole input is the text, for the GPT-2-style tokenizer built
-// in below); or, after a first byte 0x01, a chat template rendered for a fixed conversation. Loading, encoding,
+// in below); after a first byte 0x01, a chat template rendered for a fixed conversation; after 0x02, a text for
+// the Unigram tokenizer built in below. Loading, encoding,
 // decoding (the encoded ids, and ids taken from the text's bytes), parsing and rendering must yield a value or a
 // Status; crashes, hangs and sanitizer reports are bugs.
 #include <cstddef>
@@ -37,6 +38,19 @@ std::string builtin_tokenizer_json() {
          vocab + "}, \"merges\": [\"a b\", \"ab c\"]}}";
 }
 
+// A Unigram tokenizer.json: WhitespaceSplit then Metaspace, single letters, a few longer pieces, <unk> and two
+// byte-fallback pieces (most bytes have none, so unknown runs take both paths).
+std::string builtin_unigram_json() {
+  std::string vocab = R"(["<unk>", 0.0], ["\u2581", -2.0], ["<0x41>", -9.0], ["<0xC3>", -9.0])";
+  for (char c = 'a'; c <= 'z'; ++c) vocab += ", [\"" + std::string(1, c) + "\", -" + std::to_string(3 + c % 5) + "]";
+  vocab += R"(, ["ab", -4.0], ["abc", -5.5], ["\u2581a", -3.0], ["bc", -4.0], ["\u00e9", -6.0],)"
+           R"( ["\u00e9t\u00e9", -7.0])";
+  return R"({"normalizer": {"type": "NFC"}, "pre_tokenizer": {"type": "Sequence", "pretokenizers": [)"
+         R"({"type": "WhitespaceSplit"}, {"type": "Metaspace", "replacement": "\u2581"}]},)"
+         R"( "decoder": {"type": "Metaspace", "replacement": "\u2581"},)"
+         R"( "model": {"type": "Unigram", "unk_id": 0, "byte_fallback": true, "vocab": [)" + vocab + "]}}";
+}
+
 void exercise(const nxrt::genai::Tokenizer& tokenizer, std::string_view text) {
   for (const bool special : {true, false}) {
     auto ids = tokenizer.encode(text, special);
@@ -66,6 +80,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   if (!bytes.empty() && bytes[0] == '\x01') {
     render_template(bytes.substr(1));
+    return 0;
+  }
+  if (!bytes.empty() && bytes[0] == '\x02') {
+    static const auto unigram = nxrt::genai::Tokenizer::from_json(
+        *nxrt::genai::parse_json(builtin_unigram_json(), "builtin unigram"), "builtin unigram");
+    if (unigram) exercise(*unigram, bytes.substr(1));
     return 0;
   }
   const size_t split = bytes.find('\0');

@@ -17,12 +17,18 @@ JsonValue JsonValue::boolean(bool value) {
   return v;
 }
 
-JsonValue JsonValue::number(double value, std::optional<int64_t> integer) {
+JsonValue JsonValue::number(double value, std::optional<int64_t> integer, std::string literal) {
   JsonValue v;
   v.kind_ = Kind::kNumber;
   v.number_ = value;
   v.integer_ = integer;
+  v.string_ = std::move(literal);
   return v;
+}
+
+const std::string& JsonValue::empty_string() {
+  static const std::string kEmpty;
+  return kEmpty;
 }
 
 JsonValue JsonValue::string(std::string value) {
@@ -264,7 +270,7 @@ class Parser {
       const auto as_int = std::from_chars(literal.data(), literal.data() + literal.size(), exact);
       if (as_int.ec == std::errc() && as_int.ptr == literal.data() + literal.size()) integer = exact;
     }
-    return JsonValue::number(value, integer);
+    return JsonValue::number(value, integer, std::string(literal));
   }
 
   bool consume_word(std::string_view word) {

@@ -25,7 +25,7 @@ class JsonValue {
 
   JsonValue() = default;
   static JsonValue boolean(bool value);
-  static JsonValue number(double value, std::optional<int64_t> integer);
+  static JsonValue number(double value, std::optional<int64_t> integer, std::string literal = {});
   static JsonValue string(std::string value);
   static JsonValue array(std::vector<JsonValue> items);
   static JsonValue object(Members members);
@@ -43,7 +43,9 @@ class JsonValue {
   double as_number() const { return number_; }
   // The number when it was written as an integer that fits int64.
   std::optional<int64_t> as_int() const { return integer_; }
-  const std::string& as_string() const { return string_; }
+  const std::string& as_string() const { return kind_ == Kind::kString ? string_ : empty_string(); }
+  // A parsed number's text as written (empty for numbers made by number() without one).
+  const std::string& number_literal() const { return kind_ == Kind::kNumber ? string_ : empty_string(); }
   const std::vector<JsonValue>& items() const { return items_; }
   const Members& members() const { return members_; }
 
@@ -55,7 +57,8 @@ class JsonValue {
   bool bool_ = false;
   double number_ = 0.0;
   std::optional<int64_t> integer_;
-  std::string string_;
+  static const std::string& empty_string();
+  std::string string_;  // a string, or a number's literal
   std::vector<JsonValue> items_;
   Members members_;
 };

@@ -114,8 +114,12 @@ Expected<Normalizer> Normalizer::from_json(const JsonValue* json, std::string_vi
                           "string pattern only");
       }
       normalizer.steps_.push_back({Step::Kind::kReplace, *pattern, *content});
-    } else if (type == "NFC") {
-      normalizer.steps_.push_back({Step::Kind::kNfc, "", ""});
+    } else if (type == "NFC" || type == "NFD" || type == "NFKC" || type == "NFKD") {
+      const NormalForm form = type == "NFC"    ? NormalForm::kNfc
+                              : type == "NFD"  ? NormalForm::kNfd
+                              : type == "NFKC" ? NormalForm::kNfkc
+                                               : NormalForm::kNfkd;
+      normalizer.steps_.push_back({Step::Kind::kUnicode, "", "", form});
     } else {
       return not_supported(what, "normalizer", type_of(*json) == "Sequence" ? "Sequence of " + type : type);
     }
@@ -133,8 +137,8 @@ std::string Normalizer::apply(std::string_view text) const {
       case Step::Kind::kReplace:
         out = replace_all(out, step.pattern, step.content);
         break;
-      case Step::Kind::kNfc:
-        out = to_nfc(out);
+      case Step::Kind::kUnicode:
+        out = normalize(out, step.form);
         break;
     }
   }

@@ -1,5 +1,5 @@
 // The string-to-string steps of a tokenizer.json around its model, as the tokenizers library applies them:
-// normalizers (Prepend, Replace with a string pattern, NFC, in a Sequence or alone) and decoders (ByteLevel, Replace,
+// normalizers (Prepend, Replace with a string pattern, NFC, NFD, NFKC, NFKD, in a Sequence or alone) and decoders (ByteLevel, Replace,
 // ByteFallback, Fuse, Strip, Metaspace, in a Sequence or alone; without a decoder tokens are joined by spaces).
 // Anything else is NOT_IMPLEMENTED naming its type.
 #pragma once
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "genai/unicode.h"
 
 namespace nxrt::genai {
 
@@ -24,8 +25,9 @@ class Normalizer {
 
  private:
   struct Step {
-    enum class Kind { kPrepend, kReplace, kNfc } kind = Kind::kNfc;
+    enum class Kind { kPrepend, kReplace, kUnicode } kind = Kind::kUnicode;
     std::string pattern, content;
+    NormalForm form = NormalForm::kNfc;  // kUnicode
   };
   std::vector<Step> steps_;
 };

@@ -10,6 +10,7 @@
 #include "genai/byte_level.h"
 #include "genai/json.h"
 #include "genai/text_steps.h"
+#include "genai/unigram_model.h"
 #include "genai/unicode.h"
 
 namespace nxrt::genai {
@@ -21,7 +22,8 @@ struct AddedToken {
 };
 
 struct Tokenizer::State {
-  BpeModel bpe;
+  BpeModel bpe;                         // model BPE
+  std::optional<UnigramModel> unigram;  // model Unigram (then `bpe` is empty)
   std::optional<int32_t> unk;
   bool ignore_merges = false, byte_fallback = false, fuse_unk = false;
   Normalizer normalizer;
@@ -31,6 +33,7 @@ struct Tokenizer::State {
   bool byte_level = false, add_prefix_space = false;
   std::vector<SplitPattern> splits;
   bool metaspace = false, metaspace_split = false;
+  bool whitespace_split = false;  // WhitespaceSplit before Metaspace: words at white space, the space dropped
   std::string replacement;
   enum class Prepend { kAlways, kFirst, kNever } prepend = Prepend::kAlways;
   std::vector<AddedToken> added;
@@ -116,6 +119,33 @@ Expected<BpeModel> load_bpe(const JsonValue& model, std::string_view what, Token
   return bpe;
 }
 
+Expected<UnigramModel> load_unigram(const JsonValue& model, std::string_view what) {
+  const JsonValue* vocab = model.find("vocab");
+  if (vocab == nullptr || !vocab->is_array()) return invalid(what, "model.vocab must be an array of [piece, score]");
+  std::vector<std::pair<std::string, double>> pieces;
+  pieces.reserve(vocab->items().size());
+  for (const JsonValue& entry : vocab->items()) {
+    if (!entry.is_array() || entry.items().size() != 2 || !entry.items()[0].is_string() ||
+        !entry.items()[1].is_number()) {
+      return invalid(what, "model.vocab entries must be [piece, score] pairs");
+    }
+    const JsonValue& score = entry.items()[1];
+    const auto read = score.number_literal().empty()
+                          ? std::optional<double>(score.as_number())
+                          : UnigramModel::score_as_tokenizers_reads(score.number_literal());
+    if (!read) return invalid(what, "model.vocab score '" + score.number_literal() + "' is out of range");
+    pieces.emplace_back(entry.items()[0].as_string(), *read);
+  }
+  std::optional<int32_t> unk_id;
+  if (const JsonValue* unk = model.find("unk_id"); present(unk)) {
+    if (!unk->as_int() || *unk->as_int() < 0 || *unk->as_int() > INT32_MAX) {
+      return invalid(what, "model.unk_id must be an id in [0, 2^31)");
+    }
+    unk_id = static_cast<int32_t>(*unk->as_int());
+  }
+  return UnigramModel::create(std::move(pieces), unk_id, flag(model, "byte_fallback", false), what);
+}
+
 Status load_added_tokens(const JsonValue* list, std::string_view what, Tokenizer::State& state) {
   if (!present(list)) return Status::ok();
   if (!list->is_array()) return invalid(what, "added_tokens must be an array");
@@ -175,28 +205,37 @@ Status load_template(const JsonValue& post, std::string_view what, Tokenizer::St
   return Status::ok();
 }
 
+// Metaspace: spaces written as `replacement`, prepended to a word by prepend_scheme, words split at it.
+Status load_metaspace(const JsonValue* pre, std::string_view what, Tokenizer::State& state) {
+  const JsonValue* replacement = pre->find("replacement");
+  const JsonValue* scheme = pre->find("prepend_scheme");
+  state.metaspace = true;
+  state.metaspace_split = flag(*pre, "split", true);
+  state.replacement = replacement != nullptr && replacement->is_string() ? replacement->as_string() : "\xE2\x96\x81";
+  if (scheme != nullptr && scheme->is_string()) {
+    const std::string& name = scheme->as_string();
+    if (name != "always" && name != "first" && name != "never") return invalid(what, "unknown prepend_scheme");
+    state.prepend = name == "always"  ? Tokenizer::State::Prepend::kAlways
+                    : name == "first" ? Tokenizer::State::Prepend::kFirst
+                                      : Tokenizer::State::Prepend::kNever;
+  } else if (!flag(*pre, "add_prefix_space", true)) {
+    state.prepend = Tokenizer::State::Prepend::kNever;
+  }
+  if (state.replacement.empty()) return invalid(what, "Metaspace needs a replacement");
+  return Status::ok();
+}
+
 // ByteLevel (its GPT-2 split when use_regex), a Sequence of Split pre-tokenizers with a known pattern and behavior
-// Isolated followed by ByteLevel, Metaspace, or none.
+// Isolated followed by ByteLevel, Metaspace alone or after WhitespaceSplit, or none.
 Status load_pre_tokenizer(const JsonValue* pre, std::string_view what, Tokenizer::State& state) {
   const std::string type = present(pre) ? type_of(pre) : "null";
   if (type == "null") return Status::ok();
-  if (type == "Metaspace") {
-    const JsonValue* replacement = pre->find("replacement");
-    const JsonValue* scheme = pre->find("prepend_scheme");
-    state.metaspace = true;
-    state.metaspace_split = flag(*pre, "split", true);
-    state.replacement = replacement != nullptr && replacement->is_string() ? replacement->as_string() : "\xE2\x96\x81";
-    if (scheme != nullptr && scheme->is_string()) {
-      const std::string& name = scheme->as_string();
-      if (name != "always" && name != "first" && name != "never") return invalid(what, "unknown prepend_scheme");
-      state.prepend = name == "always"  ? Tokenizer::State::Prepend::kAlways
-                      : name == "first" ? Tokenizer::State::Prepend::kFirst
-                                        : Tokenizer::State::Prepend::kNever;
-    } else if (!flag(*pre, "add_prefix_space", true)) {
-      state.prepend = Tokenizer::State::Prepend::kNever;
-    }
-    if (state.replacement.empty()) return invalid(what, "Metaspace needs a replacement");
-    return Status::ok();
+  if (type == "Metaspace") return load_metaspace(pre, what, state);
+  if (const JsonValue* list = type == "Sequence" ? pre->find("pretokenizers") : nullptr;
+      list != nullptr && list->is_array() && list->items().size() == 2 &&
+      type_of(&list->items()[0]) == "WhitespaceSplit" && type_of(&list->items()[1]) == "Metaspace") {
+    state.whitespace_split = true;
+    return load_metaspace(&list->items()[1], what, state);
   }
   std::vector<const JsonValue*> steps;
   if (type == "Sequence") {
@@ -315,8 +354,13 @@ Expected<Tokenizer> Tokenizer::from_json(const JsonValue& json, std::string_view
   const JsonValue* model = json.find("model");
   if (model == nullptr || !model->is_object()) return invalid(what, "model must be an object");
   const std::string model_type = type_of(model);
-  if (!model_type.empty() && model_type != "BPE") return not_implemented(what, "model", model_type);
-  TRY_ASSIGN(state->bpe, load_bpe(*model, what, *state));
+  if (model_type == "Unigram") {
+    TRY_ASSIGN(state->unigram, load_unigram(*model, what));
+  } else if (model_type.empty() || model_type == "BPE") {
+    TRY_ASSIGN(state->bpe, load_bpe(*model, what, *state));
+  } else {
+    return not_implemented(what, "model", model_type);
+  }
   TRY_ASSIGN(state->normalizer, Normalizer::from_json(json.find("normalizer"), what));
   TRY(load_pre_tokenizer(json.find("pre_tokenizer"), what, *state));
   TRY_ASSIGN(state->decoder, Decoder::from_json(json.find("decoder"), what));
@@ -343,6 +387,7 @@ Status encode_word(const Tokenizer::State& s, std::string_view word, std::vector
   } else {
     symbol_text.assign(word);
   }
+  if (s.unigram) return s.unigram->encode_word(symbol_text, ids);
   if (s.ignore_merges) {
     if (const auto whole = s.bpe.id_of(symbol_text)) {
       ids.push_back(*whole);
@@ -387,23 +432,48 @@ Status encode_word(const Tokenizer::State& s, std::string_view word, std::vector
   return Status::ok();
 }
 
+// Metaspace over one piece (or one WhitespaceSplit word): spaces become the replacement, which is prepended as
+// the scheme says, and with split each word runs up to the next replacement.
+Status encode_metaspace(const Tokenizer::State& s, std::string_view piece, bool at_start, std::vector<int32_t>& ids) {
+  std::string text = replace_all(piece, " ", s.replacement);
+  const bool prepend = s.prepend == Tokenizer::State::Prepend::kAlways ||
+                       (s.prepend == Tokenizer::State::Prepend::kFirst && at_start);
+  if (prepend && text.compare(0, s.replacement.size(), s.replacement) != 0) text.insert(0, s.replacement);
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = s.metaspace_split ? text.find(s.replacement, begin + 1) : std::string::npos;
+    if (end == std::string::npos) end = text.size();
+    TRY(encode_word(s, std::string_view(text).substr(begin, end - begin), ids));
+    begin = end;
+  }
+  return Status::ok();
+}
+
 // Pre-tokenizes one normalized piece between added tokens and appends the ids of its words. `at_start`: the
 // piece begins the text (Metaspace's prepend_scheme "first").
 Status encode_piece(const Tokenizer::State& s, std::string_view piece, bool at_start, std::vector<int32_t>& ids) {
-  if (s.metaspace) {
-    std::string text = replace_all(piece, " ", s.replacement);
-    const bool prepend = s.prepend == Tokenizer::State::Prepend::kAlways ||
-                         (s.prepend == Tokenizer::State::Prepend::kFirst && at_start);
-    if (prepend && text.compare(0, s.replacement.size(), s.replacement) != 0) text.insert(0, s.replacement);
-    size_t begin = 0;
-    while (begin < text.size()) {  // with split, each word runs up to the next replacement
-      size_t end = s.metaspace_split ? text.find(s.replacement, begin + 1) : std::string::npos;
-      if (end == std::string::npos) end = text.size();
-      TRY(encode_word(s, std::string_view(text).substr(begin, end - begin), ids));
-      begin = end;
+  if (s.metaspace && s.whitespace_split) {
+    // Words are the runs without white space; only a word at the start of the text is "first".
+    for (size_t at = 0; at < piece.size();) {
+      char32_t c = 0;
+      size_t next = at;
+      if (!decode_utf8(piece, next, c)) next = at + 1;  // (the text is valid UTF-8)
+      if (is_white_space(c)) {
+        at = next;
+        continue;
+      }
+      size_t end = next;
+      while (end < piece.size()) {
+        size_t after = end;
+        if (decode_utf8(piece, after, c) && is_white_space(c)) break;
+        end = after > end ? after : end + 1;
+      }
+      TRY(encode_metaspace(s, piece.substr(at, end - at), at_start && at == 0, ids));
+      at = end;
     }
     return Status::ok();
   }
+  if (s.metaspace) return encode_metaspace(s, piece, at_start, ids);
   if (!s.byte_level) return encode_word(s, piece, ids);
   std::string segment(piece);
   if (s.add_prefix_space && segment.front() != ' ') segment.insert(segment.begin(), ' ');
@@ -463,7 +533,7 @@ Expected<std::string> Tokenizer::decode(std::span<const int32_t> ids, bool skip_
       if (!(skip_special_tokens && added.special)) tokens.push_back(added.content);
       continue;
     }
-    const std::string* token = s.bpe.token_of(id);
+    const std::string* token = s.unigram ? s.unigram->token_of(id) : s.bpe.token_of(id);
     if (token == nullptr) {
       return make_error(StatusCode::kInvalidArgument, "tokenizer: id ", id, " is not a token (vocabulary size ",
                         vocab_size(), ")");
@@ -477,19 +547,20 @@ std::optional<int32_t> Tokenizer::token_to_id(std::string_view token) const {
   if (const auto it = state_->added_by_content.find(std::string(token)); it != state_->added_by_content.end()) {
     return state_->added[it->second].id;
   }
-  return state_->bpe.id_of(token);
+  return state_->unigram ? state_->unigram->id_of(token) : state_->bpe.id_of(token);
 }
 
 std::optional<std::string> Tokenizer::id_to_token(int32_t id) const {
   if (const auto it = state_->added_by_id.find(id); it != state_->added_by_id.end()) {
     return state_->added[it->second].content;
   }
-  if (const std::string* token = state_->bpe.token_of(id)) return *token;
+  const std::string* token = state_->unigram ? state_->unigram->token_of(id) : state_->bpe.token_of(id);
+  if (token != nullptr) return *token;
   return std::nullopt;
 }
 
 int64_t Tokenizer::vocab_size() const {
-  int64_t bound = state_->bpe.id_bound();
+  int64_t bound = state_->unigram ? state_->unigram->id_bound() : state_->bpe.id_bound();
   for (const AddedToken& token : state_->added) bound = std::max<int64_t>(bound, int64_t{token.id} + 1);
   return bound;
 }

@@ -1,7 +1,8 @@
 // A text tokenizer read from a Hugging Face tokenizer.json, encoding to and decoding from the ids the tokenizers
-// library gives. Supported so far: model BPE (byte_fallback, unk_token with fuse_unk, ignore_merges); the
-// normalizers and decoders of text_steps.h; pre_tokenizer ByteLevel (GPT-2 pattern), a Sequence of Split with the
-// Llama 3 or Qwen2 pattern and ByteLevel, Metaspace, or none (SentencePiece-style files); added tokens (special or
+// library gives. Supported so far: model BPE (byte_fallback, unk_token with fuse_unk, ignore_merges) or Unigram
+// (unigram_model.h); the normalizers and decoders of text_steps.h; pre_tokenizer ByteLevel (GPT-2 pattern), a
+// Sequence of Split with the Llama 3 or Qwen2 pattern and ByteLevel, Metaspace alone or after WhitespaceSplit, or
+// none (SentencePiece-style files); added tokens (special or
 // not, normalized or not, lstrip / rstrip / single_word); post_processor ByteLevel, TemplateProcessing (single
 // sequence) or none. Anything else in the file is NOT_IMPLEMENTED naming its key and type.
 //

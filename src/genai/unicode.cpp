@@ -22,6 +22,9 @@ struct CombiningClassRange {
 struct Composition {
   char32_t first, second, composite;
 };
+struct CompatibilityDecomposition {
+  char32_t code_point, offset, length;
+};
 
 #include "genai/unicode_tables.inc"
 
@@ -42,7 +45,18 @@ unsigned combining_class(char32_t c) {
   return it != std::begin(kCombiningClasses) && c <= (it - 1)->last ? (it - 1)->combining_class : 0;
 }
 
-void decompose(char32_t c, std::vector<char32_t>& out) {
+// Appends the full decomposition of c: canonical, or with `compatibility` the compatibility one.
+void decompose(char32_t c, bool compatibility, std::vector<char32_t>& out) {
+  if (compatibility) {
+    const auto* it = std::lower_bound(std::begin(kCompatibilityDecompositions), std::end(kCompatibilityDecompositions),
+                                      c, [](const CompatibilityDecomposition& d, char32_t value) {
+                                        return d.code_point < value;
+                                      });
+    if (it != std::end(kCompatibilityDecompositions) && it->code_point == c) {
+      out.insert(out.end(), kCompatibilityPool + it->offset, kCompatibilityPool + it->offset + it->length);
+      return;
+    }
+  }
   if (c >= kHangulBase && c < kHangulBase + kSyllables) {
     const char32_t index = c - kHangulBase;
     out.push_back(kLeadBase + index / (kVowels * kTrails));
@@ -56,8 +70,8 @@ void decompose(char32_t c, std::vector<char32_t>& out) {
     out.push_back(c);
     return;
   }
-  decompose(it->first, out);
-  if (it->second != 0) decompose(it->second, out);
+  decompose(it->first, false, out);
+  if (it->second != 0) decompose(it->second, false, out);
 }
 
 // The primary composite of a pair, or 0.
@@ -161,17 +175,23 @@ bool is_white_space(char32_t c) {
          (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
-std::string to_nfc(std::string_view text) {
+std::string normalize(std::string_view text, NormalForm form) {
+  const bool compatibility = form == NormalForm::kNfkc || form == NormalForm::kNfkd;
+  const bool compose_marks = form == NormalForm::kNfc || form == NormalForm::kNfkc;
+  // Code points below these are their own normal form in any sequence: U+0300 for NFC (the first combining mark;
+  // nothing below it decomposes in a way NFC would not recompose), U+00C0 for NFD (the first canonical
+  // decomposition), U+00A0 for the compatibility forms (the first compatibility decomposition).
+  const char32_t simple_below = compatibility ? 0xA0 : compose_marks ? 0x300 : 0xC0;
   std::vector<char32_t> cps;
-  bool simple = true;  // every code point below U+0300 is its own NFC form, alone or in any sequence
+  bool simple = true;
   for (size_t pos = 0; pos < text.size();) {
     char32_t c = 0;
     if (!decode_utf8(text, pos, c)) {
       c = 0xFFFD;
       ++pos;
     }
-    simple = simple && c < 0x300;
-    decompose(c, cps);
+    simple = simple && c < simple_below;
+    decompose(c, compatibility, cps);
   }
   if (simple) return std::string(text);
   // Canonical ordering: stable sort of each run of non-starters by combining class.
@@ -187,21 +207,24 @@ std::string to_nfc(std::string_view text) {
     i = end;
   }
   // Canonical composition: a mark joins the last starter when nothing between them blocks it.
-  size_t kept = 0;
-  std::ptrdiff_t starter = -1;
-  unsigned last_class = 0;
-  for (size_t i = 0; i < cps.size(); ++i) {
-    const char32_t c = cps[i];
-    const unsigned cls = combining_class(c);
-    if (starter >= 0 && (last_class < cls || (last_class == 0 && kept == static_cast<size_t>(starter) + 1))) {
-      if (const char32_t composite = compose(cps[static_cast<size_t>(starter)], c)) {
-        cps[static_cast<size_t>(starter)] = composite;
-        continue;
+  size_t kept = cps.size();
+  if (compose_marks) {
+    kept = 0;
+    std::ptrdiff_t starter = -1;
+    unsigned last_class = 0;
+    for (size_t i = 0; i < cps.size(); ++i) {
+      const char32_t c = cps[i];
+      const unsigned cls = combining_class(c);
+      if (starter >= 0 && (last_class < cls || (last_class == 0 && kept == static_cast<size_t>(starter) + 1))) {
+        if (const char32_t composite = compose(cps[static_cast<size_t>(starter)], c)) {
+          cps[static_cast<size_t>(starter)] = composite;
+          continue;
+        }
       }
+      if (cls == 0) starter = static_cast<std::ptrdiff_t>(kept);
+      last_class = cls;
+      cps[kept++] = c;
     }
-    if (cls == 0) starter = static_cast<std::ptrdiff_t>(kept);
-    last_class = cls;
-    cps[kept++] = c;
   }
   std::string out;
   out.reserve(text.size());

@@ -1,6 +1,6 @@
 // UTF-8, the Unicode character classes the tokenizers' pre-tokenizer patterns use: \p{L} (general category L),
-// \p{N} (category N) and \s (the White_Space property, as Oniguruma's Unicode \s matches it), and Normalization
-// Form C (the NFC normalizer). The tables come from scripts/gen_unicode_tables.py.
+// \p{N} (category N) and \s (the White_Space property, as Oniguruma's Unicode \s matches it), and the four
+// normalization forms (the NFC, NFD, NFKC and NFKD normalizers). The tables come from scripts/gen_unicode_tables.py.
 #pragma once
 
 #include <cstddef>
@@ -27,8 +27,11 @@ bool is_letter(char32_t c);
 bool is_number(char32_t c);
 bool is_white_space(char32_t c);
 
-// The NFC form of valid UTF-8 text: canonical decomposition (Hangul syllables algorithmically), canonical ordering
-// of combining marks, canonical composition.
-std::string to_nfc(std::string_view text);
+// The normalization forms of Unicode (UAX #15) of UTF-8 text (an invalid byte reads as U+FFFD): full canonical
+// (NFC, NFD) or compatibility (NFKC, NFKD) decomposition, Hangul syllables algorithmically; canonical ordering of
+// combining marks; for NFC and NFKC canonical composition.
+enum class NormalForm { kNfc, kNfd, kNfkc, kNfkd };
+std::string normalize(std::string_view text, NormalForm form);
+inline std::string to_nfc(std::string_view text) { return normalize(text, NormalForm::kNfc); }
 
 }  // namespace nxrt::genai
