@@ -70,6 +70,18 @@ def metadata_model():
     return model.SerializeToString()
 
 
+def onnxruntime_saturates_u8s8():
+    """True when onnxruntime's uint8 x int8 integer products may be inexact on this CPU: without VNNI (AVX2, or
+    AVX-512 without VNNI) its kernels add pairs of byte products in 16 bits (vpmaddubsw), which saturates. Tests
+    compare nxrt with the exact result everywhere and with onnxruntime's uint8 x int8 results only where this is
+    False."""
+    try:
+        flags = set(pathlib.Path("/proc/cpuinfo").read_text().split())
+    except OSError:
+        return True
+    return not ({"avx512_vnni", "avx_vnni"} & flags)
+
+
 def assert_requantized_equal(got, real, tie_window=1e-3, err_msg=""):
     """Checks quantized `got` against `real`, the exact value before rounding (integer accumulator times the
     float32 requantization multiplier, plus the zero point, in float64): `got` must be `real` rounded half to

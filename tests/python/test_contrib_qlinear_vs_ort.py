@@ -171,14 +171,18 @@ def test_qgemm(seed, output):
     acc = op_a @ op_b + (c.astype(np.int64) if c is not None else 0)
     multiplier = np.float32(alpha) * a_scale * b_scale
     (theirs,) = helpers.run_feeds(onnxruntime, model, feeds, constants)
+    # onnxruntime's uint8 x int8 products may saturate on this CPU (helpers.onnxruntime_saturates_u8s8).
+    compare_peer = not (a_type == np.uint8 and b_type == np.int8 and helpers.onnxruntime_saturates_u8s8())
     if output == "float":
         want = acc * multiplier.astype(np.float64)
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
-        np.testing.assert_allclose(got, theirs, rtol=1e-5, atol=1e-5)
+        if compare_peer:
+            np.testing.assert_allclose(got, theirs, rtol=1e-5, atol=1e-5)
     else:
         real = acc * (multiplier / y_scale).astype(np.float64) + float(y_zero)
         helpers.assert_requantized_equal(got, real, err_msg="QGemm vs exact")
-        assert_within_one(got, theirs, "QGemm")
+        if compare_peer:
+            assert_within_one(got, theirs, "QGemm")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
@@ -312,6 +316,11 @@ def test_qattention(seed, weight_type):
     e = np.exp(scores - scores.max(axis=-1, keepdims=True))
     want = ((e / e.sum(axis=-1, keepdims=True)) @ v).transpose(0, 2, 1, 3).reshape(b, s, hidden)
     np.testing.assert_allclose(got[0], want, rtol=1e-4, atol=1e-4)
+    if past is not None:
+        np.testing.assert_allclose(got[1], np.stack([k, v]), rtol=1e-4, atol=1e-4)
+    # onnxruntime's uint8 x int8 products may saturate on this CPU (helpers.onnxruntime_saturates_u8s8).
+    if weight_type == np.int8 and helpers.onnxruntime_saturates_u8s8():
+        return
     np.testing.assert_allclose(got[0], theirs[0], rtol=1e-4, atol=1e-4)
     if past is not None:
         np.testing.assert_allclose(got[1], theirs[1], rtol=1e-4, atol=1e-4)

@@ -373,7 +373,9 @@ class MatMulNBitsKernel final : public Kernel {
     float* const a_scaled_sums = a_scales + m * s_.k_blocks;
     int32_t* const a_sums = reinterpret_cast<int32_t*>(buffer + floats * 4);
     int8_t* const a_codes = reinterpret_cast<int8_t*>(a_sums + m * s_.k_blocks);
-    for (int64_t j = 0; j < s_.n; ++j) bias_f[j] = bias != nullptr ? float_of(*bias, j) : 0.0f;
+    if (bias != nullptr) {
+      for (int64_t j = 0; j < s_.n; ++j) bias_f[j] = float_of(*bias, j);
+    }
     for (int64_t i = 0; i < a_floats; ++i) a_f[i] = float_of(a, i);
     // Rows quantized in parallel when there are many (a prompt); a few rows stay on this thread.
     const float* const a_floats_in = is_float ? a.data<float>() : a_f;
@@ -386,7 +388,10 @@ class MatMulNBitsKernel final : public Kernel {
                       });
     const Int8Rows rows{a_codes, a_scales, a_sums, a_scaled_sums};
     const int64_t panels = (s_.n + panel - 1) / panel;
-    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / (panel * kp * m));
+    // A single row streams the weights from memory: one contiguous range per thread keeps each thread's reads one
+    // sequential stream (interleaved smaller chunks restart the hardware prefetch at every chunk).
+    const int64_t grain = m == 1 ? std::max<int64_t>(1, panels / pool.num_threads())
+                                 : std::max<int64_t>(1, (int64_t{1} << 16) / (panel * kp * m));
     const float* bias_ptr = bias != nullptr ? bias_f : nullptr;
     pool.parallel_for(panels, grain, [&](int64_t begin, int64_t end) { product(rows, begin, end, bias_ptr, y_f); });
     if (!is_float) store_rounded(y_f, out);
