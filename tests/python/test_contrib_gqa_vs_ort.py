@@ -118,6 +118,33 @@ def test_group_query_attention(seed, dtype):
             compare(g[entry, :, :total], w[entry, :, :total], dtype, f"{name} entry {entry} {attrs}")
 
 
+@pytest.mark.parametrize("case", ["prompt", "padded prompt", "chunk after past", "local window"])
+def test_group_query_attention_long_prompts_in_several_row_blocks(case):
+    # Prompts longer than one block of query rows (each block attends only up to its last row's position).
+    rng = np.random.default_rng(11)
+    past = 37 if case == "chunk after past" else 0
+    b, s, heads, kv, head = 1 if past else 2, 150, 4, 2, 16  # onnxruntime takes a chunk after a past at batch 1
+    q, k, v = (rng.standard_normal((b, s, n * head)).astype(np.float32) for n in (heads, kv, kv))
+    totals = np.full(b, past + s)
+    if case == "padded prompt":
+        totals[1] = 90  # the second entry's last 60 rows are padding
+    past_kv = [rng.standard_normal((b, kv, past, head)).astype(np.float32) for _ in range(2)] if past else [None] * 2
+    feeds = [("query", q), ("key", k), ("value", v), ("past_key", past_kv[0]), ("past_value", past_kv[1]),
+             ("seqlens_k", (totals - 1).astype(np.int32)), ("total_sequence_length", np.array(past + s, np.int32)),
+             ("cos", None), ("sin", None), ("position_ids", None), ("attention_bias", None)]
+    attrs = {"num_heads": heads, "kv_num_heads": kv}
+    if case == "local window":
+        attrs["local_window_size"] = 70
+    model = helpers.one_node_model("GroupQueryAttention", feeds, (True, True, True), attrs, MS)
+    got = helpers.run_feeds(nxrt, model, feeds)
+    want = helpers.run_feeds(onnxruntime, model, feeds)
+    for entry, total in enumerate(totals):
+        valid = min(s, int(total) - past)
+        compare(got[0][entry, :valid], want[0][entry, :valid], np.float32, f"{case} output entry {entry}")
+        for g, w in ((got[1], want[1]), (got[2], want[2])):
+            compare(g[entry, :, :total], w[entry, :, :total], np.float32, f"{case} present entry {entry}")
+
+
 def small_prompt(rng, b, s, heads, kv, head):
     q, k, v = (rng.standard_normal((b, s, n * head)).astype(np.float32) for n in (heads, kv, kv))
     return [("query", q), ("key", k), ("value", v), ("past_key", None), ("past_value", None),

@@ -106,6 +106,8 @@ class GroupQueryAttentionKernel final : public Kernel {
   }
 
  private:
+  static constexpr int64_t kCausalBlockRows = 64;
+
   template <class T>
   void compute(const GqaDims& d, KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool,
                const RunLimits* limits) const {
@@ -120,7 +122,11 @@ class GroupQueryAttentionKernel final : public Kernel {
     normalize_and_rotate<T>(d, inputs, q, keys);
     if (!direct && outputs_ > 1 && present_[0]) contrib_detail::store_cache_floats(keys, outputs[1].data<T>(), cache);
     if (!direct && outputs_ > 2 && present_[1]) contrib_detail::store_cache_floats(values, outputs[2].data<T>(), cache);
-    const contrib_detail::RowBlocks split = contrib_detail::row_blocks(d.s, d.capacity);
+    contrib_detail::RowBlocks split = contrib_detail::row_blocks(d.s, d.capacity);
+    if (c_.causal && split.rows > kCausalBlockRows) {
+      // Causal prompts: shorter blocks leave out more of the hidden keys (below).
+      split = {kCausalBlockRows, (d.s + kCausalBlockRows - 1) / kCausalBlockRows};
+    }
     const int64_t block = split.rows, blocks = split.blocks;
     const float scale = c_.scale != 0.0f ? c_.scale : 1.0f / std::sqrt(static_cast<float>(h));
     T* const out = outputs[0].data<T>();
@@ -134,7 +140,9 @@ class GroupQueryAttentionKernel final : public Kernel {
         const int64_t s0 = (task % blocks) * block;
         const int64_t count = std::min(block, d.s - s0);
         const int64_t valid = std::clamp<int64_t>(d.valid[b] - s0, 0, count);
-        const int64_t t = d.total[b];
+        // Causal: no row of the block sees a key past its last valid row's position, so those keys are left out
+        // (their probabilities would be exactly 0).
+        const int64_t t = c_.causal ? std::min(d.total[b], d.past[b] + s0 + valid) : d.total[b];
         const int64_t kv_head = b * kv + n / (n_heads / kv);
         if (valid > 0) {
           contrib_detail::attend_rows(
