@@ -25,30 +25,25 @@ def ranges(predicate):
     return out
 
 
-def emit(name, table):
-    print(f"inline constexpr CodePointRange {name}[] = {{")
+def emit_items(declaration, items):
+    """`declaration = {items}`, the items wrapped into lines of at most 118 characters."""
+    print(f"{declaration} = {{")
     line = "   "
-    for first, last in table:
-        item = f" {{0x{first:X}, 0x{last:X}}},"
+    for item in items:
         if len(line) + len(item) > 118:
             print(line)
             line = "   "
         line += item
     print(line)
     print("};")
+
+
+def emit(name, table):
+    emit_items(f"inline constexpr CodePointRange {name}[]", (f" {{0x{first:X}, 0x{last:X}}}," for first, last in table))
 
 
 def emit_triples(name, kind, rows):
-    print(f"inline constexpr {kind} {name}[] = {{")
-    line = "   "
-    for row in rows:
-        item = " {" + ", ".join(f"0x{v:X}" for v in row) + "},"
-        if len(line) + len(item) > 118:
-            print(line)
-            line = "   "
-        line += item
-    print(line)
-    print("};")
+    emit_items(f"inline constexpr {kind} {name}[]", (" {" + ", ".join(f"0x{v:X}" for v in row) + "}," for row in rows))
 
 
 def normalization_tables():
@@ -102,16 +97,7 @@ def main():
     print("// Compatibility decompositions: code point, offset into kCompatibilityPool, length; by code point.")
     emit_triples("kCompatibilityDecompositions", "CompatibilityDecomposition", rows)
     print("// The full compatibility decompositions (NFKD of one code point) the rows above point into.")
-    print("inline constexpr char32_t kCompatibilityPool[] = {")
-    line = "   "
-    for v in pool:
-        item = f" 0x{v:X},"
-        if len(line) + len(item) > 118:
-            print(line)
-            line = "   "
-        line += item
-    print(line)
-    print("};")
+    emit_items("inline constexpr char32_t kCompatibilityPool[]", (f" 0x{v:X}," for v in pool))
     return 0
 
 

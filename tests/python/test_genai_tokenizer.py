@@ -112,22 +112,30 @@ def sentencepiece_style(style, vocab_size=600):
     return json.dumps(document)
 
 
-@pytest.mark.parametrize("style", ["legacy", "metaspace"])
-def test_sentencepiece_style_bpe_matches_tokenizers(style):
-    text = sentencepiece_style(style)
-    ours = _nxrt.GenaiTokenizer.from_json_text(text)
-    theirs = tokenizers.Tokenizer.from_str(text)
-    strings = corpus(count=2000, seed=13) + ["<s>hello</s> world", "  two leading", "\u2581already", "tab\there"]
-    mismatches = []
+def assert_same_encodings_and_decodes(ours, theirs, strings):
+    """Each string encodes to the same ids with and without special tokens, and tokenizers' ids decode to the same
+    text with and without skipping special tokens. Returns the ids of every string (special tokens added)."""
+    mismatches, all_ids = [], []
     for s in strings:
         for special in (True, False):
             got, want = ours.encode(s, special), theirs.encode(s, add_special_tokens=special).ids
             if got != want:
                 mismatches.append((s, special, got, want))
         ids = theirs.encode(s).ids
+        all_ids.append(ids)
         for skip in (True, False):
             assert ours.decode(ids, skip) == theirs.decode(ids, skip_special_tokens=skip), (s, skip)
-    assert not mismatches, f"{len(mismatches)} differ, first: {mismatches[0]!r}"
+    assert not mismatches, f"{len(mismatches)} of {len(strings)} differ, first: {mismatches[0]!r}"
+    return all_ids
+
+
+@pytest.mark.parametrize("style", ["legacy", "metaspace"])
+def test_sentencepiece_style_bpe_matches_tokenizers(style):
+    text = sentencepiece_style(style)
+    ours = _nxrt.GenaiTokenizer.from_json_text(text)
+    theirs = tokenizers.Tokenizer.from_str(text)
+    strings = corpus(count=2000, seed=13) + ["<s>hello</s> world", "  two leading", "\u2581already", "tab\there"]
+    assert_same_encodings_and_decodes(ours, theirs, strings)
     rng = np.random.default_rng(9)
     for _ in range(300):  # arbitrary ids: byte tokens that do not form UTF-8, specials anywhere
         ids = [int(i) for i in rng.integers(0, theirs.get_vocab_size(), size=int(rng.integers(0, 12)))]
