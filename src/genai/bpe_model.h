@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "genai/string_map.h"
 
 namespace nxrt::genai {
 
@@ -43,12 +44,7 @@ class BpeModel {
     return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
   }
 
-  // Looked up by string_view without building a std::string per symbol.
-  struct TextHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
-  };
-  std::unordered_map<std::string, int32_t, TextHash, std::equal_to<>> ids_;
+  StringMap<int32_t> ids_;
   std::vector<std::string> tokens_;
   std::vector<bool> has_token_;
   std::unordered_map<uint64_t, Merge> merges_;

@@ -9,6 +9,7 @@
 #include "genai/bpe_model.h"
 #include "genai/byte_level.h"
 #include "genai/json.h"
+#include "genai/string_map.h"
 #include "genai/text_steps.h"
 #include "genai/unigram_model.h"
 #include "genai/unicode.h"
@@ -38,9 +39,16 @@ struct Tokenizer::State {
   enum class Prepend { kAlways, kFirst, kNever } prepend = Prepend::kAlways;
   std::vector<AddedToken> added;
   std::unordered_map<int32_t, size_t> added_by_id;
-  std::unordered_map<std::string, size_t> added_by_content;
+  StringMap<size_t> added_by_content;
   std::array<std::vector<size_t>, 256> added_by_first_byte;  // indices into `added`
   std::vector<int32_t> prefix, suffix;  // the post-processor's special tokens around the sequence
+
+  // The vocabulary model's token of an id, id of a token, and id bound (the added tokens aside).
+  const std::string* model_token(int32_t id) const { return unigram ? unigram->token_of(id) : bpe.token_of(id); }
+  std::optional<int32_t> model_id(std::string_view token) const {
+    return unigram ? unigram->id_of(token) : bpe.id_of(token);
+  }
+  int64_t model_id_bound() const { return unigram ? unigram->id_bound() : bpe.id_bound(); }
 };
 
 namespace {
@@ -454,23 +462,20 @@ Status encode_metaspace(const Tokenizer::State& s, std::string_view piece, bool 
 Status encode_piece(const Tokenizer::State& s, std::string_view piece, bool at_start, std::vector<int32_t>& ids) {
   if (s.metaspace && s.whitespace_split) {
     // Words are the runs without white space; only a word at the start of the text is "first".
+    constexpr size_t kNoWord = std::string_view::npos;
+    size_t word = kNoWord;  // the start of the current word
     for (size_t at = 0; at < piece.size();) {
+      const size_t begin = at;
       char32_t c = 0;
-      size_t next = at;
-      if (!decode_utf8(piece, next, c)) next = at + 1;  // (the text is valid UTF-8)
-      if (is_white_space(c)) {
-        at = next;
-        continue;
+      if (!decode_utf8(piece, at, c)) ++at;  // (the text is valid UTF-8)
+      if (!is_white_space(c)) {
+        if (word == kNoWord) word = begin;
+      } else if (word != kNoWord) {
+        TRY(encode_metaspace(s, piece.substr(word, begin - word), at_start && word == 0, ids));
+        word = kNoWord;
       }
-      size_t end = next;
-      while (end < piece.size()) {
-        size_t after = end;
-        if (decode_utf8(piece, after, c) && is_white_space(c)) break;
-        end = after > end ? after : end + 1;
-      }
-      TRY(encode_metaspace(s, piece.substr(at, end - at), at_start && at == 0, ids));
-      at = end;
     }
+    if (word != kNoWord) TRY(encode_metaspace(s, piece.substr(word), at_start && word == 0, ids));
     return Status::ok();
   }
   if (s.metaspace) return encode_metaspace(s, piece, at_start, ids);
@@ -533,7 +538,7 @@ Expected<std::string> Tokenizer::decode(std::span<const int32_t> ids, bool skip_
       if (!(skip_special_tokens && added.special)) tokens.push_back(added.content);
       continue;
     }
-    const std::string* token = s.unigram ? s.unigram->token_of(id) : s.bpe.token_of(id);
+    const std::string* token = s.model_token(id);
     if (token == nullptr) {
       return make_error(StatusCode::kInvalidArgument, "tokenizer: id ", id, " is not a token (vocabulary size ",
                         vocab_size(), ")");
@@ -544,23 +549,22 @@ Expected<std::string> Tokenizer::decode(std::span<const int32_t> ids, bool skip_
 }
 
 std::optional<int32_t> Tokenizer::token_to_id(std::string_view token) const {
-  if (const auto it = state_->added_by_content.find(std::string(token)); it != state_->added_by_content.end()) {
+  if (const auto it = state_->added_by_content.find(token); it != state_->added_by_content.end()) {
     return state_->added[it->second].id;
   }
-  return state_->unigram ? state_->unigram->id_of(token) : state_->bpe.id_of(token);
+  return state_->model_id(token);
 }
 
 std::optional<std::string> Tokenizer::id_to_token(int32_t id) const {
   if (const auto it = state_->added_by_id.find(id); it != state_->added_by_id.end()) {
     return state_->added[it->second].content;
   }
-  const std::string* token = state_->unigram ? state_->unigram->token_of(id) : state_->bpe.token_of(id);
-  if (token != nullptr) return *token;
+  if (const std::string* token = state_->model_token(id)) return *token;
   return std::nullopt;
 }
 
 int64_t Tokenizer::vocab_size() const {
-  int64_t bound = state_->unigram ? state_->unigram->id_bound() : state_->bpe.id_bound();
+  int64_t bound = state_->model_id_bound();
   for (const AddedToken& token : state_->added) bound = std::max<int64_t>(bound, int64_t{token.id} + 1);
   return bound;
 }

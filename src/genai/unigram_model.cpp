@@ -14,14 +14,6 @@ namespace {
 // The unknown piece's penalty below the lowest score of the vocabulary.
 constexpr double kUnknownPenalty = 10.0;
 
-// Bytes of the UTF-8 character that starts with `lead` (valid text).
-size_t utf8_length(uint8_t lead) {
-  if (lead < 0x80) return 1;
-  if (lead < 0xE0) return 2;
-  if (lead < 0xF0) return 3;
-  return 4;
-}
-
 }  // namespace
 
 std::optional<double> UnigramModel::score_as_tokenizers_reads(std::string_view literal) {
@@ -160,7 +152,10 @@ Status UnigramModel::encode_word(std::string_view word, std::vector<int32_t>& id
     if (target.start < 0 || total > target.score) target = {total, static_cast<int64_t>(start), id};
   };
   for (size_t start = 0; start < n;) {
-    const size_t char_length = std::min(utf8_length(static_cast<uint8_t>(word[start])), n - start);
+    size_t after = start;
+    char32_t c = 0;
+    if (!decode_utf8(word, after, c)) after = start + 1;  // (the text is valid UTF-8)
+    const size_t char_length = after - start;
     bool covers_character = false;
     int32_t node = 0;
     for (size_t at = start; at < n; ++at) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "genai/string_map.h"
 
 namespace nxrt::genai {
 
@@ -47,14 +48,9 @@ class UnigramModel {
   static uint64_t edge_key(int32_t node, uint8_t byte) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(node)) << 8) | byte;
   }
-  struct TextHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
-  };
-
   std::vector<std::string> pieces_;
   std::vector<double> scores_;
-  std::unordered_map<std::string, int32_t, TextHash, std::equal_to<>> ids_;
+  StringMap<int32_t> ids_;
   std::unordered_map<uint64_t, int32_t> edges_;
   std::vector<int32_t> node_piece_;  // the id of the piece ending at a trie node, or -1
   std::optional<int32_t> unk_;
