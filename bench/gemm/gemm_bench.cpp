@@ -223,7 +223,9 @@ int main(int argc, char** argv) {
                           {1, 1024, 1024, "1 x 1024 x 1024 (GEMV)"},
                           {197, 768, 192, "197 x 192 x 768"},
                           {197, 192, 768, "197 x 768 x 192"},
-                          {128, 2304, 768, "128 x 768 x 2304"}};
+                          {128, 2304, 768, "128 x 768 x 2304"},
+                          {512, 1280, 768, "512 x 768 x 1280"},
+                          {512, 2048, 768, "512 x 768 x 2048"}};
   for (const Shape& s : shapes) {
     for (int threads : {1, 2}) bench_shape<float>(s, threads, peak, min_seconds);
   }

@@ -403,6 +403,7 @@ void gemm_direct(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a,
     t.ldc = g.ldc;
     t.alpha = alpha;
     t.b_k_stride = b.packed != nullptr ? ks.nr : b.ldb;
+    t.prefetch_b = true;  // each B strip meets one A strip
     for (int64_t p0 = 0; p0 < g.k; p0 += depth) {
       t.kc = std::min(depth, g.k - p0);
       t.a = a + p0 * t.a_k_stride;
@@ -443,6 +444,7 @@ void gemm_unpacked(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* 
       const int64_t i0 = row_strips.begin(q);
       t.rows = row_strips.size(q);
       t.a = a + i0 * g.lda;
+      t.prefetch_b = q == 0;
       t.c = c + i0 * g.ldc + j0;
       run_tile(ks, t, true, plan, i0, j0);
     }
@@ -563,6 +565,7 @@ void gemm_blocked(const KernelSet<T>& ks, const GemmArgs& g, T alpha, const T* a
             const int64_t ir = row_strips.begin(q);
             t.rows = row_strips.size(q);
             t.a = direct_a ? a + (i0 + ir) * g.lda + p0 : a_pack + q * ks.mr * kc;
+            t.prefetch_b = q == 0;  // later A strips find the panel in L2
             for (int64_t s = panel; s < panel_end; ++s) {
               const int64_t j0 = s * ks.nr;
               t.cols = std::min(ks.nr, g.n - j0);

@@ -50,6 +50,9 @@ struct GemmTile {
   TileActivation activation = TileActivation::kNone;
   float activation_alpha = 0.0f;  // LeakyRelu slope, Clip min
   float activation_beta = 0.0f;   // Clip max
+  // The B strip is read for the first time in this call (likely from memory): the kernel prefetches it ahead along
+  // the depth. Leave false when an earlier tile has just read the same strip (it is in L2).
+  bool prefetch_b = false;
 };
 
 // Defined only on x86-64 (kernels/avx2/, compiled with -mavx2 -mfma); never called below the avx2 tier
