@@ -108,6 +108,25 @@ std::vector<float> BatchEngine::last_logits(const Tensor& logits, int64_t row, i
   return out;
 }
 
+void BatchEngine::copy_cache_positions(const Tensor& source, int64_t source_row, int64_t from, const Tensor& target,
+                                       int64_t target_row, int64_t to, int64_t length) const {
+  const Shape& shape = target.shape();
+  const size_t batch_axis = shape.size() - 4;
+  const int64_t lead = batch_axis == 0 ? 1 : shape[0], heads = shape[batch_axis + 1];
+  const int64_t target_batch = shape[batch_axis], target_width = shape[batch_axis + 2];
+  const int64_t source_batch = source.shape()[batch_axis], source_width = source.shape()[batch_axis + 2];
+  const size_t position_bytes = data_type_storage_bytes(target.dtype(), shape.back());
+  for (int64_t l = 0; l < lead; ++l) {
+    for (int64_t h = 0; h < heads; ++h) {
+      const int64_t src = ((l * source_batch + source_row) * heads + h) * source_width + from;
+      const int64_t dst = ((l * target_batch + target_row) * heads + h) * target_width + to;
+      std::memcpy(static_cast<char*>(target.raw_data()) + static_cast<size_t>(dst) * position_bytes,
+                  static_cast<const char*>(source.raw_data()) + static_cast<size_t>(src) * position_bytes,
+                  static_cast<size_t>(length) * position_bytes);
+    }
+  }
+}
+
 Status BatchEngine::relayout(const std::vector<RowSource>& rows, const std::vector<Tensor>& fresh) {
   int64_t width = 0;
   for (const RowSource& r : rows) width = std::max(width, r.length);
@@ -115,32 +134,41 @@ Status BatchEngine::relayout(const std::vector<RowSource>& rows, const std::vect
   std::vector<Tensor> next;
   for (size_t i = 0; i < model_->io().past.size(); ++i) {
     TRY_ASSIGN(Tensor target, empty_cache(batch, width));
-    const Shape& shape = target.shape();
-    const size_t batch_axis = shape.size() - 4;
-    const int64_t lead = batch_axis == 0 ? 1 : shape[0], heads = shape[batch_axis + 1];
-    const size_t position_bytes = data_type_storage_bytes(target.dtype(), shape.back());
     for (int64_t b = 0; b < batch; ++b) {
       const RowSource& r = rows[static_cast<size_t>(b)];
       if (r.length == 0) continue;
       const Tensor& source = r.fresh ? fresh[i] : past_[i];
-      const int64_t source_batch = source.shape()[batch_axis], source_width = source.shape()[batch_axis + 2];
-      const int64_t from = rows_start_at_zero_ ? 0 : source_width - r.length;
-      const int64_t to = rows_start_at_zero_ ? 0 : width - r.length;
-      for (int64_t l = 0; l < lead; ++l) {
-        for (int64_t h = 0; h < heads; ++h) {
-          const int64_t src = ((l * source_batch + r.row) * heads + h) * source_width + from;
-          const int64_t dst = ((l * batch + b) * heads + h) * width + to;
-          std::memcpy(static_cast<char*>(target.raw_data()) + static_cast<size_t>(dst) * position_bytes,
-                      static_cast<const char*>(source.raw_data()) + static_cast<size_t>(src) * position_bytes,
-                      static_cast<size_t>(r.length) * position_bytes);
-        }
-      }
+      const int64_t source_width = source.shape()[source.rank() - 2];
+      copy_cache_positions(source, r.row, rows_start_at_zero_ ? 0 : source_width - r.length, target, b,
+                           rows_start_at_zero_ ? 0 : width - r.length, r.length);
     }
     next.push_back(std::move(target));
   }
   past_ = std::move(next);
   width_ = width;
   return Status::ok();
+}
+
+void BatchEngine::keep_finished_prefix() {
+  for (const Row& row : rows_) {
+    if (row.finished && row.prefix_kept) return;  // this step's leaving rows gave theirs already
+  }
+  for (size_t b = 0; b < rows_.size(); ++b) {
+    Row& leaving = rows_[b];
+    if (!leaving.finished || !leaving.cache_consistent || leaving.cached < kReusedPrefixMin) continue;
+    std::vector<Tensor> kept;
+    for (const Tensor& source : past_) {
+      Expected<Tensor> target = empty_cache(1, leaving.cached);
+      if (!target) return;  // no memory for it: the old prefix stays
+      copy_cache_positions(source, static_cast<int64_t>(b), rows_start_at_zero_ ? 0 : width_ - leaving.cached,
+                           *target, 0, 0, leaving.cached);
+      kept.push_back(std::move(*target));
+    }
+    prefix_cache_ = std::move(kept);
+    prefix_.assign(leaving.tokens.begin(), leaving.tokens.begin() + leaving.cached);
+    leaving.prefix_kept = true;
+    return;
+  }
 }
 
 Status BatchEngine::check_new(const NewSequence& s, int64_t free) const {
@@ -176,7 +204,12 @@ Expected<std::vector<int64_t>> BatchEngine::add(const std::vector<int32_t>& prom
 std::vector<Expected<BatchEngine::Added>> BatchEngine::add_all(const std::vector<NewSequence>& sequences) {
   std::vector<Expected<Added>> results;
   results.reserve(sequences.size());
-  if (shared_) compact();  // first, so that the kept prefix the prompts are matched against is the final one
+  // First, so that the kept prefix the prompts are matched against is the final one.
+  if (shared_) {
+    compact();
+  } else {
+    keep_finished_prefix();
+  }
   int64_t free = free_slots();
   std::vector<size_t> together;
   for (size_t i = 0; i < sequences.size(); ++i) {
@@ -207,7 +240,7 @@ int64_t BatchEngine::reusable_prefix(const std::vector<int32_t>& prompt) const {
 
 Expected<BatchEngine::Added> BatchEngine::add_alone(const NewSequence& s) {
   const int64_t length = static_cast<int64_t>(s.prompt.size());
-  const int64_t reused = shared_ ? reusable_prefix(s.prompt) : 0;
+  const int64_t reused = reusable_prefix(s.prompt);
   std::vector<float> logits;
   if (shared_) {  // prefilled straight into the next free row, then copied into the rows of the other copies
     TRY(reserve(length));
@@ -215,7 +248,7 @@ Expected<BatchEngine::Added> BatchEngine::add_alone(const NewSequence& s) {
     TRY_ASSIGN(logits, prefill_from_prefix(s.prompt, reused, row));
     for (int64_t k = 1; k < s.copies; ++k) copy_row(row, row + k, length);
   } else {
-    TRY_ASSIGN(logits, prefill_alone(s.prompt, s.copies));
+    TRY_ASSIGN(logits, prefill_alone(s.prompt, s.copies, reused));
   }
   ++prefill_runs_;
   return Added{join(s.prompt, s.copies, s.options, std::move(logits)), reused};
@@ -269,14 +302,18 @@ Expected<std::vector<float>> BatchEngine::prefill_from_prefix(const std::vector<
   return last_logits(outputs[0], 0);
 }
 
-Expected<std::vector<float>> BatchEngine::prefill_alone(const std::vector<int32_t>& prompt, int64_t copies) {
-  std::vector<Tensor> empty;
+Expected<std::vector<float>> BatchEngine::prefill_alone(const std::vector<int32_t>& prompt, int64_t copies,
+                                                        int64_t reused) {
+  std::vector<Tensor> past;  // the first `reused` positions of the kept prefix (none: empty caches)
   for (size_t i = 0; i < model_->io().past.size(); ++i) {
-    TRY_ASSIGN(Tensor t, empty_cache(1, 0));
-    empty.push_back(std::move(t));
+    TRY_ASSIGN(Tensor t, empty_cache(1, reused));
+    if (reused > 0) copy_cache_positions(prefix_cache_[i], 0, 0, t, 0, 0, reused);
+    past.push_back(std::move(t));
   }
-  TRY_ASSIGN(std::vector<Tensor> outputs, run_decoder({prompt}, {0}, empty, 0));
+  const std::vector<int32_t> rest(prompt.begin() + reused, prompt.end());
+  TRY_ASSIGN(std::vector<Tensor> outputs, run_decoder({rest}, {reused}, past, reused));
   std::vector<float> logits = last_logits(outputs[0], 0);
+  keep_finished_prefix();
   std::vector<RowSource> layout = kept_rows();
   std::erase_if(rows_, [](const Row& row) { return row.finished; });
   for (int64_t k = 0; k < copies; ++k) layout.push_back({true, 0, static_cast<int64_t>(prompt.size())});
@@ -349,6 +386,7 @@ Status BatchEngine::advance() {
   if (shared_) {
     compact();
   } else if (std::any_of(rows_.begin(), rows_.end(), [](const Row& row) { return row.finished; })) {
+    keep_finished_prefix();
     TRY(relayout(kept_rows(), {}));
     std::erase_if(rows_, [](const Row& row) { return row.finished; });
   }

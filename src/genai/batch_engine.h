@@ -17,11 +17,11 @@
 // and left-padded under a zero mask; joins and leaves copy it into the new layout once, and each step's presents
 // become the next pasts. Decoders without an attention mask take one sequence at a time.
 //
-// Prompt prefixes (shared buffers only): the buffers hold one row past max_batch that keeps the cache of the
-// sequence that left last (prompt and generated tokens, kReusedPrefixMin positions or more; of several leaving at
-// one step, one of them). A prompt that starts with at least kReusedPrefixMin of those tokens gets them copied into
-// its row and prefills only the rest (at least its last token, for the logits): a conversation's next turn, or
-// requests that share a system prompt, skip the positions already computed.
+// Prompt prefixes: the engine keeps the cache of the sequence that left last (prompt and generated tokens,
+// kReusedPrefixMin positions or more; of several leaving at one step, one of them), in one row past max_batch of the
+// shared buffers, or (other layouts) as one-row caches of its positions. A prompt that starts with at least
+// kReusedPrefixMin of those tokens takes their cache and prefills only the rest (at least its last token, for the
+// logits): a conversation's next turn, or requests that share a system prompt, skip the positions already computed.
 //
 // Log-probabilities are those of the decoder's raw logits (before penalties, logit bias and temperature).
 #pragma once
@@ -105,6 +105,7 @@ class BatchEngine {
     std::vector<float> logits;   // of its next position; empty once picked from
     bool finished = false;
     bool cache_consistent = true;  // false after a failed decoder run: its cache rows are not kept as a prefix
+    bool prefix_kept = false;      // finished, and its cache is the kept prefix (layouts other than shared buffers)
   };
   // Where a row of the new cache layout comes from: the current cache or a prefill's presents.
   struct RowSource {
@@ -120,6 +121,14 @@ class BatchEngine {
                                             const std::vector<int64_t>& lengths, const std::vector<Tensor>& past,
                                             int64_t width, const std::vector<int64_t>& new_tokens = {});
   Status relayout(const std::vector<RowSource>& rows, const std::vector<Tensor>& fresh);
+  // Copies `length` positions of batch row `source_row` from position `from` of cache tensor `source` to row
+  // `target_row` at position `to` of `target` (same layout, any batch and width), for every head (and key / value).
+  void copy_cache_positions(const Tensor& source, int64_t source_row, int64_t from, const Tensor& target,
+                            int64_t target_row, int64_t to, int64_t length) const;
+  // Layouts other than the shared buffers: keeps the cache of a finished row (if any qualifies and none of the
+  // finished rows gave its cache yet) as the prefix, before the finished rows leave past_. Without memory for the
+  // copy the previous prefix stays.
+  void keep_finished_prefix();
   // Shared buffers (GroupQueryAttention): capacity for `positions`, views of the first `batch` rows from row
   // `first`, and the removal of finished rows by moving the last rows into their place.
   Status reserve(int64_t positions);
@@ -134,8 +143,9 @@ class BatchEngine {
   // Prefills `prompt` into row `row` of the shared buffers from its first `reused` positions in the kept prefix
   // (reusable_prefix); its logits.
   Expected<std::vector<float>> prefill_from_prefix(const std::vector<int32_t>& prompt, int64_t reused, int64_t row);
-  // add()'s two halves: the prefill of the mask layout (cache re-laid with the new rows), and the new rows' state.
-  Expected<std::vector<float>> prefill_alone(const std::vector<int32_t>& prompt, int64_t copies);
+  // add()'s two halves: the prefill of the mask layout (cache re-laid with the new rows) after the first `reused`
+  // positions of the kept prefix, and the new rows' state.
+  Expected<std::vector<float>> prefill_alone(const std::vector<int32_t>& prompt, int64_t copies, int64_t reused);
   std::vector<int64_t> join(const std::vector<int32_t>& prompt, int64_t copies, const SequenceOptions& options,
                             std::vector<float> logits);
   // One new row (the next buffer row with shared buffers) continuing `prompt`, sampling with `seed`; its id.
@@ -166,7 +176,8 @@ class BatchEngine {
   // One per Model::io().past: [.., batch, Nk, width, H], or [max_batch + 1, Nk, capacity, H] (shared buffers).
   std::vector<Tensor> past_;
   int64_t width_ = 0;
-  std::vector<int32_t> prefix_;  // the tokens whose cache the prefix row (index max_batch_) holds
+  std::vector<int32_t> prefix_;  // the tokens whose cache the prefix row (index max_batch_) or prefix_cache_ holds
+  std::vector<Tensor> prefix_cache_;  // other layouts: one per past input, [.., 1, Nk, prefix_.size(), H]
   int64_t prefill_runs_ = 0;
 };
 

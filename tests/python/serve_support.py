@@ -80,3 +80,51 @@ def greedy_alone(folder, prompt, count, end_id=None):
         if out[-1] == end_id:
             break
     return out
+
+
+def check_next_turn_reuses_the_prefix(folder, end_id):
+    """The next turn of a conversation (the last prompt, its completion, then new tokens) reuses the kept cache of
+    the sequence that just left: /metrics counts the reused positions, usage reports them as cached_tokens, a prompt
+    sharing no prefix reuses nothing, and the completion is still the one nxrt.genai's Generator gives the whole
+    prompt alone. `end_id`: the folder's end-of-sequence id."""
+    import json
+    import re
+
+    import numpy as np
+
+    first = [7 + (i * 37) % 400 for i in range(24)]
+    usages = []
+
+    def complete(url, prompt, count):
+        body = json.dumps({"model": "m", "prompt": prompt, "max_tokens": count, "temperature": 0, "logprobs": 0})
+        status, text, _ = raw_request(url, "POST", "/v1/completions", body, timeout=120)
+        assert status == 200, text
+        body = json.loads(text)
+        usages.append(body["usage"])
+        return body["choices"][0]
+
+    def reused(url):
+        status, text, _ = raw_request(url, "GET", "/metrics", None, timeout=30)
+        assert status == 200
+        return int(re.search(r"^nxrt_prompt_tokens_reused_total (\d+)$", text, re.M).group(1))
+
+    with running_server(folder, "--model-name", "m", "--max-batch", "2") as url:
+        complete(url, first, 6)
+        assert reused(url) == 0
+        answer = greedy_alone(folder, first, 6, end_id=end_id)
+        second = first + answer + [11, 12, 13]
+        choice = complete(url, second, 8)
+        cached = len(first) + len(answer) - 1  # the last generated token was never run through the decoder
+        assert reused(url) == cached
+        unrelated = complete(url, [400 - t for t in first], 4)  # shares no prefix: nothing more reused
+        assert reused(url) == cached
+    expected = greedy_alone(folder, second, 8)
+    if end_id in expected:
+        expected = expected[: expected.index(end_id)]
+    import nxrt.genai as genai
+    tokenizer = genai.Tokenizer(genai.Model(str(folder)))
+    assert choice["text"] == tokenizer.decode(np.array(expected, np.int32))
+    assert unrelated["finish_reason"] in ("stop", "length")
+    # usage.prompt_tokens_details.cached_tokens as the OpenAI API reports a prompt cache hit
+    assert [u["prompt_tokens_details"]["cached_tokens"] for u in usages] == [0, cached, 0]
+    assert [u["prompt_tokens"] for u in usages] == [len(first), len(second), len(first)]

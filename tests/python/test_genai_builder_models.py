@@ -240,13 +240,11 @@ def test_serve_batches_builder_decoder_as_genai_alone(built, name, tmp_path):
 
 
 def test_serve_reuses_the_kept_prefix_of_the_last_sequence(built, tmp_path):
-    """The next turn of a conversation (the last prompt, its completion, then new tokens) reuses the kept cache of
-    the sequence that just left: /metrics counts the reused positions, and the completion is still the one
-    nxrt.genai's Generator gives the whole prompt alone."""
-    import re
+    """The next turn of a conversation reuses the kept cache of the sequence that just left (shared buffers of
+    GroupQueryAttention): serve_support.check_next_turn_reuses_the_prefix."""
     import shutil
 
-    from serve_support import greedy_alone, raw_request, running_server
+    from serve_support import check_next_turn_reuses_the_prefix
 
     folder = tmp_path / "model"
     shutil.copytree(built("llama", "fp32"), folder)
@@ -256,39 +254,4 @@ def test_serve_reuses_the_kept_prefix_of_the_last_sequence(built, tmp_path):
         if config["model"].get(key, 0) >= config["model"]["vocab_size"]:
             config["model"][key] = 2
     (folder / "genai_config.json").write_text(json.dumps(config))
-    first = [7 + (i * 37) % 400 for i in range(24)]
-    usages = []
-
-    def complete(url, prompt, count):
-        body = json.dumps({"model": "m", "prompt": prompt, "max_tokens": count, "temperature": 0, "logprobs": 0})
-        status, text, _ = raw_request(url, "POST", "/v1/completions", body, timeout=120)
-        assert status == 200, text
-        body = json.loads(text)
-        usages.append(body["usage"])
-        return body["choices"][0]
-
-    def reused(url):
-        status, text, _ = raw_request(url, "GET", "/metrics", None, timeout=30)
-        assert status == 200
-        return int(re.search(r"^nxrt_prompt_tokens_reused_total (\d+)$", text, re.M).group(1))
-
-    with running_server(folder, "--model-name", "m", "--max-batch", "2") as url:
-        complete(url, first, 6)
-        assert reused(url) == 0
-        answer = greedy_alone(folder, first, 6, end_id=2)
-        second = first + answer + [11, 12, 13]
-        choice = complete(url, second, 8)
-        cached = len(first) + len(answer) - 1  # the last generated token was never run through the decoder
-        assert reused(url) == cached
-        unrelated = complete(url, [400 - t for t in first], 4)  # shares no prefix: nothing more reused
-        assert reused(url) == cached
-    expected = greedy_alone(folder, second, 8)
-    if 2 in expected:
-        expected = expected[: expected.index(2)]
-    import nxrt.genai as genai
-    tokenizer = genai.Tokenizer(genai.Model(str(folder)))
-    assert choice["text"] == tokenizer.decode(np.array(expected, np.int32))
-    assert unrelated["finish_reason"] in ("stop", "length")
-    # usage.prompt_tokens_details.cached_tokens as the OpenAI API reports a prompt cache hit
-    assert [u["prompt_tokens_details"]["cached_tokens"] for u in usages] == [0, cached, 0]
-    assert [u["prompt_tokens"] for u in usages] == [len(first), len(second), len(first)]
+    check_next_turn_reuses_the_prefix(folder, end_id=2)

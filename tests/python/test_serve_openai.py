@@ -209,3 +209,9 @@ def test_a_full_queue_raises_rate_limit_error(folder):
             client.completions.create(model="tiny-gpt2", prompt=PROMPT, max_tokens=2)
         assert error.value.response.headers.get("retry-after") == "1"
         assert client.models.list().data[0].id == "tiny-gpt2"  # the rest of the server answers
+
+
+def test_next_turn_reuses_the_kept_prefix_in_the_mask_layout(folder):
+    """The GPT-2 fixture keeps its cache in the mask layout (combined past per layer, rows right-aligned under the
+    attention mask): a conversation's next turn still takes the kept cache of the sequence that just left."""
+    serve_support.check_next_turn_reuses_the_prefix(folder, end_id=98)

@@ -1,5 +1,6 @@
 // BatchEngine (genai/batch_engine.h) on ONNX Runtime GenAI's GPT-2 test folder: sequences that join and leave a
-// running batch produce the greedy tokens the Generator gives each of them alone; limits and removal.
+// running batch produce the greedy tokens the Generator gives each of them alone; limits and removal; prompts that
+// reuse a kept prefix.
 #include "genai/batch_engine.h"
 
 #include <gtest/gtest.h>
@@ -106,6 +107,72 @@ TEST(BatchEngine, CopiesShareOnePrefillAndRemovedSequencesFreeTheirSlot) {
   }
   EXPECT_EQ(first, expected);
   EXPECT_EQ(last, expected);
+}
+
+// Picks and advances until no sequence is active; the tokens each id picked.
+std::map<int64_t, std::vector<int32_t>> run_to_end(BatchEngine& engine) {
+  std::map<int64_t, std::vector<int32_t>> produced;
+  while (engine.active() > 0) {
+    auto picks = engine.pick();
+    EXPECT_TRUE(picks.has_value()) << picks.status().to_string();
+    if (!picks) break;
+    for (const auto& pick : *picks) produced[pick.id].push_back(pick.token);
+    const Status advanced = engine.advance();
+    EXPECT_TRUE(advanced.is_ok()) << advanced.to_string();
+    if (!advanced.is_ok()) break;
+  }
+  return produced;
+}
+
+// The GPT-2 fixture keeps its cache in the mask layout (one combined past per layer, rows right-aligned): a
+// conversation's next turn takes the cache of the sequence that just left, with another sequence running beside it,
+// and a prompt sharing only part of the kept tokens takes that part; the tokens are those of the whole prompt alone.
+TEST(BatchEngine, PromptsReuseTheKeptPrefixInTheMaskLayout) {
+  const auto model = fixture_model();
+  if (model == nullptr) GTEST_SKIP() << "no shared genai fixture";
+  auto engine = BatchEngine::create(model, 2);
+  ASSERT_TRUE(engine.has_value());
+  std::vector<int32_t> first;
+  for (int i = 0; i < 20; ++i) first.push_back(7 + (i * 37) % 400);
+  auto added = (*engine)->add_all({{first, 1, greedy(6)}});
+  ASSERT_TRUE(added[0].has_value()) << added[0].status().to_string();
+  EXPECT_EQ(added[0]->reused_tokens, 0);
+  const std::vector<int32_t> answer = run_to_end(**engine)[added[0]->ids[0]];
+  ASSERT_EQ(answer, alone(model, first, 6));
+
+  auto neighbour = (*engine)->add({3, 4, 5}, 1, greedy(10));
+  ASSERT_TRUE(neighbour.has_value());
+  std::vector<int32_t> neighbour_tokens;
+  for (int step = 0; step < 2; ++step) {
+    auto picks = (*engine)->pick();
+    ASSERT_TRUE(picks.has_value());
+    neighbour_tokens.push_back((*picks)[0].token);
+    ASSERT_TRUE((*engine)->advance().is_ok());
+  }
+  std::vector<int32_t> second = first;
+  second.insert(second.end(), answer.begin(), answer.end());
+  second.insert(second.end(), {11, 12, 13});
+  auto next_turn = (*engine)->add_all({{second, 1, greedy(8)}});
+  ASSERT_TRUE(next_turn[0].has_value()) << next_turn[0].status().to_string();
+  // The last picked token of the first turn never ran through the decoder.
+  EXPECT_EQ(next_turn[0]->reused_tokens, static_cast<int64_t>(first.size() + answer.size()) - 1);
+  auto produced = run_to_end(**engine);
+  EXPECT_EQ(produced[next_turn[0]->ids[0]], alone(model, second, 8));
+  std::vector<int32_t>& rest = produced[(*neighbour)[0]];
+  neighbour_tokens.insert(neighbour_tokens.end(), rest.begin(), rest.end());
+  EXPECT_EQ(neighbour_tokens, alone(model, {3, 4, 5}, 10));
+
+  // The kept prefix is now the second turn's (the neighbour left with fewer than kReusedPrefixMin positions).
+  std::vector<int32_t> branch(second.begin(), second.begin() + 18);
+  branch.insert(branch.end(), {900, 901});
+  auto branched = (*engine)->add_all({{branch, 1, greedy(5)}});
+  ASSERT_TRUE(branched[0].has_value());
+  EXPECT_EQ(branched[0]->reused_tokens, 18);
+  EXPECT_EQ(run_to_end(**engine)[branched[0]->ids[0]], alone(model, branch, 5));
+  auto unrelated = (*engine)->add_all({{{400, 401, 402}, 1, greedy(3)}});
+  ASSERT_TRUE(unrelated[0].has_value());
+  EXPECT_EQ(unrelated[0]->reused_tokens, 0);
+  EXPECT_EQ(run_to_end(**engine)[unrelated[0]->ids[0]], alone(model, {400, 401, 402}, 3));
 }
 
 TEST(BatchEngine, RejectsBadPromptsAndAsksForLogprobs) {
