@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bytes_view.h"
+#include "core/map_value.h"
 #include "errors.h"
 #include "numpy_interop.h"
 #include "onnx/model_proto.h"
@@ -155,10 +156,107 @@ void check_required_inputs(const PySession& self, nb::handle feed) {
   throw nb::python_error();
 }
 
-// A feed: anything tensor-like; for a sequence input also a list or tuple of tensor-likes, and for an optional
-// input also None (no element).
+// One Python key or value of a map as element `i` of `t` (int64, float, double or string), as ONNX Runtime takes
+// them: int-likes (also numpy integers) for int64, numbers for floats, str for strings.
+void put_map_element(PyObject* item, Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DataType::kInt64: {
+      nb::object index = nb::steal(PyNumber_Index(item));
+      if (!index.is_valid()) throw nb::python_error();
+      const long long v = PyLong_AsLongLong(index.ptr());
+      if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+      t.data<int64_t>()[i] = v;
+      return;
+    }
+    case DataType::kString: {
+      Py_ssize_t size = 0;
+      const char* text = PyUnicode_Check(item) ? PyUnicode_AsUTF8AndSize(item, &size) : nullptr;
+      if (text == nullptr) {
+        if (PyErr_Occurred()) throw nb::python_error();
+        throw nb::type_error("a map of strings takes str keys / values");
+      }
+      t.data<std::string>()[i].assign(text, static_cast<size_t>(size));
+      return;
+    }
+    default: {
+      const double v = PyFloat_AsDouble(item);
+      if (v == -1.0 && PyErr_Occurred()) throw nb::python_error();
+      if (t.dtype() == DataType::kFloat32) {
+        t.data<float>()[i] = static_cast<float>(v);
+      } else {
+        t.data<double>()[i] = v;
+      }
+    }
+  }
+}
+
+// The map of a Python dict for an input declared map(K, V) (`declared`; unknown types: int or str keys and float
+// values, as the first pair suggests).
+Value::Map map_from_dict(PyObject* dict, const graph::TypeInfo* declared) {
+  DataType key_type = declared ? declared->map_key_type : DataType::kUndefined;
+  DataType value_type = declared && declared->element ? declared->element->elem_type : DataType::kUndefined;
+  const Py_ssize_t count = PyDict_Size(dict);
+  Py_ssize_t position = 0;
+  PyObject* key = nullptr;
+  PyObject* value = nullptr;
+  if (key_type == DataType::kUndefined || value_type == DataType::kUndefined) {
+    if (PyDict_Next(dict, &position, &key, &value)) {
+      if (key_type == DataType::kUndefined) key_type = PyUnicode_Check(key) ? DataType::kString : DataType::kInt64;
+      if (value_type == DataType::kUndefined) {
+        value_type = PyUnicode_Check(value) ? DataType::kString
+                     : PyLong_Check(value)  ? DataType::kInt64
+                                            : DataType::kFloat32;
+      }
+    }
+    if (key_type == DataType::kUndefined) key_type = DataType::kInt64;
+    if (value_type == DataType::kUndefined) value_type = DataType::kFloat32;
+  }
+  if (!is_map_key_type(key_type) || !is_map_value_type(value_type)) {
+    throw nb::type_error("nxrt maps have int64 or string keys and float, double, int64 or string values");
+  }
+  Tensor keys = value_or_throw(Tensor::allocate(key_type, Shape{count}));
+  Tensor values = value_or_throw(Tensor::allocate(value_type, Shape{count}));
+  position = 0;
+  for (int64_t i = 0; PyDict_Next(dict, &position, &key, &value); ++i) {
+    put_map_element(key, keys, i);
+    put_map_element(value, values, i);
+  }
+  return value_or_throw(sorted_map(keys, values));
+}
+
+// A feed: anything tensor-like; for a sequence input also a list or tuple of tensor-likes, for an optional input
+// also None (no element), for a map input a dict and for a sequence-of-maps input a list of dicts.
 Value value_from_feed(const PySession& self, std::string_view name, PyObject* object, std::vector<nb::object>& keep) {
   using Kind = graph::TypeInfo::Kind;
+  if (PyDict_Check(object) || ((PyList_Check(object) || PyTuple_Check(object)))) {
+    const graph::TypeInfo* declared = nullptr;
+    for (const ValueDesc& input : self.session->inputs()) {
+      if (input.name == name) declared = &input.type;
+    }
+    if (PyDict_Check(object)) {
+      if (declared && declared->kind != Kind::kMap && declared->kind != Kind::kUnknown) {
+        throw nb::type_error(("input '" + std::string(name) + "' is " + declared->to_string() + ", not a map").c_str());
+      }
+      return Value::map(map_from_dict(object, declared));
+    }
+    if (declared && declared->kind == Kind::kSequence && declared->element &&
+        declared->element->kind == Kind::kMap) {
+      nb::object items = nb::steal(PySequence_List(object));
+      if (!items.is_valid()) throw nb::python_error();
+      std::vector<Value::Map> maps;
+      for (Py_ssize_t i = 0; i < PyList_Size(items.ptr()); ++i) {
+        PyObject* item = PyList_GetItem(items.ptr(), i);
+        if (!PyDict_Check(item)) throw nb::type_error("a sequence of maps takes a list of dicts");
+        maps.push_back(map_from_dict(item, declared->element.get()));
+      }
+      const graph::TypeInfo& element = *declared->element;
+      const DataType key_type = !maps.empty() ? maps[0].keys.dtype() : element.map_key_type;
+      const DataType value_type = !maps.empty()       ? maps[0].values.dtype()
+                                  : element.element ? element.element->elem_type
+                                                    : DataType::kUndefined;
+      return Value::map_sequence(key_type, value_type, std::move(maps));
+    }
+  }
   if (object == Py_None || PyList_Check(object) || PyTuple_Check(object)) {
     const graph::TypeInfo* declared = nullptr;
     for (const ValueDesc& input : self.session->inputs()) {
@@ -192,10 +290,41 @@ Value value_from_feed(const PySession& self, std::string_view name, PyObject* ob
   return Value(tensor_from_object(object, keep));
 }
 
-// numpy array for a tensor, list of arrays for a sequence, None for an optional without an element.
+// Element `i` of a map's keys or values as a Python int, float or str.
+nb::object python_map_element(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DataType::kInt64: return nb::steal(PyLong_FromLongLong(t.data<int64_t>()[i]));
+    case DataType::kFloat32: return nb::steal(PyFloat_FromDouble(t.data<float>()[i]));
+    case DataType::kFloat64: return nb::steal(PyFloat_FromDouble(t.data<double>()[i]));
+    default: {
+      const std::string& text = t.data<std::string>()[i];
+      return nb::steal(PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
+    }
+  }
+}
+
+nb::dict dict_from_map(const Value::Map& map) {
+  nb::dict dict;
+  for (int64_t i = 0; i < map.keys.numel(); ++i) {
+    nb::object key = python_map_element(map.keys, i);
+    nb::object item = python_map_element(map.values, i);
+    if (!key.is_valid() || !item.is_valid()) throw nb::python_error();
+    dict[key] = item;
+  }
+  return dict;
+}
+
+// numpy array for a tensor, list of arrays for a sequence, None for an optional without an element, a dict for a
+// map and a list of dicts for a sequence of maps (as onnxruntime returns them).
 nb::object object_from_value(const Value& value) {
   if (value.is_tensor()) return numpy_from_tensor(value.tensor());
   if (value.is_none()) return nb::none();
+  if (value.is_map()) return dict_from_map(value.map());
+  if (value.is_map_sequence()) {
+    nb::list maps;
+    for (const Value::Map& map : value.maps()) maps.append(dict_from_map(map));
+    return maps;
+  }
   nb::list elements;
   for (const Tensor& element : value.elements()) elements.append(numpy_from_tensor(element));
   return elements;

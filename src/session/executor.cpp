@@ -7,6 +7,7 @@
 #include <new>
 #include <sstream>
 
+#include "core/map_value.h"
 #include "ep/cpu/run_limits.h"
 
 namespace nxrt {
@@ -70,6 +71,8 @@ std::string value_type_string(const Value& value) {
     case Value::Kind::kTensor: return tensor_type_string(value.tensor().dtype());
     case Value::Kind::kSequence: return "seq(" + tensor_type_string(value.elem_type()) + ")";
     case Value::Kind::kNone: return "optional(none)";
+    case Value::Kind::kMap: return map_type_string(value.map_key_type(), value.elem_type());
+    case Value::Kind::kMapSequence: return "seq(" + map_type_string(value.map_key_type(), value.elem_type()) + ")";
     case Value::Kind::kUnset: break;
   }
   return "(no value)";
@@ -84,10 +87,22 @@ Status check_value_feed(const graph::Value& declared, const Value& value) {
     return make_error(StatusCode::kInvalidArgument, "Unexpected input data type. Actual: (", value_type_string(value),
                       ") , expected: (", type.to_string(), ")");
   };
+  // A map's declared key and value types, when the declaration gives them.
+  const auto map_matches = [&](const graph::TypeInfo& map_type) {
+    const bool key_ok = map_type.map_key_type == DataType::kUndefined || map_type.map_key_type == value.map_key_type();
+    const bool value_ok = !map_type.element || map_type.element->elem_type == DataType::kUndefined ||
+                          map_type.element->elem_type == value.elem_type();
+    return key_ok && value_ok;
+  };
   switch (type.kind) {
     case graph::TypeInfo::Kind::kSequence:
+      if (value.is_map_sequence() && type.element && type.element->kind == graph::TypeInfo::Kind::kMap) {
+        return map_matches(*type.element) ? Status::ok() : mismatch();
+      }
       if (!value.is_sequence()) return mismatch();
       return Status::ok();
+    case graph::TypeInfo::Kind::kMap:
+      return value.is_map() && map_matches(type) ? Status::ok() : mismatch();
     case graph::TypeInfo::Kind::kOptional:
       if (value.is_none()) return Status::ok();
       if (!type.element) return Status::ok();

@@ -105,7 +105,7 @@ Expected<std::vector<Tensor>> Session::run(std::span<const std::string> input_na
     if (!results[i].is_tensor()) {
       const std::string& name = output_names.empty() ? impl_->outputs[i].name : output_names[i];
       return make_error(StatusCode::kInvalidArgument, "output '", name,
-                        "' is a sequence or an optional, not a tensor; use run_values");
+                        "' is a sequence, a map or an optional, not a tensor; use run_values");
     }
     tensors.push_back(std::move(results[i].tensor()));
   }

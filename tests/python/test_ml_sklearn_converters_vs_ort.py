@@ -120,3 +120,45 @@ def test_converted_estimator_matches_onnxruntime_and_the_estimator(name):
     if "classes" in data and classifier:
         agree = float(np.mean(np.asarray(got[0]).ravel() == estimator.predict(x).ravel()))
         assert agree >= 0.99, f"labels agree with {name}.predict on {agree:.1%} of rows"
+
+
+CLASSIFIERS = [name for name in NAMES if "classes" in estimator_cases()[name][1]
+               and name not in ("RidgeClassifier", "Perceptron", "LinearSVC", "SGDClassifier")]
+
+
+def assert_maps_match(got, want, tolerance):
+    """Two lists of dicts (ZipMap's rows): the same keys in the same order, values within `tolerance`."""
+    assert isinstance(got, list) and len(got) == len(want)
+    for row, (g, w) in enumerate(zip(got, want)):
+        assert isinstance(g, dict) and list(g) == list(w), f"row {row}: keys {list(g)} != {list(w)}"
+        np.testing.assert_allclose(list(g.values()), list(w.values()), rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("labels", ["int", "str"])
+@pytest.mark.parametrize("name", CLASSIFIERS)
+def test_classifier_with_zipmap_matches_onnxruntime(name, labels):
+    """skl2onnx's default for classifiers: the probabilities leave through ZipMap as a list of dicts (class label ->
+    probability), with int or string class labels."""
+    pytest.importorskip("sklearn")
+    pytest.importorskip("skl2onnx")
+    from sklearn.datasets import make_classification
+    from skl2onnx import to_onnx
+
+    estimator, data = estimator_cases()[name]
+    x, y = make_classification(200, 6, n_informative=4, n_classes=2 if data == "2 classes" else 3, random_state=1)
+    x = (np.abs(x) if "non-negative" in data else x).astype(np.float32)
+    if labels == "str":
+        y = np.array(["cat", "dog", "bird"])[y]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        estimator.fit(x, y)
+        model = to_onnx(estimator, x[:1], target_opset={"": 17, "ai.onnx.ml": 3})
+    serialized = model.SerializeToString()
+    assert any(node.op_type == "ZipMap" for node in model.graph.node)
+    want = ort.InferenceSession(serialized, providers=["CPUExecutionProvider"]).run(None, {"X": x})
+    session = nxrt.InferenceSession(serialized)
+    got = session.run(None, {"X": x})
+    assert [o.type for o in session.get_outputs()] == [o.type for o in ort.InferenceSession(
+        serialized, providers=["CPUExecutionProvider"]).get_outputs()]
+    np.testing.assert_array_equal(got[0], want[0])
+    assert_maps_match(got[1], want[1], 1e-4)

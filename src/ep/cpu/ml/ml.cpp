@@ -1,6 +1,6 @@
 // ai.onnx.ml operators: LabelEncoder, Binarizer, ArrayFeatureExtractor. TreeEnsemble lives in
 // ml_tree_ensemble.cpp; Scaler, Normalizer, Imputer, OneHotEncoder, FeatureVectorizer, LinearRegressor and
-// LinearClassifier in ml_linear.cpp.
+// LinearClassifier in ml_linear.cpp; ZipMap, DictVectorizer and CastMap in ml_maps.cpp.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -17,6 +17,7 @@ std::span<const KernelDef> ml_tree_ensemble_kernels();
 std::span<const KernelDef> ml_tree_ensemble_legacy_kernels();
 std::span<const KernelDef> ml_svm_kernels();
 std::span<const KernelDef> ml_linear_kernels();
+std::span<const KernelDef> ml_map_kernels();
 
 namespace {
 
@@ -368,6 +369,7 @@ std::vector<KernelDef> all_ml_kernels() {
   for (const KernelDef& row : ml_tree_ensemble_legacy_kernels()) rows.push_back(row);
   for (const KernelDef& row : ml_svm_kernels()) rows.push_back(row);
   for (const KernelDef& row : ml_linear_kernels()) rows.push_back(row);
+  for (const KernelDef& row : ml_map_kernels()) rows.push_back(row);
   return rows;
 }
 
