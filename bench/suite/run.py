@@ -114,6 +114,10 @@ def compare(case, got, want):
     if len(got) != len(want):
         return f"mismatch: {len(got)} vs {len(want)} outputs"
     for index, (a, b) in enumerate(zip(got, want)):
+        if isinstance(b, list) and b and isinstance(b[0], dict):  # ZipMap's rows: keys in order, then the values
+            if not isinstance(a, list) or [list(row) for row in a] != [list(row) for row in b]:
+                return f"mismatch: output {index} map keys differ"
+            a, b = [list(row.values()) for row in a], [list(row.values()) for row in b]
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape:
             return f"mismatch: output {index} shape {a.shape} vs {b.shape}"

@@ -303,13 +303,15 @@ nb::object python_map_element(const Tensor& t, int64_t i) {
   }
 }
 
-nb::dict dict_from_map(const Value::Map& map) {
+// `keys`: the map's keys as Python objects, when the caller has them already (maps of a sequence that share one key
+// tensor, as ZipMap's rows do).
+nb::dict dict_from_map(const Value::Map& map, const std::vector<nb::object>* keys = nullptr) {
   nb::dict dict;
   for (int64_t i = 0; i < map.keys.numel(); ++i) {
-    nb::object key = python_map_element(map.keys, i);
+    nb::object key = keys != nullptr ? (*keys)[static_cast<size_t>(i)] : python_map_element(map.keys, i);
     nb::object item = python_map_element(map.values, i);
     if (!key.is_valid() || !item.is_valid()) throw nb::python_error();
-    dict[key] = item;
+    if (PyDict_SetItem(dict.ptr(), key.ptr(), item.ptr()) < 0) throw nb::python_error();
   }
   return dict;
 }
@@ -322,7 +324,16 @@ nb::object object_from_value(const Value& value) {
   if (value.is_map()) return dict_from_map(value.map());
   if (value.is_map_sequence()) {
     nb::list maps;
-    for (const Value::Map& map : value.maps()) maps.append(dict_from_map(map));
+    std::vector<nb::object> shared_keys;
+    const void* shared = nullptr;  // the key tensor whose objects shared_keys holds
+    for (const Value::Map& map : value.maps()) {
+      if (map.keys.raw_data() != shared || map.keys.numel() != static_cast<int64_t>(shared_keys.size())) {
+        shared_keys.clear();
+        for (int64_t i = 0; i < map.keys.numel(); ++i) shared_keys.push_back(python_map_element(map.keys, i));
+        shared = map.keys.raw_data();
+      }
+      maps.append(dict_from_map(map, &shared_keys));
+    }
     return maps;
   }
   nb::list elements;

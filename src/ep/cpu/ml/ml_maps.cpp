@@ -80,13 +80,20 @@ class ZipMapKernel final : public ValueKernel {
       return make_error(StatusCode::kInvalidArgument, description_, ": input X has ", width, " columns but the node has ",
                         labels_, " class labels");
     }
+    // One buffer holds every row's values in key order; each map's values are a view of its row of it, and every
+    // map shares the one key tensor.
+    const int64_t count = static_cast<int64_t>(columns_.size());
+    TRY_ASSIGN(Tensor all, Tensor::allocate(DataType::kFloat32, Shape{rows * count}));
+    const float* data = x.data<float>();
+    float* out = all.data<float>();
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t i = 0; i < count; ++i) out[r * count + i] = data[r * width + columns_[static_cast<size_t>(i)]];
+    }
     std::vector<Value::Map> maps;
     maps.reserve(static_cast<size_t>(rows));
-    const float* data = x.data<float>();
     for (int64_t r = 0; r < rows; ++r) {
-      TRY_ASSIGN(Tensor values, Tensor::allocate(DataType::kFloat32, Shape{static_cast<int64_t>(columns_.size())}));
-      for (size_t i = 0; i < columns_.size(); ++i) values.data<float>()[i] = data[r * width + columns_[i]];
-      maps.push_back(Value::Map{keys_, std::move(values)});  // every map shares the one key tensor
+      maps.push_back(Value::Map{keys_, Tensor::in_buffer(all.buffer(), static_cast<size_t>(r * count) * sizeof(float),
+                                                         DataType::kFloat32, Shape{count})});
     }
     outputs[0] = Value::map_sequence(keys_.dtype(), DataType::kFloat32, std::move(maps));
     return Status::ok();

@@ -67,8 +67,23 @@ inline int32_t step_from(const WalkNode& node, const double* row) {
   } else {
     take = compares_true<kMode>(x, node.split);
   }
-  if constexpr (kMissing) take = take || (node.missing_true && std::isnan(x));
-  return node.next[take ? 1 : 0];
+  // Bitwise, not ||: a short-circuit is a branch on the comparison, which the data decides (mispredicted half the
+  // time; a LightGBM forest with missing-value tracks walked 4x slower than one without).
+  if constexpr (kMissing) take = static_cast<bool>(static_cast<int>(take) | (static_cast<int>(node.missing_true) &
+                                                                            static_cast<int>(x != x)));
+  return node.next[static_cast<int>(take)];
+}
+
+// Walks side by side stop early once every walk rests on a leaf, checked every kLeafCheckSteps steps: trees grown
+// leaf-wise (LightGBM) are much deeper at their deepest leaf than along most paths.
+constexpr int32_t kLeafCheckSteps = 4;
+
+template <int N>
+inline bool all_at_leaves(const int32_t (&at)[N], int64_t interior) {
+  int32_t lowest = at[0];
+#pragma GCC unroll 16
+  for (int i = 1; i < N; ++i) lowest = std::min(lowest, at[i]);
+  return lowest >= interior;  // leaves are numbered after the interior nodes
 }
 
 // leaves[i] = the leaf tree `tree` leads row i of `rows` to, for R rows walked side by side (independent chains of
@@ -83,6 +98,7 @@ void walk_rows(const LegacyForest& forest, size_t tree, const double* rows, int6
     for (int r = 0; r < R; ++r) {
       at[r] = step_from<kMode, kMissing>(nodes[at[r]], rows + r * features);
     }
+    if (step % kLeafCheckSteps == kLeafCheckSteps - 1 && all_at_leaves<R>(at, forest.interior)) break;
   }
   for (int r = 0; r < R; ++r) leaves[r] = at[r] - forest.interior;
 }
@@ -103,6 +119,7 @@ void walk_trees(const LegacyForest& forest, size_t first_tree, const double* row
     for (int t = 0; t < T; ++t) {
       at[t] = step_from<kMode, kMissing>(nodes[at[t]], row);
     }
+    if (step % kLeafCheckSteps == kLeafCheckSteps - 1 && all_at_leaves<T>(at, forest.interior)) break;
   }
   for (int t = 0; t < T; ++t) leaves[t] = at[t] - forest.interior;
 }
