@@ -3,6 +3,7 @@
 import collections.abc
 import json
 import os
+import threading
 import time
 import warnings
 
@@ -11,6 +12,7 @@ import numpy as np
 from nxrt import _nxrt
 from nxrt.friendly import BoundOutputs, Outputs, feed_from_arguments
 from nxrt.io_binding import IOBinding
+from nxrt.memory_info import _cpu_memory_info
 from nxrt.options import SessionOptions
 from nxrt.ortvalue import OrtValue
 
@@ -204,6 +206,30 @@ class InferenceSession:
         if any(isinstance(value, _PYTHON_VALUES) for value in input_feed.values()):
             input_feed = self._typed_feed(input_feed)
         return self._sess.run(output_names or None, input_feed, run_options)
+
+    def run_async(self, output_names, input_feed, callback, user_data, run_options=None):
+        """run() on another thread, then callback(results, user_data, err) there: err is "" and results the outputs,
+        or err the error's text and results empty. The thread holds the session and the feeds until the callback
+        returns (the caller may drop its own references at once)."""
+        missing = [i.name for i in self._inputs_meta if i.name not in input_feed]
+        if missing:  # raised here, as onnxruntime validates the feed before it starts the run
+            raise ValueError(f"Required inputs ({missing!r}) are missing from input feed ({list(input_feed)!r}).")
+
+        def work():
+            try:
+                results, err = self.run(output_names, input_feed, run_options), ""
+            except Exception as error:  # noqa: BLE001 - reported to the callback as onnxruntime does
+                results, err = [], str(error)
+            callback(results, user_data, err)
+
+        threading.Thread(target=work, name="nxrt-run-async", daemon=True).start()
+
+    def get_input_memory_infos(self):
+        """Where each input is read from: host memory (nxrt's feeds; IO binding binds device buffers itself)."""
+        return [_cpu_memory_info() for _ in self._inputs_meta]
+
+    def get_output_memory_infos(self):
+        return [_cpu_memory_info() for _ in self._outputs_meta]
 
     def _typed_feed(self, input_feed):
         """Python lists, tuples and scalars become arrays of the input's declared element type, as onnxruntime

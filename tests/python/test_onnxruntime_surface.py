@@ -66,3 +66,81 @@ def test_a_plain_alias_imports_capi_pybind_state():
     child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert child.returncode == 0, child.stderr
     assert child.stdout.strip() == "ok"
+
+
+def mul_model():
+    graph = helper.make_graph([helper.make_node("Mul", ["X", "X"], ["Y"])], "g",
+                              [helper.make_tensor_value_info("X", TensorProto.FLOAT, [3, 2])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [3, 2])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def test_run_async_calls_back_with_results_or_the_error_and_releases_the_feeds():
+    import gc
+    import threading
+    import weakref
+
+    done, seen = threading.Event(), {}
+
+    def callback(results, data, err):
+        seen.update(results=results, data=data, err=err, thread=threading.current_thread().name)
+        done.set()
+
+    session = nxrt.InferenceSession(mul_model())
+    x = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], dtype=np.float32)
+    alive = weakref.ref(x)
+    session.run_async(["Y"], {"X": x}, callback, "user data", nxrt.RunOptions())
+    del x, session  # the run keeps what it needs until the callback returns
+    gc.collect()
+    assert done.wait(10)
+    assert seen["err"] == "" and seen["data"] == "user data" and seen["thread"] != threading.main_thread().name
+    np.testing.assert_allclose(seen["results"][0], [[1, 4], [9, 16], [25, 36]])
+    for _ in range(200):
+        if alive() is None:
+            break
+        gc.collect()
+        threading.Event().wait(0.01)
+    assert alive() is None
+
+    done.clear()
+    session = nxrt.InferenceSession(mul_model())
+    session.run_async(None, {"X": np.zeros((3, 2), np.int64)}, callback, None)
+    assert done.wait(10)
+    assert seen["results"] == [] and "Unexpected input data type" in seen["err"]
+    with pytest.raises(ValueError, match="Required inputs"):  # checked before the run starts, as onnxruntime does
+        session.run_async(None, {}, callback, None)
+
+
+def test_memory_infos_devices_and_arena_settings_read_as_onnxruntimes():
+    model = mul_model()
+    theirs = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    ours = nxrt.InferenceSession(model)
+    for got, want in [(ours.get_input_memory_infos(), theirs.get_input_memory_infos()),
+                      (ours.get_output_memory_infos(), theirs.get_output_memory_infos())]:
+        assert len(got) == len(want) == 1
+        for field in ("name", "device_id", "device_vendor_id"):
+            assert getattr(got[0], field) == getattr(want[0], field)
+        for field in ("mem_type", "allocator_type", "device_mem_type"):
+            assert getattr(got[0], field).name == getattr(want[0], field).name
+    for enum_name in ("OrtMemType", "OrtAllocatorType", "OrtDeviceMemoryType", "OrtMemoryInfoDeviceType",
+                      "OrtDeviceVendorId"):
+        assert set(getattr(nxrt, enum_name).__members__) == set(getattr(ort, enum_name).__members__), enum_name
+    info = nxrt.OrtMemoryInfo("Cpu", nxrt.OrtAllocatorType.ORT_DEVICE_ALLOCATOR, 0, nxrt.OrtMemType.DEFAULT)
+    assert (info.name, info.device_id, info.allocator_type.name) == ("Cpu", 0, "ORT_DEVICE_ALLOCATOR")
+    v2 = nxrt.OrtMemoryInfo.create_v2("Cpu", nxrt.OrtMemoryInfoDeviceType.CPU, 0, 0, nxrt.OrtDeviceMemoryType.DEFAULT,
+                                      0, nxrt.OrtAllocatorType.ORT_DEVICE_ALLOCATOR)
+    want = ort.OrtMemoryInfo.create_v2("Cpu", ort.OrtMemoryInfoDeviceType.CPU, 0, 0, ort.OrtDeviceMemoryType.DEFAULT,
+                                       0, ort.OrtAllocatorType.ORT_DEVICE_ALLOCATOR)
+    assert (v2.name, v2.device_vendor_id, v2.device_mem_type.name) == (want.name, want.device_vendor_id,
+                                                                       want.device_mem_type.name)
+    for kind, device_id in [("cpu", 0), ("cuda", 1)]:
+        got, want = nxrt.OrtDevice.make(kind, device_id), ort.OrtDevice.make(kind, device_id)
+        assert (got.device_type(), got.device_id(), got.device_mem_type()) == (
+            want.device_type(), want.device_id(), want.device_mem_type())
+    cfg, want = nxrt.OrtArenaCfg(0, -1, -1, -1), ort.OrtArenaCfg(0, -1, -1, -1)
+    assert (cfg.max_mem, cfg.arena_extend_strategy, cfg.initial_chunk_size_bytes, cfg.max_dead_bytes_per_chunk) == (
+        want.max_mem, want.arena_extend_strategy, want.initial_chunk_size_bytes, want.max_dead_bytes_per_chunk)
+    assert nxrt.OrtArenaCfg({"max_mem": 16, "arena_extend_strategy": 1}).max_mem == 16
+    with pytest.raises(RuntimeError, match="Invalid OrtArenaCfg option: bogus"):
+        nxrt.OrtArenaCfg({"bogus": 1})
+    nxrt.create_and_register_allocator(info, cfg)  # accepted; nxrt's sessions use their own run arena
