@@ -61,6 +61,7 @@ class SessionOptions:
         self.max_tensor_bytes = 0
         self._config = {}
         self._free_dimensions = {}
+        self._initializers = {}  # name -> OrtValue (add_initializer)
         self._free_denotations = {}
 
     def add_session_config_entry(self, key, value):
@@ -82,7 +83,21 @@ class SessionOptions:
         self._free_denotations[str(dim_denotation)] = int(dim_value)
 
     def add_initializer(self, name, ort_value):
-        raise NotImplementedError("nxrt does not support external initializers from SessionOptions yet")
+        """Uses `ort_value` (an OrtValue on the host, of the dtype and shape the model declares) for the model's
+        initializer `name` in sessions created with these options, without a copy: keep it alive and unchanged. The
+        model's own data for it is not read (its external data file need not exist)."""
+        from nxrt.ortvalue import OrtValue
+
+        if not isinstance(ort_value, OrtValue):
+            raise TypeError(f"add_initializer takes an OrtValue, not {type(ort_value).__name__}")
+        self._initializers[str(name)] = ort_value
+
+    def add_external_initializers(self, names, ort_values):
+        """add_initializer for each name and OrtValue, as onnxruntime offers it for weights kept outside the model."""
+        if len(names) != len(ort_values):
+            raise ValueError("add_external_initializers takes as many names as values")
+        for name, value in zip(names, ort_values):
+            self.add_initializer(name, value)
 
     def register_custom_ops_library(self, library_path):
         raise NotImplementedError("nxrt does not load custom op libraries")

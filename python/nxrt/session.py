@@ -178,6 +178,7 @@ class InferenceSession:
                              dict(options._free_dimensions), self._profiling, int(options.run_timeout_ms),
                              int(options.max_tensor_bytes))
         self._disable_cpu_fallback = options._config.get(_DISABLE_CPU_FALLBACK, "0") == "1"
+        self._initializers = dict(options._initializers)
         self._sess = self._create(self._providers)
         self._inputs_meta = [NodeArg(*desc) for desc in self._sess.inputs()]
         self._outputs_meta = [NodeArg(*desc) for desc in self._sess.outputs()]
@@ -191,7 +192,8 @@ class InferenceSession:
 
     def _create(self, providers):
         return _nxrt.Session.create(*self._create_args, execution_providers=list(providers),
-                                    disable_cpu_fallback=self._disable_cpu_fallback)
+                                    disable_cpu_fallback=self._disable_cpu_fallback,
+                                    initializers={name: value._value for name, value in self._initializers.items()})
 
     @staticmethod
     def _write_model(target, model):

@@ -65,6 +65,7 @@ class PythonBytesModel final : public onnx::ModelBytes {
 struct PySession {
   std::unique_ptr<Session> session;
   nb::object model_source;  // the path (str) or bytes the session was created from
+  std::vector<nb::object> initializer_owners;  // the Values whose tensors SessionOptions.add_initializer gave
   std::vector<nb::object> required_input_names;  // Python str, for the missing-input check
   std::shared_ptr<NodeProfile> profile;           // set when profiling is enabled
 };
@@ -103,8 +104,14 @@ std::unique_ptr<PySession> create_session(nb::handle model, int intra_op_num_thr
                                           const std::map<std::string, int64_t>& free_dimension_overrides,
                                           bool enable_profiling, int64_t run_timeout_ms, uint64_t max_tensor_bytes,
                                           const std::vector<std::string>& execution_providers,
-                                          bool disable_cpu_fallback) {
+                                          bool disable_cpu_fallback, nb::dict initializers) {
   SessionOptions options;
+  std::vector<nb::object> initializer_owners;
+  for (auto [name, value] : initializers) {
+    if (!nb::isinstance<PyValue>(value)) throw nb::type_error("initializers must be nxrt Values (OrtValue._value)");
+    options.initializers[nb::cast<std::string>(name)] = nb::cast<PyValue&>(value).tensor;
+    initializer_owners.push_back(nb::borrow(value));
+  }
   options.execution_providers = execution_providers;
   options.disable_cpu_fallback = disable_cpu_fallback;
   options.run_timeout_ms = run_timeout_ms;
@@ -119,6 +126,7 @@ std::unique_ptr<PySession> create_session(nb::handle model, int intra_op_num_thr
     options.profile = result->profile;
   }
   result->model_source = nb::borrow(model);
+  result->initializer_owners = std::move(initializer_owners);
   std::optional<Expected<std::unique_ptr<Session>>> created;
   if (PyBytes_Check(model.ptr())) {
     // `bytes` outlives `release`: when creation fails, the last reference (and its Py_DECREF) then goes with
@@ -526,7 +534,7 @@ void register_session(nb::module_& m) {
                   nb::arg("free_dimension_overrides") = std::map<std::string, int64_t>{},
                   nb::arg("enable_profiling") = false, nb::arg("run_timeout_ms") = 0,
                   nb::arg("max_tensor_bytes") = 0, nb::arg("execution_providers") = std::vector<std::string>{},
-                  nb::arg("disable_cpu_fallback") = false,
+                  nb::arg("disable_cpu_fallback") = false, nb::arg("initializers") = nb::dict(),
                   "execution_providers: names in preference order (empty: the CPU alone; the CPU is appended when "
                   "absent); disable_cpu_fallback: a node no listed provider but the CPU runs is an error.")
       .def("providers", [](const PySession& self) { return self.session->providers(); },

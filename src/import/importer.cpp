@@ -41,7 +41,7 @@ class GraphImporter {
  public:
   GraphImporter(const onnx::ModelProto& model, const std::shared_ptr<const onnx::ModelBytes>& bytes,
                 const ImportOptions& options)
-      : bytes_(bytes), max_tensor_bytes_(options.max_tensor_bytes) {
+      : bytes_(bytes), max_tensor_bytes_(options.max_tensor_bytes), supplied_(options.supplied_initializers) {
     for (const onnx::FunctionProto& function : model.functions) {
       functions_[{normalize_domain(function.domain), std::string(function.name)}] = &function;
     }
@@ -65,7 +65,14 @@ class GraphImporter {
       if (graph.values[id].initializer) {
         return make_error(StatusCode::kInvalidGraph, "initializer '", name, "' is defined twice");
       }
-      TRY_ASSIGN(Tensor tensor, tensor_from_proto(initializer, bytes_, "initializer '" + name + "'", max_tensor_bytes_));
+      Tensor tensor;
+      if (const Tensor* supplied = outer_scope == nullptr ? find_supplied(name) : nullptr) {
+        TRY(check_supplied(initializer, *supplied, name));
+        tensor = *supplied;
+        ++supplied_used_;
+      } else {
+        TRY_ASSIGN(tensor, tensor_from_proto(initializer, bytes_, "initializer '" + name + "'", max_tensor_bytes_));
+      }
       graph.values[id].type = graph::TypeInfo::tensor(tensor.dtype(), graph::symbolic_shape_of(tensor.shape()));
       graph.values[id].initializer = std::move(tensor);
     }
@@ -120,7 +127,41 @@ class GraphImporter {
     return graph::topological_sort(graph);
   }
 
+  // Every supplied initializer was an initializer of the main graph (called after its import).
+  Status check_all_supplied_used(const graph::Graph& graph) const {
+    if (supplied_ == nullptr || supplied_used_ == supplied_->size()) return Status::ok();
+    for (const auto& [name, tensor] : *supplied_) {
+      const int id = graph.find_value(name);
+      if (id < 0 || !graph.values[id].initializer) {
+        return make_error(StatusCode::kInvalidArgument, "initializer '", name,
+                          "' given in the session options is not an initializer of the model's main graph");
+      }
+    }
+    return Status::ok();
+  }
+
  private:
+  const Tensor* find_supplied(const std::string& name) const {
+    if (supplied_ == nullptr) return nullptr;
+    const auto found = supplied_->find(name);
+    return found == supplied_->end() ? nullptr : &found->second;
+  }
+
+  static Status check_supplied(const onnx::TensorProto& declared, const Tensor& supplied, const std::string& name) {
+    const Shape shape(declared.dims.begin(), declared.dims.end());
+    if (static_cast<int32_t>(supplied.dtype()) != declared.data_type || supplied.shape() != shape) {
+      return make_error(StatusCode::kInvalidArgument, "initializer '", name, "' given in the session options is ",
+                        data_type_name(supplied.dtype()), " ", shape_to_string(supplied.shape()),
+                        " but the model declares ", data_type_name(static_cast<DataType>(declared.data_type)), " ",
+                        shape_to_string(shape));
+    }
+    if (supplied.device() != Device{}) {
+      return make_error(StatusCode::kInvalidArgument, "initializer '", name, "' given in the session options must be ",
+                        "in host memory");
+    }
+    return Status::ok();
+  }
+
   // In a subgraph, values read but produced nowhere in it come from an enclosing graph: they become outer-scope
   // inputs, and the node owning the subgraph lists them as implicit inputs, so the enclosing graph checks that
   // they exist (and orders and keeps them alive). In the main graph they stay dangling, which sorting reports.
@@ -338,6 +379,8 @@ class GraphImporter {
 
   const std::shared_ptr<const onnx::ModelBytes>& bytes_;
   size_t max_tensor_bytes_ = 0;
+  const std::map<std::string, Tensor>* supplied_ = nullptr;
+  size_t supplied_used_ = 0;
   std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*> functions_;
   std::set<std::pair<const graph::Graph*, int>> defined_;
   int expansion_counter_ = 0;
@@ -403,6 +446,7 @@ Expected<ImportedModel> import_model(const onnx::ModelProto& model, const std::s
   ImportedModel imported;
   GraphImporter importer(model, bytes, options);
   TRY(importer.import_graph(*model.graph, opsets, nullptr, 0, imported.graph, &imported.overridable_initializers));
+  TRY(importer.check_all_supplied_used(imported.graph));
   return imported;
 }
 

@@ -2,7 +2,9 @@
 // become nested graphs that list the enclosing-scope values they read. Constant-free: no optimisation here.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/status.h"
@@ -23,6 +25,10 @@ struct ImportedModel {
 struct ImportOptions {
   // Most bytes one initializer or tensor attribute may take (0: no limit); larger ones fail, naming the tensor.
   size_t max_tensor_bytes = 0;
+  // Main-graph initializers the caller gives by name (SessionOptions::initializers): each is used in place of the
+  // model's data, which is then not read (its external data file need not exist), and must have the dtype and shape
+  // the model declares for it. A name that is no main-graph initializer is INVALID_ARGUMENT. Null: none.
+  const std::map<std::string, Tensor>* supplied_initializers = nullptr;
 };
 
 // `bytes` must be the buffer `model` was parsed from; tensors may reference it in place.

@@ -132,7 +132,9 @@ Expected<std::unique_ptr<Session::Impl>> SessionImplBuilder::build(std::shared_p
   TRY_ASSIGN(ProviderList providers, ep::session_providers(options.execution_providers));
   TRY_ASSIGN(onnx::ModelProto model, onnx::parse_model(bytes->bytes()));
   TRY_ASSIGN(import::ImportedModel imported,
-             import::import_model(model, bytes, import::ImportOptions{options.max_tensor_bytes}));
+             import::import_model(model, bytes,
+                                  import::ImportOptions{options.max_tensor_bytes,
+                                                        options.initializers.empty() ? nullptr : &options.initializers}));
   auto impl = std::make_unique<Session::Impl>();
   impl->bytes = std::move(bytes);
   impl->graph = std::move(imported.graph);

@@ -68,6 +68,11 @@ struct SessionOptions {
   // "session.disable_cpu_ep_fallback") makes that an error. A provider this build cannot create is an error.
   std::vector<std::string> execution_providers;
   bool disable_cpu_fallback = false;
+  // Main-graph initializers by name, used instead of the model's data (ONNX Runtime's AddInitializer /
+  // AddExternalInitializers): host tensors of the dtype and shape the model declares, shared, not copied (the caller
+  // keeps them unchanged while the session lives); the model's data for them is not read, so its external data
+  // file need not exist. A name that is no main-graph initializer fails session creation.
+  std::map<std::string, Tensor> initializers;
 };
 
 // Runs stop between nodes, between subgraph runs of Loop/Scan/If, and between the tasks of long parallel kernels

@@ -144,3 +144,56 @@ def test_memory_infos_devices_and_arena_settings_read_as_onnxruntimes():
     with pytest.raises(RuntimeError, match="Invalid OrtArenaCfg option: bogus"):
         nxrt.OrtArenaCfg({"bogus": 1})
     nxrt.create_and_register_allocator(info, cfg)  # accepted; nxrt's sessions use their own run arena
+
+
+def scaled_model(tmp_path=None):
+    """Y = X * W with W a [2] float initializer; with tmp_path, W's data lies in an external file 'w.bin'."""
+    from onnx import numpy_helper
+
+    weight = numpy_helper.from_array(np.array([0.5, 2.0], np.float32), "W")
+    graph = helper.make_graph([helper.make_node("Mul", ["X", "W"], ["Y"])], "g",
+                              [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    if tmp_path is None:
+        return model.SerializeToString()
+    import onnx
+    from onnx.external_data_helper import convert_model_to_external_data
+
+    convert_model_to_external_data(model, all_tensors_to_one_file=True, location="w.bin", size_threshold=0)
+    path = tmp_path / "scaled.onnx"
+    onnx.save_model(model, path)
+    return str(path)
+
+
+def test_add_initializer_replaces_the_models_weight_and_supplies_missing_external_data(tmp_path):
+    import gc
+
+    x = np.array([1.0, 1.0], np.float32)
+    for runtime in (nxrt, ort):
+        options = runtime.SessionOptions()
+        weight = runtime.OrtValue.ortvalue_from_numpy(np.array([3.0, 4.0], np.float32))
+        options.add_initializer("W", weight)
+        session = runtime.InferenceSession(scaled_model(), options, providers=["CPUExecutionProvider"])
+        np.testing.assert_array_equal(session.run(None, {"X": x})[0], [3.0, 4.0])
+    del weight
+    gc.collect()  # the session keeps the value it was given alive
+    np.testing.assert_array_equal(session.run(None, {"X": x})[0], [3.0, 4.0])
+
+    path = scaled_model(tmp_path)
+    (tmp_path / "w.bin").unlink()  # the weights arrive through the options instead
+    options = nxrt.SessionOptions()
+    options.add_external_initializers(["W"], [nxrt.OrtValue.ortvalue_from_numpy(np.array([-1.0, 5.0], np.float32))])
+    np.testing.assert_array_equal(nxrt.InferenceSession(path, options).run(None, {"X": x})[0], [-1.0, 5.0])
+    with pytest.raises(Exception):
+        nxrt.InferenceSession(path)  # without them the missing file is an error
+
+    for name, value, message in [("W", np.zeros(3, np.float32), "declares float \\[2\\]"),
+                                 ("W", np.zeros(2, np.float64), "declares float \\[2\\]"),
+                                 ("V", np.zeros(2, np.float32), "'V' given in the session options is not an")]:
+        options = nxrt.SessionOptions()
+        options.add_initializer(name, nxrt.OrtValue.ortvalue_from_numpy(value))
+        with pytest.raises(nxrt.capi.onnxruntime_pybind11_state.InvalidArgument, match=message):
+            nxrt.InferenceSession(scaled_model(), options)
+    with pytest.raises(TypeError):
+        nxrt.SessionOptions().add_initializer("W", np.zeros(2, np.float32))

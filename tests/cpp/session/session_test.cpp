@@ -291,5 +291,30 @@ TEST(Session, ConstantOutputsAreNotSharedWithTheCaller) {
   EXPECT_EQ((*second)[0].data<float>()[0], 1.0f);
 }
 
+TEST(Session, InitializersFromTheOptionsReplaceTheModelsAndAreChecked) {
+  std::vector<float> three{3.0f};
+  SessionOptions options;
+  options.initializers["two"] = floats({}, three);
+  auto session = create(simple_add_model(), options);
+  ASSERT_TRUE(session);
+  std::vector<float> x{1.0f, 2.0f}, y{0.5f, 0.5f};
+  auto outputs = session->run({{"x", "y"}}, {{floats({2}, x), floats({2}, y)}}, {});
+  ASSERT_TRUE(outputs) << outputs.status().to_string();
+  EXPECT_FLOAT_EQ((*outputs)[0].data<float>()[1], 6.5f);  // 3 * 2 + 0.5
+
+  std::vector<float> pair{1.0f, 2.0f};
+  SessionOptions wrong_shape;
+  wrong_shape.initializers["two"] = floats({2}, pair);
+  auto refused = Session::create_from_bytes(w::encode_model(simple_add_model()), wrong_shape);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("declares float []"), std::string::npos) << refused.status().to_string();
+  SessionOptions unknown;
+  unknown.initializers["three"] = floats({}, three);
+  auto missing = Session::create_from_bytes(w::encode_model(simple_add_model()), unknown);
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.status().message().find("'three'"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace nxrt
