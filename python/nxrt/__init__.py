@@ -37,7 +37,8 @@ def get_version_string():
 
 
 def get_build_info():
-    return f"nxrt {__version__}, CPU"
+    """In onnxruntime's form ("<name> Build Info: key=value, ..., build type=Release")."""
+    return f"nxrt Build Info: version={__version__}, providers=CPU, build type={_nxrt.build_type}"
 
 
 def set_default_logger_severity(severity):

@@ -68,10 +68,8 @@ class SessionOptions:
         self._config[str(key)] = str(value)
 
     def get_session_config_entry(self, key):
-        if key not in self._config:
-            from nxrt._nxrt import _raise_status
-
-            _raise_status(2, f"SessionOptions does not contain a config entry with key: {key}")
+        if key not in self._config:  # onnxruntime's class and text
+            raise RuntimeError(f"SessionOptions does not have configuration with key: {key}")
         return self._config[key]
 
     def add_free_dimension_override_by_name(self, dim_name, dim_value):

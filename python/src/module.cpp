@@ -25,6 +25,11 @@ NB_MODULE(_nxrt, m) {
   register_op_models(m);
   register_genai(m);
   m.attr("__version__") = NXRT_VERSION;
+#if defined(NDEBUG)
+  m.attr("build_type") = "Release";  // assertions compiled out
+#else
+  m.attr("build_type") = "Debug";
+#endif
   m.def(
       "numpy_dtype", [](int element_type) { return numpy_dtype_of(static_cast<nxrt::DataType>(element_type)); },
       nb::arg("element_type"), "numpy dtype for an ONNX element type.");

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -522,8 +523,8 @@ void register_session(nb::module_& m) {
            [](PyRunOptions& self, const std::string& key, const std::string& value) { self.config[key] = value; })
       .def("get_run_config_entry", [](const PyRunOptions& self, const std::string& key) {
         const auto found = self.config.find(key);
-        if (found == self.config.end()) {
-          throw_status(StatusCode::kInvalidArgument, "Run config entry '" + key + "' was not found");
+        if (found == self.config.end()) {  // onnxruntime's class and text
+          throw std::runtime_error("RunOptions does not have configuration with key: " + key);
         }
         return found->second;
       });
