@@ -78,6 +78,9 @@ class SessionOptions:
         self._free_dimensions[str(dim_name)] = int(dim_value)
 
     def add_free_dimension_override_by_denotation(self, dim_denotation, dim_value):
+        """Fixes the graph inputs' free dims whose denotation is `dim_denotation` (e.g. "DATA_BATCH")."""
+        if int(dim_value) < 0:
+            raise ValueError("free dimension overrides must be non-negative")
         self._free_denotations[str(dim_denotation)] = int(dim_value)
 
     def add_initializer(self, name, ort_value):

@@ -179,6 +179,7 @@ class InferenceSession:
                              int(options.max_tensor_bytes))
         self._disable_cpu_fallback = options._config.get(_DISABLE_CPU_FALLBACK, "0") == "1"
         self._initializers = dict(options._initializers)
+        self._free_denotations = dict(options._free_denotations)
         self._sess = self._create(self._providers)
         self._inputs_meta = [NodeArg(*desc) for desc in self._sess.inputs()]
         self._outputs_meta = [NodeArg(*desc) for desc in self._sess.outputs()]
@@ -193,7 +194,8 @@ class InferenceSession:
     def _create(self, providers):
         return _nxrt.Session.create(*self._create_args, execution_providers=list(providers),
                                     disable_cpu_fallback=self._disable_cpu_fallback,
-                                    initializers={name: value._value for name, value in self._initializers.items()})
+                                    initializers={name: value._value for name, value in self._initializers.items()},
+                                    free_dimension_denotations=self._free_denotations)
 
     @staticmethod
     def _write_model(target, model):

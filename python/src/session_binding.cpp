@@ -105,8 +105,10 @@ std::unique_ptr<PySession> create_session(nb::handle model, int intra_op_num_thr
                                           const std::map<std::string, int64_t>& free_dimension_overrides,
                                           bool enable_profiling, int64_t run_timeout_ms, uint64_t max_tensor_bytes,
                                           const std::vector<std::string>& execution_providers,
-                                          bool disable_cpu_fallback, nb::dict initializers) {
+                                          bool disable_cpu_fallback, nb::dict initializers,
+                                          const std::map<std::string, int64_t>& free_dimension_denotations) {
   SessionOptions options;
+  options.free_dimension_overrides_by_denotation = free_dimension_denotations;
   std::vector<nb::object> initializer_owners;
   for (auto [name, value] : initializers) {
     if (!nb::isinstance<PyValue>(value)) throw nb::type_error("initializers must be nxrt Values (OrtValue._value)");
@@ -536,6 +538,7 @@ void register_session(nb::module_& m) {
                   nb::arg("enable_profiling") = false, nb::arg("run_timeout_ms") = 0,
                   nb::arg("max_tensor_bytes") = 0, nb::arg("execution_providers") = std::vector<std::string>{},
                   nb::arg("disable_cpu_fallback") = false, nb::arg("initializers") = nb::dict(),
+                  nb::arg("free_dimension_denotations") = std::map<std::string, int64_t>{},
                   "execution_providers: names in preference order (empty: the CPU alone; the CPU is appended when "
                   "absent); disable_cpu_fallback: a node no listed provider but the CPU runs is an error.")
       .def("providers", [](const PySession& self) { return self.session->providers(); },

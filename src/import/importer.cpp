@@ -87,6 +87,7 @@ class GraphImporter {
       graph::Value& value = graph.values[id];
       if (input.has_type) {
         TRY_ASSIGN(value.type, type_from_proto(input.type, "graph input '" + name + "'"));
+        if (outer_scope == nullptr) record_denotations(name, input.type);
       }
       if (value.initializer) {
         if (overridable) overridable->push_back(id);
@@ -127,6 +128,8 @@ class GraphImporter {
     return graph::topological_sort(graph);
   }
 
+  std::map<std::string, std::vector<std::string>> take_denotations() { return std::move(denotations_); }
+
   // Every supplied initializer was an initializer of the main graph (called after its import).
   Status check_all_supplied_used(const graph::Graph& graph) const {
     if (supplied_ == nullptr || supplied_used_ == supplied_->size()) return Status::ok();
@@ -141,6 +144,15 @@ class GraphImporter {
   }
 
  private:
+  void record_denotations(const std::string& name, const onnx::TypeProto& type) {
+    if (type.kind != onnx::TypeProto::Kind::kTensor) return;
+    const bool any = std::any_of(type.shape.begin(), type.shape.end(),
+                                 [](const onnx::TensorShapeDim& dim) { return !dim.denotation.empty(); });
+    if (!any) return;
+    std::vector<std::string>& out = denotations_[name];
+    for (const onnx::TensorShapeDim& dim : type.shape) out.emplace_back(dim.denotation);
+  }
+
   const Tensor* find_supplied(const std::string& name) const {
     if (supplied_ == nullptr) return nullptr;
     const auto found = supplied_->find(name);
@@ -381,6 +393,7 @@ class GraphImporter {
   size_t max_tensor_bytes_ = 0;
   const std::map<std::string, Tensor>* supplied_ = nullptr;
   size_t supplied_used_ = 0;
+  std::map<std::string, std::vector<std::string>> denotations_;
   std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*> functions_;
   std::set<std::pair<const graph::Graph*, int>> defined_;
   int expansion_counter_ = 0;
@@ -447,6 +460,7 @@ Expected<ImportedModel> import_model(const onnx::ModelProto& model, const std::s
   GraphImporter importer(model, bytes, options);
   TRY(importer.import_graph(*model.graph, opsets, nullptr, 0, imported.graph, &imported.overridable_initializers));
   TRY(importer.check_all_supplied_used(imported.graph));
+  imported.input_dim_denotations = importer.take_denotations();
   return imported;
 }
 

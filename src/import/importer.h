@@ -20,6 +20,8 @@ inline constexpr int64_t kMaxOnnxOpset = 28;
 struct ImportedModel {
   graph::Graph graph;
   std::vector<int> overridable_initializers;  // initializers that are also declared graph inputs
+  // Main-graph input name -> the denotation of each of its dims ("" where none), for inputs that give any.
+  std::map<std::string, std::vector<std::string>> input_dim_denotations;
 };
 
 struct ImportOptions {

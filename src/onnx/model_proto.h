@@ -36,6 +36,7 @@ struct TensorShapeDim {
   bool has_value = false;
   int64_t dim_value = 0;
   std::string_view dim_param;  // symbolic name; empty when unknown or concrete
+  std::string_view denotation;  // e.g. "DATA_BATCH"; empty when absent
 };
 
 struct TypeProto;

@@ -71,6 +71,8 @@ Status parse_shape(WireReader& reader, std::vector<TensorShapeDim>& out) {
         TRY(dim_reader.read_string(dim_field, "dim_param", dim.dim_param));
         dim.has_value = false;
         dim.dim_value = 0;
+      } else if (dim_field.number == 3) {
+        TRY(dim_reader.read_string(dim_field, "denotation", dim.denotation));
       }
     }
     // A negative dim_value carries no size information: it is read as an unknown dim.

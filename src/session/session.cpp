@@ -18,14 +18,26 @@ namespace nxrt {
 
 namespace {
 
-void apply_free_dimension_overrides(graph::Graph& graph, const std::map<std::string, int64_t>& overrides) {
-  if (overrides.empty()) return;
+// Fixes the graph inputs' free dims named in `overrides` (by symbolic name) or `by_denotation` (by the dim's
+// denotation, from `denotations`: input name -> per-dim denotation).
+void apply_free_dimension_overrides(graph::Graph& graph, const std::map<std::string, int64_t>& overrides,
+                                    const std::map<std::string, int64_t>& by_denotation,
+                                    const std::map<std::string, std::vector<std::string>>& denotations) {
+  if (overrides.empty() && by_denotation.empty()) return;
   for (int input : graph.inputs) {
     auto& shape = graph.values[input].type.shape;
     if (!shape) continue;
-    for (graph::Dim& dim : *shape) {
+    const auto marked = denotations.find(graph.values[input].name);
+    for (size_t d = 0; d < shape->size(); ++d) {
+      graph::Dim& dim = (*shape)[d];
+      if (dim.is_known()) continue;
       const auto found = dim.is_symbolic() ? overrides.find(dim.param) : overrides.end();
-      if (found != overrides.end()) dim = graph::Dim::known(found->second);
+      if (found != overrides.end()) {
+        dim = graph::Dim::known(found->second);
+      } else if (marked != denotations.end() && d < marked->second.size()) {
+        const auto by_mark = by_denotation.find(marked->second[d]);
+        if (by_mark != by_denotation.end()) dim = graph::Dim::known(by_mark->second);
+      }
     }
   }
 }
@@ -141,7 +153,8 @@ Expected<std::unique_ptr<Session::Impl>> SessionImplBuilder::build(std::shared_p
   impl->overridable_initializers = std::move(imported.overridable_initializers);
   impl->metadata = metadata_of(model);
   graph::Graph& graph = impl->graph;
-  apply_free_dimension_overrides(graph, options.free_dimension_overrides);
+  apply_free_dimension_overrides(graph, options.free_dimension_overrides,
+                                 options.free_dimension_overrides_by_denotation, imported.input_dim_denotations);
   TRY(graph::infer_shapes(graph));
   TRY(optimizer::optimize(graph, options.graph_optimization_level));
   if (auto partitioned = partition(graph, providers, options.disable_cpu_fallback); !partitioned) {

@@ -50,6 +50,8 @@ struct SessionOptions {
   int intra_op_num_threads = 0;  // 0: one per hardware core; 1: no worker threads
   int graph_optimization_level = 99;  // 0 disable, 1 basic, 2 extended, 99 all (ONNX Runtime's values)
   std::map<std::string, int64_t> free_dimension_overrides;  // symbolic dim name -> size
+  // Dim denotation (e.g. "DATA_BATCH") -> size, for the graph inputs' dims that carry one and have no fixed size.
+  std::map<std::string, int64_t> free_dimension_overrides_by_denotation;
   std::shared_ptr<ThreadPool> shared_thread_pool;  // used instead of a per-session pool when set
   // Times every node of every run into `profile` (created by the session when null; pass one to read it).
   bool enable_profiling = false;

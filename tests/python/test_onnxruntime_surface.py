@@ -197,3 +197,22 @@ def test_add_initializer_replaces_the_models_weight_and_supplies_missing_externa
             nxrt.InferenceSession(scaled_model(), options)
     with pytest.raises(TypeError):
         nxrt.SessionOptions().add_initializer("W", np.zeros(2, np.float32))
+
+
+def test_free_dimension_override_by_denotation_fixes_the_marked_dims():
+    """A dim marked DATA_BATCH (and left free) takes the size the options give; onnxruntime reports the same
+    shapes."""
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, ["n", 3])
+    x.type.tensor_type.shape.dim[0].denotation = "DATA_BATCH"
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
+    graph = helper.make_graph([helper.make_node("Relu", ["X"], ["Y"])], "g", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    for runtime in (nxrt, ort):
+        options = runtime.SessionOptions()
+        options.add_free_dimension_override_by_denotation("DATA_BATCH", 5)
+        session = runtime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        assert session.get_inputs()[0].shape == [5, 3], runtime.__name__
+        with pytest.raises(Exception, match="dimension|dim"):
+            session.run(None, {"X": np.zeros((2, 3), np.float32)})
+        assert session.run(None, {"X": np.ones((5, 3), np.float32)})[0].shape == (5, 3)
+    assert nxrt.InferenceSession(model).get_inputs()[0].shape == ["n", 3]  # untouched without the override
