@@ -44,8 +44,6 @@ Expected<Tensor> gather(const Tensor& source, const std::vector<int64_t>& positi
   return out;
 }
 
-using MapValueTypes = TypeList<float, double, int64_t, std::string>;
-
 }  // namespace
 
 Expected<Value::Map> sorted_map(const Tensor& keys, const Tensor& values) {

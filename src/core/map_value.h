@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
+#include "core/dispatch.h"
 #include "core/status.h"
 #include "core/value.h"
 
@@ -11,6 +13,7 @@ namespace nxrt {
 // Key types ONNX allows in map(K, V) that nxrt keeps (int64, string), and value types (float, double, int64, string).
 bool is_map_key_type(DataType type);
 bool is_map_value_type(DataType type);
+using MapValueTypes = TypeList<float, double, int64_t, std::string>;
 
 // The map of parallel 1-D host tensors `keys` and `values` (same length): sorted by key, a repeated key keeping its
 // last value, as inserting the pairs in order into an ordered map does. INVALID_ARGUMENT for other types or shapes.

@@ -115,8 +115,6 @@ int64_t find_key(const Tensor& keys, const K& key) {
   return at != end && *at == key ? at - begin : -1;
 }
 
-using MapValueTypes = TypeList<float, double, int64_t, std::string>;
-
 class DictVectorizerKernel final : public ValueKernel {
  public:
   DictVectorizerKernel(std::string description, Tensor vocabulary)
