@@ -24,6 +24,47 @@ _CPU = "CPUExecutionProvider"
 _TEST_DEVICE = "TestDeviceExecutionProvider"
 _DISABLE_CPU_FALLBACK = "session.disable_cpu_ep_fallback"
 _EP_FAIL = 11  # StatusCode::kEpFail, raised as capi.onnxruntime_pybind11_state.EPFail
+_LOAD_CONFIG_FROM_MODEL = "session.load_model_config_from_model"
+
+
+def _options_from_model_config(options, metadata):
+    """`options` with the session options a model's "ort_config" metadata gives (onnxruntime's format: JSON whose
+    "session_options" holds integer intra_op_num_threads, inter_op_num_threads, execution_mode (0 sequential,
+    1 parallel), graph_optimization_level (0, 1, 2 or 99) and enable_profiling (0 or 1); other keys ignored), as a
+    copy; `options` itself when the model has none. InvalidArgument for JSON that does not parse or a bad value."""
+    import copy
+
+    from nxrt.options import ExecutionMode, GraphOptimizationLevel
+
+    text = metadata.get("ort_config")
+    if text is None:
+        return options
+    try:
+        config = json.loads(text)
+    except ValueError as error:
+        _nxrt._raise_status(2, f"Json stored in the `ort_config` key cannot be parsed. Error message: {error}")
+    given = config.get("session_options") if isinstance(config, dict) else None
+    if not isinstance(given, dict):
+        return options
+    allowed = {"intra_op_num_threads": lambda v: v >= 0, "inter_op_num_threads": lambda v: v >= 0,
+               "execution_mode": lambda v: v in (0, 1), "graph_optimization_level": lambda v: v in (0, 1, 2, 99),
+               "enable_profiling": lambda v: v in (0, 1)}
+    configured = copy.copy(options)
+    for key, value in given.items():
+        if key not in allowed:
+            continue  # as onnxruntime: other session options in the JSON are ignored
+        if not isinstance(value, int) or isinstance(value, bool):
+            _nxrt._raise_status(2, f"{key} option in the model file must be an integer")
+        if not allowed[key](value):
+            _nxrt._raise_status(2, f"Unsupported value for {key} in ORT config: {value}")
+        if key == "execution_mode":
+            value = ExecutionMode(value)
+        elif key == "graph_optimization_level":
+            value = GraphOptimizationLevel(value)
+        elif key == "enable_profiling":
+            value = bool(value)
+        setattr(configured, key, value)
+    return configured
 
 
 def get_available_providers():
@@ -171,16 +212,15 @@ class InferenceSession:
             if int(getattr(options, limit)) < 0:
                 _nxrt._raise_status(2, f"SessionOptions.{limit} must be >= 0 (0: no limit), got "
                                        f"{getattr(options, limit)}")
-        self._profiling = bool(options.enable_profiling)
-        self._profiling_start_ns = time.time_ns() if self._profiling else 0
-        # Options are read once: set_providers re-creates the session from these, not from later changes.
-        self._create_args = (model, int(options.intra_op_num_threads), int(options.graph_optimization_level),
-                             dict(options._free_dimensions), self._profiling, int(options.run_timeout_ms),
-                             int(options.max_tensor_bytes))
-        self._disable_cpu_fallback = options._config.get(_DISABLE_CPU_FALLBACK, "0") == "1"
-        self._initializers = dict(options._initializers)
-        self._free_denotations = dict(options._free_denotations)
+        self._read_options(model, options)
         self._sess = self._create(self._providers)
+        if (options._config.get(_LOAD_CONFIG_FROM_MODEL, "0") == "1" or
+                os.environ.get("ORT_LOAD_CONFIG_FROM_MODEL") == "1"):
+            configured = _options_from_model_config(options, self._sess.metadata()["custom_metadata_map"])
+            if configured is not options:  # the model's ort_config changes options the engine reads
+                self._sess_options = options = configured  # and get_session_options() reports them
+                self._read_options(model, options)
+                self._sess = self._create(self._providers)
         self._inputs_meta = [NodeArg(*desc) for desc in self._sess.inputs()]
         self._outputs_meta = [NodeArg(*desc) for desc in self._sess.outputs()]
         self._input_names = tuple(arg.name for arg in self._inputs_meta)
@@ -190,6 +230,18 @@ class InferenceSession:
         self._overridable = None
         if options.optimized_model_filepath:
             self._write_model(options.optimized_model_filepath, model)
+
+    def _read_options(self, model, options):
+        """The options the engine reads, taken once: set_providers re-creates the session from these, not from
+        later changes."""
+        self._profiling = bool(options.enable_profiling)
+        self._profiling_start_ns = time.time_ns() if self._profiling else 0
+        self._create_args = (model, int(options.intra_op_num_threads), int(options.graph_optimization_level),
+                             dict(options._free_dimensions), self._profiling, int(options.run_timeout_ms),
+                             int(options.max_tensor_bytes))
+        self._disable_cpu_fallback = options._config.get(_DISABLE_CPU_FALLBACK, "0") == "1"
+        self._initializers = dict(options._initializers)
+        self._free_denotations = dict(options._free_denotations)
 
     def _create(self, providers):
         return _nxrt.Session.create(*self._create_args, execution_providers=list(providers),

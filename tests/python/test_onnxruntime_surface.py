@@ -216,3 +216,45 @@ def test_free_dimension_override_by_denotation_fixes_the_marked_dims():
             session.run(None, {"X": np.zeros((2, 3), np.float32)})
         assert session.run(None, {"X": np.ones((5, 3), np.float32)})[0].shape == (5, 3)
     assert nxrt.InferenceSession(model).get_inputs()[0].shape == ["n", 3]  # untouched without the override
+
+
+def model_with_ort_config(config_text):
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("Relu", ["X"], ["Y"])], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])]), opset_imports=[helper.make_opsetid("", 17)])
+    helper.set_model_props(model, {"ort_config": config_text})
+    return model.SerializeToString()
+
+
+def test_session_options_load_from_the_models_ort_config_when_asked(tmp_path, monkeypatch):
+    """With ORT_LOAD_CONFIG_FROM_MODEL=1 (onnxruntime's switch) or the session config entry
+    session.load_model_config_from_model = 1 (which onnxruntime 1.32's Python sessions ignore; nxrt honours it as
+    named), the model's "ort_config" JSON sets the session options the engine reads (here profiling, which
+    end_profiling shows) and get_session_options() reports them, as onnxruntime's does."""
+    import os
+
+    config = ('{"session_options": {"intra_op_num_threads": 2, "inter_op_num_threads": 5, "execution_mode": 0, '
+              '"graph_optimization_level": 1, "enable_profiling": 1, "something_else": "ignored"}}')
+    model = model_with_ort_config(config)
+    monkeypatch.chdir(tmp_path)  # onnxruntime writes the profile under its default prefix there
+    monkeypatch.setenv("ORT_LOAD_CONFIG_FROM_MODEL", "1")
+    for runtime in (nxrt, ort):
+        options = runtime.SessionOptions()
+        session = runtime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        got = session.get_session_options()
+        assert (got.intra_op_num_threads, got.inter_op_num_threads, int(got.graph_optimization_level)) == (2, 5, 1)
+        np.testing.assert_array_equal(session.run(None, {"X": np.array([-1, 2], np.float32)})[0], [0, 2])
+        profile = session.end_profiling()
+        assert profile, f"{runtime.__name__} did not profile"
+        os.remove(profile)
+    monkeypatch.delenv("ORT_LOAD_CONFIG_FROM_MODEL")
+    assert not nxrt.InferenceSession(model).end_profiling()  # neither switch: the JSON is not read
+    options = nxrt.SessionOptions()
+    options.add_session_config_entry("session.load_model_config_from_model", "1")
+    profiled = nxrt.InferenceSession(model, options)
+    profiled.run(None, {"X": np.zeros(2, np.float32)})
+    os.remove(profiled.end_profiling())
+    for bad, message in [("{not json", "cannot be parsed"), ('{"session_options": {"intra_op_num_threads": "2"}}',
+                                                             "must be an integer")]:
+        with pytest.raises(nxrt.capi.onnxruntime_pybind11_state.InvalidArgument, match=message):
+            nxrt.InferenceSession(model_with_ort_config(bad), options)
