@@ -25,6 +25,31 @@ _TEST_DEVICE = "TestDeviceExecutionProvider"
 _DISABLE_CPU_FALLBACK = "session.disable_cpu_ep_fallback"
 _EP_FAIL = 11  # StatusCode::kEpFail, raised as capi.onnxruntime_pybind11_state.EPFail
 _LOAD_CONFIG_FROM_MODEL = "session.load_model_config_from_model"
+_RECORD_ASSIGNMENT = "session.record_ep_graph_assignment_info"
+
+
+class OrtEpAssignedNode:
+    """A node of the optimized graph (get_provider_graph_assignment_info)."""
+
+    def __init__(self, name, op_type, domain):
+        self.name, self.op_type, self.domain = name, op_type, domain
+
+    def __repr__(self):
+        return f"OrtEpAssignedNode(name={self.name!r}, op_type={self.op_type!r}, domain={self.domain!r})"
+
+
+class OrtEpAssignedSubgraph:
+    """Nodes one provider runs together (get_provider_graph_assignment_info)."""
+
+    def __init__(self, ep_name, nodes):
+        self.ep_name = ep_name
+        self._nodes = list(nodes)
+
+    def get_nodes(self):
+        return list(self._nodes)
+
+    def __repr__(self):
+        return f"OrtEpAssignedSubgraph(ep_name={self.ep_name!r}, nodes={self._nodes!r})"
 
 
 def _options_from_model_config(options, metadata):
@@ -279,6 +304,16 @@ class InferenceSession:
             callback(results, user_data, err)
 
         threading.Thread(target=work, name="nxrt-run-async", daemon=True).start()
+
+    def get_provider_graph_assignment_info(self):
+        """Which provider runs each node of the optimized graph, as onnxruntime reports it: a list of
+        OrtEpAssignedSubgraph (ep_name, get_nodes() -> OrtEpAssignedNode with name, op_type, domain), one per node;
+        only when the session options set "session.record_ep_graph_assignment_info" to "1"."""
+        if self._sess_options._config.get(_RECORD_ASSIGNMENT, "0") != "1":
+            _nxrt._raise_status(1, f"Session configuration entry '{_RECORD_ASSIGNMENT}' must be set to \"1\" to "
+                                   "retrieve EP graph assignment information.")
+        return [OrtEpAssignedSubgraph(provider, [OrtEpAssignedNode(name, op_type, domain)])
+                for name, op_type, domain, provider in self._sess.node_assignments()]
 
     def get_input_memory_infos(self):
         """Where each input is read from: host memory (nxrt's feeds; IO binding binds device buffers itself)."""

@@ -559,6 +559,16 @@ void register_session(nb::module_& m) {
       .def("outputs", [](const PySession& self) { return describe(self.session->outputs()); })
       .def("overridable_initializers", &overridable_initializers)
       .def("metadata", [](const PySession& self) { return metadata_dict(self.session->metadata()); })
+      .def(
+          "node_assignments",
+          [](const PySession& self) {
+            nb::list out;
+            for (const NodeAssignment& a : self.session->node_assignments()) {
+              out.append(nb::make_tuple(a.name, a.op_type, a.domain, a.provider));
+            }
+            return out;
+          },
+          "(name, op_type, domain, provider) of each node of the optimized main graph, in execution order.")
       .def("opsets", [](const PySession& self) { return self.session->opsets(); })
       .def_prop_ro("num_threads", [](const PySession& self) { return self.session->num_threads(); })
       .def(

@@ -100,6 +100,16 @@ Session::ArenaStats Session::arena_stats() const {
 }
 int Session::num_threads() const { return impl_->pool->num_threads(); }
 
+std::vector<NodeAssignment> Session::node_assignments() const {
+  std::vector<NodeAssignment> out;
+  const graph::Graph& graph = *impl_->main.source;
+  for (size_t i = 0; i < graph.nodes.size() && i < impl_->main.providers.size(); ++i) {
+    const graph::Node& node = graph.nodes[i];
+    out.push_back({node.name, node.op_type, node.domain, std::string(impl_->main.providers[i]->name())});
+  }
+  return out;
+}
+
 std::vector<std::string> Session::providers() const {
   std::vector<std::string> names;
   for (const auto& provider : impl_->providers) names.emplace_back(provider->name());

@@ -93,6 +93,14 @@ struct ValueDesc {
   graph::TypeInfo type;
 };
 
+// One node of a session's optimized main graph and the provider that runs it.
+struct NodeAssignment {
+  std::string name;
+  std::string op_type;
+  std::string domain;
+  std::string provider;  // full name, e.g. "CPUExecutionProvider"
+};
+
 struct ModelMetadata {
   std::string producer_name;
   std::string producer_version;
@@ -121,6 +129,8 @@ class Session {
   const std::vector<ValueDesc>& inputs() const;
   const std::vector<ValueDesc>& outputs() const;
   const ModelMetadata& metadata() const;
+  // The optimized main graph's nodes in execution order, each with its provider.
+  std::vector<NodeAssignment> node_assignments() const;
   const std::map<std::string, int64_t>& opsets() const;
   // The optimized, partitioned main graph (Node::provider says which provider runs each node).
   const graph::Graph& graph() const;

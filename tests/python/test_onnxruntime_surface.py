@@ -258,3 +258,19 @@ def test_session_options_load_from_the_models_ort_config_when_asked(tmp_path, mo
                                                              "must be an integer")]:
         with pytest.raises(nxrt.capi.onnxruntime_pybind11_state.InvalidArgument, match=message):
             nxrt.InferenceSession(model_with_ort_config(bad), options)
+
+
+def test_provider_graph_assignment_info_lists_each_node_with_its_provider():
+    model = mul_model()
+    for runtime in (nxrt, ort):
+        session = runtime.InferenceSession(model, providers=["CPUExecutionProvider"])
+        with pytest.raises(Exception, match="session.record_ep_graph_assignment_info"):
+            session.get_provider_graph_assignment_info()
+    listed = {}
+    for runtime in (nxrt, ort):
+        options = runtime.SessionOptions()
+        options.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
+        session = runtime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        listed[runtime.__name__] = [(sub.ep_name, [(n.op_type, n.domain) for n in sub.get_nodes()])
+                                    for sub in session.get_provider_graph_assignment_info()]
+    assert listed["nxrt"] == listed["onnxruntime"] == [("CPUExecutionProvider", [("Mul", "")])]
