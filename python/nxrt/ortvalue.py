@@ -46,14 +46,36 @@ class _CapsuleProducer:
 
 class OrtValue:
     """A tensor value. `ortvalue_from_numpy` wraps the array without copying it (the OrtValue keeps it alive), or
-    copies it into test-device memory when `device_type` is "test_device"; numpy() then copies it back."""
+    copies it into test-device memory when `device_type` is "test_device"; numpy() then copies it back.
 
-    __slots__ = ("_value",)
+    run_with_ort_values also returns OrtValues for a model's non-tensor outputs (sequences, maps, sequences of
+    maps, empty optionals), as onnxruntime does: is_tensor() is False, data_type() names the type, the tensor
+    accessors raise RuntimeError, and such an OrtValue feeds the same value back to run_with_ort_values."""
+
+    __slots__ = ("_value", "_object", "_type")
 
     def __init__(self, value, numpy_obj=None):
         if not isinstance(value, Value):
             raise TypeError("OrtValue wraps an nxrt.Value; use OrtValue.ortvalue_from_numpy()")
         self._value = value
+        self._object = None
+        self._type = None
+
+    @classmethod
+    def _of_object(cls, obj, type_string):
+        """A non-tensor value: `obj` as run() returns it (list, dict, list of dicts or None) of type `type_string`."""
+        value = cls.__new__(cls)
+        value._value, value._object, value._type = None, obj, type_string
+        return value
+
+    def _tensor(self):
+        if self._value is None:
+            raise RuntimeError(f"the OrtValue holds a {self._type}, not a tensor")
+        return self._value
+
+    def _feed(self):
+        """What run() takes for this value."""
+        return self._value if self._value is not None else self._object
 
     @staticmethod
     def ortvalue_from_numpy(numpy_obj, device_type="cpu", device_id=0, vendor_id=-1):
@@ -79,34 +101,34 @@ class OrtValue:
         return OrtValue(value)
 
     def data_ptr(self):
-        return self._value.data_ptr()
+        return self._tensor().data_ptr()
 
     def device_name(self):
-        return self._value.device
+        return self._tensor().device if self._value is not None else "cpu"
 
     def shape(self):
-        return list(self._value.shape)
+        return list(self._tensor().shape)
 
     def data_type(self):
-        return self._value.data_type
+        return self._value.data_type if self._value is not None else self._type
 
     def element_type(self):
-        return self._value.element_type
+        return self._tensor().element_type
 
     def has_value(self):
-        return True
+        return self._value is not None or self._object is not None
 
     def is_tensor(self):
-        return True
+        return self._value is not None
 
     def is_sparse_tensor(self):
         return False
 
     def is_tensor_sequence(self):
-        return False
+        return self._value is None and str(self._type).startswith("seq(tensor(")
 
     def tensor_size_in_bytes(self):
-        return self._value.nbytes
+        return self._tensor().nbytes
 
     def __array__(self, dtype=None, copy=None):
         """np.asarray(ortvalue): the tensor's values (a copy, as numpy() makes)."""
@@ -114,22 +136,22 @@ class OrtValue:
         return array if dtype is None else array.astype(dtype, copy=False)
 
     def numpy(self):
-        return self._value.numpy()
+        return self._tensor().numpy()
 
     def update_inplace(self, np_arr):
-        self._value.copy_from(Value.from_object(np_arr))
+        self._tensor().copy_from(Value.from_object(np_arr))
 
     def to_dlpack(self):
-        return self._value.__dlpack__()
+        return self._tensor().__dlpack__()
 
     def __dlpack__(self, **kwargs):
-        return self._value.__dlpack__(**kwargs)
+        return self._tensor().__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
-        return self._value.__dlpack_device__()
+        return self._tensor().__dlpack_device__()
 
     def __repr__(self):
-        return f"OrtValue({self._value!r})"
+        return f"OrtValue({self._value!r})" if self._value is not None else f"OrtValue({self._type}: {self._object!r})"
 
 
 def _numpy_dtype(element_type):

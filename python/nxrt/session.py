@@ -333,9 +333,12 @@ class InferenceSession:
         return typed
 
     def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
-        feed = {name: value._value if isinstance(value, OrtValue) else value
+        feed = {name: value._feed() if isinstance(value, OrtValue) else value
                 for name, value in input_dict_ort_values.items()}
-        return [OrtValue(value) for value in self._sess.run_values(output_names or None, feed, run_options)]
+        names = list(output_names) if output_names else list(self._output_names)
+        types = {arg.name: arg.type for arg in self._outputs_meta}
+        return [OrtValue(value) if isinstance(value, _nxrt.Value) else OrtValue._of_object(value, types.get(name))
+                for name, value in zip(names, self._sess.run_values(output_names or None, feed, run_options))]
 
     def run_with_ortvaluevector(self, run_options, feed_names, feeds, fetch_names, fetches, fetch_devices):
         results = self.run_with_ort_values(fetch_names, dict(zip(feed_names, feeds)), run_options)

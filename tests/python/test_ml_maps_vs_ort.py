@@ -204,3 +204,22 @@ def test_sklearn_dict_vectorizer_pipeline_matches_onnxruntime():
         np.testing.assert_array_equal(got[0], want[0])
         assert list(got[1][0]) == list(want[1][0])
         np.testing.assert_allclose(list(got[1][0].values()), list(want[1][0].values()), rtol=1e-5, atol=1e-6)
+
+
+def test_run_with_ort_values_returns_maps_as_non_tensor_ortvalues():
+    serialized = model([helper.make_node("ZipMap", ["X"], ["Z"], domain="ai.onnx.ml", classlabels_int64s=[4, 2])],
+                       [helper.make_tensor_value_info("X", TensorProto.FLOAT, None)],
+                       [seq_map_info("Z", TensorProto.INT64, TensorProto.FLOAT)])
+    x = np.array([[0.25, 0.75]], np.float32)
+    got = nxrt.InferenceSession(serialized).run_with_ort_values(None, {"X": nxrt.OrtValue.ortvalue_from_numpy(x)})
+    want = ort.InferenceSession(serialized, providers=["CPUExecutionProvider"]).run_with_ort_values(
+        None, {"X": ort.OrtValue.ortvalue_from_numpy(x)})
+    assert (got[0].is_tensor(), got[0].data_type()) == (want[0].is_tensor(), want[0].data_type())
+    for value in (got[0], want[0]):
+        with pytest.raises(RuntimeError):
+            value.numpy()
+    assert "[{2: 0.75, 4: 0.25}]" in repr(got[0])
+    passthrough = model([], [seq_map_info("S", TensorProto.INT64, TensorProto.FLOAT)],
+                        [seq_map_info("S", TensorProto.INT64, TensorProto.FLOAT)])
+    again = nxrt.InferenceSession(passthrough).run_with_ort_values(None, {"S": got[0]})  # fed back as it came
+    assert again[0]._object == [{2: 0.75, 4: 0.25}]
