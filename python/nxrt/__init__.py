@@ -12,6 +12,7 @@ from nxrt.memory_info import (OrtAllocatorType, OrtArenaCfg, OrtDevice, OrtDevic
                               create_and_register_allocator_v2)
 from nxrt.options import ExecutionMode, ExecutionOrder, GraphOptimizationLevel, RunOptions, SessionOptions
 from nxrt.ortvalue import OrtValue
+from nxrt.sparse_tensor import OrtSparseFormat, SparseTensor
 from nxrt.session import (InferenceSession, ModelMetadata, NodeArg, get_all_providers,
                           get_available_providers)
 
@@ -20,7 +21,8 @@ __version__ = _nxrt.__version__
 __all__ = [
     "BoundOutputs", "ExecutionMode", "ExecutionOrder", "GraphOptimizationLevel", "IOBinding", "InferenceSession",
     "ModelMetadata", "NodeArg", "OrtAllocatorType", "OrtArenaCfg", "OrtDevice", "OrtDeviceMemoryType",
-    "OrtDeviceVendorId", "OrtMemType", "OrtMemoryInfo", "OrtMemoryInfoDeviceType", "OrtValue", "Outputs",
+    "OrtDeviceVendorId", "OrtMemType", "OrtMemoryInfo", "OrtMemoryInfoDeviceType", "OrtSparseFormat", "OrtValue",
+    "Outputs", "SparseTensor",
     "RunOptions", "SessionOptions", "Value", "asvalue", "builtin_model", "create_and_register_allocator",
     "create_and_register_allocator_v2", "disable_telemetry_events", "enable_telemetry_events", "get_all_providers",
     "get_available_providers", "get_device", "get_version_string", "load", "ops", "set_default_logger_callback",

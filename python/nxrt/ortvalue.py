@@ -75,7 +75,23 @@ class OrtValue:
 
     def _feed(self):
         """What run() takes for this value."""
+        if self.is_sparse_tensor():
+            raise TypeError("nxrt's sessions take dense inputs: feed SparseTensor.to_dense() instead of a sparse "
+                            "OrtValue")
         return self._value if self._value is not None else self._object
+
+    @staticmethod
+    def ort_value_from_sparse_tensor(sparse_tensor):
+        from nxrt.sparse_tensor import SparseTensor
+
+        if not isinstance(sparse_tensor, SparseTensor):
+            raise TypeError("ort_value_from_sparse_tensor takes a SparseTensor")
+        return OrtValue._of_object(sparse_tensor, sparse_tensor.data_type())
+
+    def as_sparse_tensor(self):
+        if not self.is_sparse_tensor():
+            raise RuntimeError("the OrtValue does not hold a SparseTensor")
+        return self._object
 
     @staticmethod
     def ortvalue_from_numpy(numpy_obj, device_type="cpu", device_id=0, vendor_id=-1):
@@ -122,7 +138,7 @@ class OrtValue:
         return self._value is not None
 
     def is_sparse_tensor(self):
-        return False
+        return self._value is None and str(self._type).startswith("sparse_tensor(")
 
     def is_tensor_sequence(self):
         return self._value is None and str(self._type).startswith("seq(tensor(")

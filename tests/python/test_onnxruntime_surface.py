@@ -274,3 +274,40 @@ def test_provider_graph_assignment_info_lists_each_node_with_its_provider():
         listed[runtime.__name__] = [(sub.ep_name, [(n.op_type, n.domain) for n in sub.get_nodes()])
                                     for sub in session.get_provider_graph_assignment_info()]
     assert listed["nxrt"] == listed["onnxruntime"] == [("CPUExecutionProvider", [("Mul", "")])]
+
+
+def test_sparse_tensors_read_as_onnxruntimes():
+    """SparseTensor in COO (linear and coordinate indices) and CSR form, its views and OrtValue wrapping, against
+    onnxruntime's; nxrt's to_dense() and its refusal of sparse feeds."""
+    cases = [("coo", [3, 3], np.array([1.0, 2.0], np.float32), (np.array([0, 4], np.int64),)),
+             ("coo", [2, 3], np.array([5, 7], np.int64), (np.array([[0, 1], [1, 2]], np.int64),)),
+             ("coo", [4], np.array(["a", "bc"]), (np.array([1, 3], np.int64),)),
+             ("csr", [2, 3], np.array([1.5, -2.0, 3.0], np.float64),
+              (np.array([0, 2, 1], np.int64), np.array([0, 2, 3], np.int64)))]
+    for form, shape, values, indices in cases:
+        built = {}
+        for runtime in (nxrt, ort):
+            make = (runtime.SparseTensor.sparse_coo_from_numpy if form == "coo"
+                    else runtime.SparseTensor.sparse_csr_from_numpy)
+            sparse = make(shape, values, *indices, runtime.OrtDevice.make("cpu", 0))
+            view = sparse.as_coo_view() if form == "coo" else sparse.as_csrc_view()
+            ortvalue = runtime.OrtValue.ort_value_from_sparse_tensor(sparse)
+            built[runtime.__name__] = (sparse.format().name, sparse.dense_shape(), sparse.data_type(),
+                                       sparse.device_name(), list(sparse.values()),
+                                       [list(np.ravel(a)) for a in ((view.indices(),) if form == "coo"
+                                                                    else (view.inner(), view.outer()))],
+                                       ortvalue.is_sparse_tensor(), ortvalue.is_tensor(), ortvalue.data_type(),
+                                       list(ortvalue.as_sparse_tensor().values()))
+            with pytest.raises(RuntimeError):
+                sparse.as_csrc_view() if form == "coo" else sparse.as_coo_view()
+        assert built["nxrt"] == built["onnxruntime"], (form, shape)
+    dense = nxrt.SparseTensor.sparse_csr_from_numpy(*cases[3][1:3], *cases[3][3], None).to_dense()
+    np.testing.assert_array_equal(dense, [[1.5, 0, -2.0], [0, 3.0, 0]])
+    coords = nxrt.SparseTensor.sparse_coo_from_numpy(*cases[1][1:3], *cases[1][3], None).to_dense()
+    np.testing.assert_array_equal(coords, [[0, 5, 0], [0, 0, 7]])
+    with pytest.raises(ValueError, match="outside the dense shape"):
+        nxrt.SparseTensor.sparse_coo_from_numpy([2, 2], np.ones(1, np.float32), np.array([4], np.int64))
+    session = nxrt.InferenceSession(mul_model())
+    sparse = nxrt.SparseTensor.sparse_coo_from_numpy([3, 2], np.ones(1, np.float32), np.array([0], np.int64))
+    with pytest.raises(TypeError, match="to_dense"):
+        session.run_with_ort_values(None, {"X": nxrt.OrtValue.ort_value_from_sparse_tensor(sparse)})

@@ -8,11 +8,13 @@ from nxrt import (ExecutionMode, ExecutionOrder, GraphOptimizationLevel, OrtValu
 from nxrt.capi.onnxruntime_pybind11_state import *  # noqa: F401,F403  (the exception classes)
 from nxrt.memory_info import (OrtAllocatorType, OrtArenaCfg, OrtDevice, OrtDeviceMemoryType,  # noqa: F401
                               OrtDeviceVendorId, OrtMemoryInfo, OrtMemoryInfoDeviceType, OrtMemType)
+from nxrt.sparse_tensor import OrtSparseFormat, SparseTensor  # noqa: F401
 from nxrt.session import InferenceSession as _InferenceSession  # noqa: F401  (what onnxruntime wraps)
 
 __all__ = [
     "ExecutionMode", "ExecutionOrder", "GraphOptimizationLevel", "OrtAllocatorType", "OrtArenaCfg", "OrtDevice",
-    "OrtDeviceMemoryType", "OrtDeviceVendorId", "OrtMemType", "OrtMemoryInfo", "OrtMemoryInfoDeviceType", "OrtValue",
+    "OrtDeviceMemoryType", "OrtDeviceVendorId", "OrtMemType", "OrtMemoryInfo", "OrtMemoryInfoDeviceType",
+    "OrtSparseFormat", "OrtValue", "SparseTensor",
     "RunOptions", "SessionOptions", "create_and_register_allocator", "create_and_register_allocator_v2",
     "disable_telemetry_events", "enable_telemetry_events", "get_all_providers", "get_available_providers",
     "get_build_info", "get_device", "get_version_string", "set_default_logger_callback",
