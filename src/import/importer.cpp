@@ -76,6 +76,20 @@ class GraphImporter {
       graph.values[id].type = graph::TypeInfo::tensor(tensor.dtype(), graph::symbolic_shape_of(tensor.shape()));
       graph.values[id].initializer = std::move(tensor);
     }
+    for (const onnx::SparseTensorProto& sparse : proto.sparse_initializer) {  // made dense: kernels take dense
+      const std::string name(sparse.values.name);
+      if (name.empty()) {
+        return make_error(StatusCode::kInvalidGraph, "graph '", graph.name, "' has an unnamed sparse initializer");
+      }
+      const int id = graph.add_value(name);
+      if (graph.values[id].initializer) {
+        return make_error(StatusCode::kInvalidGraph, "initializer '", name, "' is defined twice");
+      }
+      TRY_ASSIGN(Tensor tensor,
+                 dense_from_sparse_proto(sparse, bytes_, "sparse initializer '" + name + "'", max_tensor_bytes_));
+      graph.values[id].type = graph::TypeInfo::tensor(tensor.dtype(), graph::symbolic_shape_of(tensor.shape()));
+      graph.values[id].initializer = std::move(tensor);
+    }
     std::set<std::string> seen_inputs;
     for (const onnx::ValueInfoProto& input : proto.input) {
       const std::string name(input.name);
@@ -372,9 +386,14 @@ class GraphImporter {
           attribute.types.push_back(std::move(type));
         }
         break;
-      case onnx::AttributeProto::kSparseTensor:
+      case onnx::AttributeProto::kSparseTensor: {  // made dense, as sparse initializers are
+        if (!proto.sparse_tensor) return make_error(StatusCode::kInvalidGraph, what, ": sparse tensor missing");
+        attribute.type = Type::kTensor;
+        TRY_ASSIGN(attribute.t, dense_from_sparse_proto(*proto.sparse_tensor, bytes_, what, max_tensor_bytes_));
+        break;
+      }
       case onnx::AttributeProto::kSparseTensors:
-        return make_error(StatusCode::kNotImplemented, what, ": sparse tensor attributes are not supported yet");
+        return make_error(StatusCode::kNotImplemented, what, ": lists of sparse tensor attributes are not supported");
       default:
         return make_error(StatusCode::kInvalidGraph, what, ": unknown attribute type ", proto.type);
     }

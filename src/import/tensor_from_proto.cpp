@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
 
 #include "core/dispatch.h"
 
@@ -164,6 +167,88 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::sh
   TRY_ASSIGN(Tensor tensor, Tensor::allocate(*dtype, proto.dims));
   TRY(decode_typed_fields(proto, *dtype, tensor, what));
   return tensor;
+}
+
+Expected<Tensor> dense_from_sparse_proto(const onnx::SparseTensorProto& proto,
+                                         const std::shared_ptr<const onnx::ModelBytes>& bytes, const std::string& what,
+                                         size_t max_tensor_bytes) {
+  TRY_ASSIGN(const Tensor values, tensor_from_proto(proto.values, bytes, what + " values", max_tensor_bytes));
+  TRY_ASSIGN(const Tensor indices, tensor_from_proto(proto.indices, bytes, what + " indices", max_tensor_bytes));
+  if (data_type_storage_bytes(values.dtype(), 2) != 2 * data_type_storage_bytes(values.dtype(), 1)) {
+    return make_error(StatusCode::kNotImplemented, what, ": sparse ", data_type_name(values.dtype()),
+                      " values (packed below a byte) are not supported");
+  }
+  const Shape dense_shape(proto.dims.begin(), proto.dims.end());
+  int64_t total = 1;
+  for (const int64_t d : dense_shape) {
+    if (d < 0 || (d > 0 && total > std::numeric_limits<int64_t>::max() / d)) {
+      return make_error(StatusCode::kInvalidGraph, what, ": dense shape ", shape_to_string(dense_shape),
+                        " is not a valid shape");
+    }
+    total *= d;
+  }
+  const int64_t nnz = values.numel();
+  const auto rank = static_cast<int64_t>(dense_shape.size());
+  const bool linear = indices.rank() == 1 && indices.numel() == nnz;
+  const bool coordinates = indices.rank() == 2 && indices.shape()[0] == nnz && indices.shape()[1] == rank;
+  if (values.rank() != 1 || indices.dtype() != DataType::kInt64 || !(linear || coordinates)) {
+    return make_error(StatusCode::kInvalidGraph, what, ": needs 1-D values and int64 indices of shape [", nnz,
+                      "] or [", nnz, ", ", rank, "], got values ", shape_to_string(values.shape()), " and ",
+                      data_type_name(indices.dtype()), " indices ", shape_to_string(indices.shape()));
+  }
+  // A few bytes of sparse data can ask for a huge dense tensor, which no file size bounds: without a
+  // max_tensor_bytes the dense size is capped at kDefaultSparseDenseBytes.
+  constexpr size_t kDefaultSparseDenseBytes = size_t{1} << 30;
+  const size_t limit = max_tensor_bytes != 0 ? max_tensor_bytes : kDefaultSparseDenseBytes;
+  const size_t dense_bytes = data_type_storage_bytes(values.dtype(), total);
+  if (dense_bytes > limit) {
+    return make_error(StatusCode::kInvalidArgument, what, ": the dense tensor needs ", dense_bytes, " bytes, more than ",
+                      max_tensor_bytes != 0 ? "max_tensor_bytes " : "the limit for sparse tensors without a "
+                                                                    "max_tensor_bytes, ",
+                      limit);
+  }
+  TRY_ASSIGN(Tensor dense, Tensor::allocate(values.dtype(), dense_shape));
+  if (values.dtype() != DataType::kString && dense.raw_data() != nullptr) {
+    std::memset(dense.raw_data(), 0, dense.storage_bytes());
+  }
+  // Each value's position in the dense tensor, checked; repeats found by sorting (memory bounded by the values).
+  std::vector<int64_t> positions(static_cast<size_t>(nnz));
+  const int64_t* index = indices.data<int64_t>();
+  for (int64_t i = 0; i < nnz; ++i) {
+    int64_t at = 0;
+    bool inside = true;
+    if (linear) {
+      at = index[i];
+      inside = at >= 0 && at < total;
+    } else {
+      for (int64_t d = 0; d < rank && inside; ++d) {
+        const int64_t c = index[i * rank + d];
+        inside = c >= 0 && c < dense_shape[static_cast<size_t>(d)];
+        at = at * dense_shape[static_cast<size_t>(d)] + c;
+      }
+    }
+    if (!inside) {
+      return make_error(StatusCode::kInvalidGraph, what, ": index ", i, " of the values lies outside the dense shape ",
+                        shape_to_string(dense_shape));
+    }
+    positions[static_cast<size_t>(i)] = at;
+  }
+  std::vector<int64_t> sorted = positions;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    return make_error(StatusCode::kInvalidGraph, what, ": two values lie at one position (an earlier one is there)");
+  }
+  const size_t element_bytes = data_type_storage_bytes(values.dtype(), 1);
+  for (int64_t i = 0; i < nnz; ++i) {
+    const int64_t at = positions[static_cast<size_t>(i)];
+    if (values.dtype() == DataType::kString) {
+      dense.data<std::string>()[at] = values.data<std::string>()[i];
+    } else {
+      std::memcpy(static_cast<char*>(dense.raw_data()) + static_cast<size_t>(at) * element_bytes,
+                  static_cast<const char*>(values.raw_data()) + static_cast<size_t>(i) * element_bytes, element_bytes);
+    }
+  }
+  return dense;
 }
 
 }  // namespace nxrt::import

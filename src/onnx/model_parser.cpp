@@ -57,6 +57,7 @@ struct PresentFields {
 
 int32_t infer_attribute_type(const AttributeProto& a, const PresentFields& present) {
   if (a.t) return AttributeProto::kTensor;
+  if (a.sparse_tensor) return AttributeProto::kSparseTensor;
   if (a.g) return AttributeProto::kGraph;
   if (a.tp) return AttributeProto::kTypeProto;
   if (!a.floats.empty()) return AttributeProto::kFloats;
@@ -111,6 +112,11 @@ Status parse_attribute(WireReader& reader, int graph_level, const AttributeOwner
       case 4:
         TRY(reader.read_string(field, "s", out.s));
         present.s = true;
+        break;
+      case 22:
+        TRY(reader.read_message(field, "sparse_tensor", "SparseTensorProto", sub));
+        out.sparse_tensor = std::make_shared<SparseTensorProto>();
+        TRY(parse_sparse_tensor(sub, *out.sparse_tensor));
         break;
       case 5:
         TRY(reader.read_message(field, "t", "TensorProto", sub));
@@ -253,7 +259,11 @@ Status parse_graph(WireReader& reader, int graph_level, GraphProto& out) {
         TRY(reader.read_message(field, "value_info", "ValueInfoProto", sub));
         TRY(parse_value_info(sub, out.value_info.emplace_back()));
         break;
-      default: break;  // sparse_initializer (15), quantization_annotation (14), metadata_props (16)
+      case 15:
+        TRY(reader.read_message(field, "sparse_initializer", "SparseTensorProto", sub));
+        TRY(parse_sparse_tensor(sub, out.sparse_initializer.emplace_back()));
+        break;
+      default: break;  // quantization_annotation (14), metadata_props (16)
     }
   }
   return Status::ok();

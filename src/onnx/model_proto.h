@@ -80,6 +80,8 @@ struct TensorProto {
 struct GraphProto;
 struct NodeProto;
 
+struct SparseTensorProto;
+
 struct AttributeProto {
   // Values of onnx.AttributeProto.AttributeType.
   enum Type : int32_t {
@@ -103,6 +105,7 @@ struct AttributeProto {
   std::vector<std::shared_ptr<GraphProto>> graphs;
   std::shared_ptr<TypeProto> tp;
   std::vector<TypeProto> type_protos;
+  std::shared_ptr<SparseTensorProto> sparse_tensor;  // field 22 (sparse_tensors, 23, is not read)
 };
 
 struct NodeProto {
@@ -116,10 +119,19 @@ struct NodeProto {
   std::string_view doc_string;
 };
 
+// onnx.SparseTensorProto: `values` [NNZ], `indices` int64 [NNZ] (linear into the dense shape) or [NNZ, rank]
+// (coordinates), `dims` the dense shape.
+struct SparseTensorProto {
+  TensorProto values;
+  TensorProto indices;
+  std::vector<int64_t> dims;
+};
+
 struct GraphProto {
   std::vector<NodeProto> node;
   std::string_view name;
   std::vector<TensorProto> initializer;
+  std::vector<SparseTensorProto> sparse_initializer;
   std::string_view doc_string;
   std::vector<ValueInfoProto> input;
   std::vector<ValueInfoProto> output;

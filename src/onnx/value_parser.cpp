@@ -173,6 +173,27 @@ Status parse_tensor(WireReader& reader, TensorProto& out) {
   return check_raw_data_size(reader, out, count);
 }
 
+Status parse_sparse_tensor(WireReader& reader, SparseTensorProto& out) {
+  Field field;
+  while (!reader.done()) {
+    TRY(reader.next(field));
+    WireReader sub;
+    switch (field.number) {
+      case 1:
+        TRY(reader.read_message(field, "values", "TensorProto", sub));
+        TRY(parse_tensor(sub, out.values));
+        break;
+      case 2:
+        TRY(reader.read_message(field, "indices", "TensorProto", sub));
+        TRY(parse_tensor(sub, out.indices));
+        break;
+      case 3: TRY(reader.append_int64s(field, "dims", out.dims)); break;
+      default: break;
+    }
+  }
+  return Status::ok();
+}
+
 Status parse_type(WireReader& reader, int type_level, TypeProto& out) {
   Field field;
   while (!reader.done()) {

@@ -311,3 +311,49 @@ def test_sparse_tensors_read_as_onnxruntimes():
     sparse = nxrt.SparseTensor.sparse_coo_from_numpy([3, 2], np.ones(1, np.float32), np.array([0], np.int64))
     with pytest.raises(TypeError, match="to_dense"):
         session.run_with_ort_values(None, {"X": nxrt.OrtValue.ort_value_from_sparse_tensor(sparse)})
+
+
+def sparse_initializer_model(values, indices, dims, element_type=TensorProto.FLOAT):
+    """Y = X + W, W a sparse initializer (GraphProto.sparse_initializer) of dense shape `dims`."""
+    sparse = helper.make_sparse_tensor(helper.make_tensor("W", element_type, [len(values)], values),
+                                       helper.make_tensor("W_indices", TensorProto.INT64, list(np.shape(indices)),
+                                                          np.ravel(indices).tolist()), dims)
+    graph = helper.make_graph([helper.make_node("Add", ["X", "W"], ["Y"])], "g",
+                              [helper.make_tensor_value_info("X", element_type, dims)],
+                              [helper.make_tensor_value_info("Y", element_type, dims)])
+    graph.sparse_initializer.append(sparse)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def test_sparse_initializers_are_made_dense_as_onnxruntime_does():
+    for values, indices, dims in [([1.5, -2.0], [1, 5], [2, 3]), ([4.0, 3.0, 7.0], [[0, 2], [1, 0], [1, 1]], [2, 3]),
+                                  ([9.0], [0], [1])]:
+        model = sparse_initializer_model(values, indices, dims)
+        x = np.arange(np.prod(dims), dtype=np.float32).reshape(dims)
+        want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"X": x})[0]
+        np.testing.assert_array_equal(nxrt.InferenceSession(model).run(None, {"X": x})[0], want)
+    for values, indices, message in [([1.0], [6], "outside the dense shape"), ([1.0, 2.0], [3, 3], "earlier one"),
+                                     ([1.0, 2.0], [0], "int64 indices of shape")]:
+        with pytest.raises(Exception, match=message):
+            nxrt.InferenceSession(sparse_initializer_model(values, indices, [2, 3]))
+
+
+def test_constant_sparse_value_is_made_dense_as_onnxruntime_does():
+    sparse = helper.make_sparse_tensor(helper.make_tensor("v", TensorProto.FLOAT, [2], [2.5, -1.0]),
+                                       helper.make_tensor("i", TensorProto.INT64, [2], [0, 3]), [2, 2])
+    graph = helper.make_graph([helper.make_node("Constant", [], ["C"], sparse_value=sparse),
+                               helper.make_node("Add", ["X", "C"], ["Y"])], "g",
+                              [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 2])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    x = np.ones((2, 2), np.float32)
+    want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"X": x})[0]
+    got = nxrt.InferenceSession(model).run(None, {"X": x})[0]
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, [[3.5, 1.0], [1.0, 0.0]])
+
+
+def test_a_sparse_initializer_asking_for_a_huge_dense_tensor_is_refused():
+    model = sparse_initializer_model([1.0], [0], [1 << 20, 1 << 20])  # 4 TiB dense from a few bytes
+    with pytest.raises(nxrt.capi.onnxruntime_pybind11_state.InvalidArgument, match="the dense tensor needs"):
+        nxrt.InferenceSession(model)

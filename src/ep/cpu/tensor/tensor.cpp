@@ -389,8 +389,8 @@ Expected<std::unique_ptr<Kernel>> create_constant(const KernelInfo& info) {
   using Type = graph::Attribute::Type;
   const std::string& name = found->name;
   Tensor value;
-  if (name == "value" && found->type == Type::kTensor && found->t.is_valid()) {
-    value = found->t;
+  if ((name == "value" || name == "sparse_value") && found->type == Type::kTensor && found->t.is_valid()) {
+    value = found->t;  // a sparse_value arrives dense (the importer expands sparse tensors)
   } else if (name == "value_float" && found->type == Type::kFloat) {
     TRY_ASSIGN(value, tensor_from_values(std::vector<float>{found->f}, Shape{}));
   } else if (name == "value_floats" && found->type == Type::kFloats) {
@@ -403,8 +403,6 @@ Expected<std::unique_ptr<Kernel>> create_constant(const KernelInfo& info) {
     TRY_ASSIGN(value, tensor_from_values(std::vector<std::string>{found->s}, Shape{}));
   } else if (name == "value_strings" && found->type == Type::kStrings) {
     TRY_ASSIGN(value, tensor_from_values(found->strings, Shape{static_cast<int64_t>(found->strings.size())}));
-  } else if (name == "sparse_value") {
-    return make_error(StatusCode::kNotImplemented, node.describe(), ": sparse_value is not supported");
   } else {
     return make_error(StatusCode::kInvalidGraph, node.describe(), ": attribute '", name, "' has type ",
                       graph::attribute_type_name(found->type), ", which is not a valid Constant value");
