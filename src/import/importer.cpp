@@ -67,9 +67,8 @@ class GraphImporter {
       }
       Tensor tensor;
       if (const Tensor* supplied = outer_scope == nullptr ? find_supplied(name) : nullptr) {
-        TRY(check_supplied(initializer, *supplied, name));
+        TRY(check_supplied(initializer.data_type, initializer.dims, *supplied, name));
         tensor = *supplied;
-        ++supplied_used_;
       } else {
         TRY_ASSIGN(tensor, tensor_from_proto(initializer, bytes_, "initializer '" + name + "'", max_tensor_bytes_));
       }
@@ -85,8 +84,14 @@ class GraphImporter {
       if (graph.values[id].initializer) {
         return make_error(StatusCode::kInvalidGraph, "initializer '", name, "' is defined twice");
       }
-      TRY_ASSIGN(Tensor tensor,
-                 dense_from_sparse_proto(sparse, bytes_, "sparse initializer '" + name + "'", max_tensor_bytes_));
+      Tensor tensor;
+      if (const Tensor* supplied = outer_scope == nullptr ? find_supplied(name) : nullptr) {
+        TRY(check_supplied(sparse.values.data_type, sparse.dims, *supplied, name));
+        tensor = *supplied;
+      } else {
+        TRY_ASSIGN(tensor,
+                   dense_from_sparse_proto(sparse, bytes_, "sparse initializer '" + name + "'", max_tensor_bytes_));
+      }
       graph.values[id].type = graph::TypeInfo::tensor(tensor.dtype(), graph::symbolic_shape_of(tensor.shape()));
       graph.values[id].initializer = std::move(tensor);
     }
@@ -144,12 +149,13 @@ class GraphImporter {
 
   std::map<std::string, std::vector<std::string>> take_denotations() { return std::move(denotations_); }
 
-  // Every supplied initializer was an initializer of the main graph (called after its import).
+  // Every supplied initializer replaced an initializer of the main graph (called after its import): the value of
+  // that name holds the supplied tensor's very buffer.
   Status check_all_supplied_used(const graph::Graph& graph) const {
-    if (supplied_ == nullptr || supplied_used_ == supplied_->size()) return Status::ok();
+    if (supplied_ == nullptr) return Status::ok();
     for (const auto& [name, tensor] : *supplied_) {
       const int id = graph.find_value(name);
-      if (id < 0 || !graph.values[id].initializer) {
+      if (id < 0 || !graph.values[id].initializer || graph.values[id].initializer->buffer() != tensor.buffer()) {
         return make_error(StatusCode::kInvalidArgument, "initializer '", name,
                           "' given in the session options is not an initializer of the model's main graph");
       }
@@ -173,12 +179,14 @@ class GraphImporter {
     return found == supplied_->end() ? nullptr : &found->second;
   }
 
-  static Status check_supplied(const onnx::TensorProto& declared, const Tensor& supplied, const std::string& name) {
-    const Shape shape(declared.dims.begin(), declared.dims.end());
-    if (static_cast<int32_t>(supplied.dtype()) != declared.data_type || supplied.shape() != shape) {
+  // `supplied` against the model's declared element type and dims of the initializer it replaces.
+  static Status check_supplied(int32_t data_type, const std::vector<int64_t>& dims, const Tensor& supplied,
+                               const std::string& name) {
+    const Shape shape(dims.begin(), dims.end());
+    if (static_cast<int32_t>(supplied.dtype()) != data_type || supplied.shape() != shape) {
       return make_error(StatusCode::kInvalidArgument, "initializer '", name, "' given in the session options is ",
                         data_type_name(supplied.dtype()), " ", shape_to_string(supplied.shape()),
-                        " but the model declares ", data_type_name(static_cast<DataType>(declared.data_type)), " ",
+                        " but the model declares ", data_type_name(static_cast<DataType>(data_type)), " ",
                         shape_to_string(shape));
     }
     if (supplied.device() != Device{}) {
@@ -411,7 +419,6 @@ class GraphImporter {
   const std::shared_ptr<const onnx::ModelBytes>& bytes_;
   size_t max_tensor_bytes_ = 0;
   const std::map<std::string, Tensor>* supplied_ = nullptr;
-  size_t supplied_used_ = 0;
   std::map<std::string, std::vector<std::string>> denotations_;
   std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*> functions_;
   std::set<std::pair<const graph::Graph*, int>> defined_;

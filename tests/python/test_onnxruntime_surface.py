@@ -357,3 +357,15 @@ def test_a_sparse_initializer_asking_for_a_huge_dense_tensor_is_refused():
     model = sparse_initializer_model([1.0], [0], [1 << 20, 1 << 20])  # 4 TiB dense from a few bytes
     with pytest.raises(nxrt.capi.onnxruntime_pybind11_state.InvalidArgument, match="the dense tensor needs"):
         nxrt.InferenceSession(model)
+
+
+def test_add_initializer_replaces_a_sparse_initializer_too():
+    model = sparse_initializer_model([1.5, -2.0], [1, 5], [2, 3])
+    options = nxrt.SessionOptions()
+    options.add_initializer("W", nxrt.OrtValue.ortvalue_from_numpy(np.full((2, 3), 10.0, np.float32)))
+    x = np.zeros((2, 3), np.float32)
+    np.testing.assert_array_equal(nxrt.InferenceSession(model, options).run(None, {"X": x})[0], np.full((2, 3), 10.0))
+    options = nxrt.SessionOptions()
+    options.add_initializer("W", nxrt.OrtValue.ortvalue_from_numpy(np.zeros(6, np.float32)))
+    with pytest.raises(nxrt.capi.onnxruntime_pybind11_state.InvalidArgument, match="declares float \\[2,3\\]"):
+        nxrt.InferenceSession(model, options)
