@@ -37,10 +37,12 @@ std::vector<int64_t> last_of_each_key(const K* keys, int64_t n) {
   return kept;
 }
 
-template <class T>
+// `source` (a map's keys or values) at `positions`.
 Expected<Tensor> gather(const Tensor& source, const std::vector<int64_t>& positions) {
   TRY_ASSIGN(Tensor out, Tensor::allocate(source.dtype(), Shape{static_cast<int64_t>(positions.size())}));
-  for (size_t i = 0; i < positions.size(); ++i) out.data<T>()[i] = source.data<T>()[positions[i]];
+  visit_dtype<MapValueTypes>(source.dtype(), [&]<class T>() {
+    for (size_t i = 0; i < positions.size(); ++i) out.data<T>()[i] = source.data<T>()[positions[i]];
+  });
   return out;
 }
 
@@ -55,25 +57,12 @@ Expected<Value::Map> sorted_map(const Tensor& keys, const Tensor& values) {
     return make_error(StatusCode::kInvalidArgument, "a map needs as many keys as values (", keys.numel(), " keys, ",
                       values.numel(), " values)");
   }
-  const std::vector<int64_t> kept = keys.dtype() == DataType::kInt64
-                                        ? last_of_each_key(keys.data<int64_t>(), keys.numel())
-                                        : last_of_each_key(keys.data<std::string>(), keys.numel());
+  std::vector<int64_t> kept;
+  visit_dtype<TypeList<int64_t, std::string>>(
+      keys.dtype(), [&]<class K>() { kept = last_of_each_key(keys.data<K>(), keys.numel()); });
   Value::Map map;
-  if (keys.dtype() == DataType::kInt64) {
-    TRY_ASSIGN(map.keys, gather<int64_t>(keys, kept));
-  } else {
-    TRY_ASSIGN(map.keys, gather<std::string>(keys, kept));
-  }
-  Status status = Status::ok();
-  visit_dtype<MapValueTypes>(values.dtype(), [&]<class T>() {
-    Expected<Tensor> gathered = gather<T>(values, kept);
-    if (gathered) {
-      map.values = std::move(*gathered);
-    } else {
-      status = gathered.status();
-    }
-  });
-  if (!status.is_ok()) return status;
+  TRY_ASSIGN(map.keys, gather(keys, kept));
+  TRY_ASSIGN(map.values, gather(values, kept));
   return map;
 }
 

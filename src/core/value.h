@@ -34,7 +34,7 @@ class Value {
     value.elements_ = std::make_shared<const std::vector<Tensor>>(std::move(elements));
     return value;
   }
-  // `map.keys` and `map.values` as the class comment requires (Value::sorted_map builds them).
+  // `map.keys` and `map.values` as the class comment requires (core/map_value.h's sorted_map builds them).
   static Value map(Map map) {
     Value value;
     value.kind_ = Kind::kMap;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ep/cpu/kernel.h"
+#include "ep/cpu/ml/ml_common.h"
 
 namespace nxrt::cpu {
 
@@ -21,7 +22,8 @@ std::span<const KernelDef> ml_map_kernels();
 
 namespace {
 
-constexpr const char* kMlDomain = "ai.onnx.ml";
+using ml::kMlDomain;
+using ml::vector_tensor;
 
 using LabelTypes = TypeList<std::string, int64_t, float, double, int32_t, int16_t>;
 
@@ -118,13 +120,6 @@ class LabelEncoderV1Kernel final : public Kernel {
   LabelEncoderKernel from_strings_;
   LabelEncoderKernel from_ints_;
 };
-
-template <class T>
-Expected<Tensor> vector_tensor(const std::vector<T>& values) {
-  TRY_ASSIGN(Tensor t, Tensor::allocate(data_type_of<T>, {static_cast<int64_t>(values.size())}));
-  for (size_t i = 0; i < values.size(); ++i) t.data<T>()[i] = values[i];
-  return t;
-}
 
 // The keys or values of a LabelEncoder from `<prefix>_tensor`, `<prefix>_strings`, `_int64s` or `_floats`.
 Expected<Tensor> label_list(const graph::Node& node, const std::string& prefix) {

@@ -98,6 +98,14 @@ inline void apply_post_transform_rows(PostTransform post, float* z, int64_t rows
   }
 }
 
+// A 1-D tensor of `values` (attribute lists: labels, keys, vocabularies).
+template <class T>
+Expected<Tensor> vector_tensor(const std::vector<T>& values) {
+  TRY_ASSIGN(Tensor t, Tensor::allocate(data_type_of<T>, {static_cast<int64_t>(values.size())}));
+  for (size_t i = 0; i < values.size(); ++i) t.data<T>()[i] = values[i];
+  return t;
+}
+
 using NumericMlTypes = TypeList<float, double, int64_t, int32_t>;
 
 // Every element of a float/double/int64/int32 tensor as double.

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ namespace nxrt::cpu {
 namespace {
 
 using ml::kMlDomain;
+using ml::vector_tensor;
 
 Expected<const Value::Map*> map_input(std::span<const Value* const> inputs, const std::string& description) {
   if (inputs.empty() || inputs[0] == nullptr || !inputs[0]->is_map()) {
@@ -46,17 +48,11 @@ class ZipMapKernel final : public ValueKernel {
       return make_error(StatusCode::kInvalidGraph, node.describe(),
                         ": exactly one of classlabels_strings and classlabels_int64s must be given");
     }
-    const int64_t count = static_cast<int64_t>(use_strings ? strings->strings.size() : ints->ints.size());
-    TRY_ASSIGN(Tensor labels, Tensor::allocate(use_strings ? DataType::kString : DataType::kInt64, Shape{count}));
-    TRY_ASSIGN(Tensor positions, Tensor::allocate(DataType::kInt64, Shape{count}));
-    for (int64_t i = 0; i < count; ++i) {
-      if (use_strings) {
-        labels.data<std::string>()[i] = strings->strings[static_cast<size_t>(i)];
-      } else {
-        labels.data<int64_t>()[i] = ints->ints[static_cast<size_t>(i)];
-      }
-      positions.data<int64_t>()[i] = i;
-    }
+    TRY_ASSIGN(const Tensor labels, use_strings ? vector_tensor(strings->strings) : vector_tensor(ints->ints));
+    const int64_t count = labels.numel();
+    std::vector<int64_t> column_of_label(static_cast<size_t>(count));
+    std::iota(column_of_label.begin(), column_of_label.end(), int64_t{0});
+    TRY_ASSIGN(const Tensor positions, vector_tensor(column_of_label));
     // The map of label -> column says which column each sorted, unique key reads (a repeated label: its last).
     TRY_ASSIGN(Value::Map order, sorted_map(labels, positions));
     std::vector<int64_t> columns(order.values.data<int64_t>(), order.values.data<int64_t>() + order.values.numel());
@@ -128,16 +124,8 @@ class DictVectorizerKernel final : public ValueKernel {
       return make_error(StatusCode::kInvalidGraph, node.describe(),
                         ": exactly one of string_vocabulary and int64_vocabulary must be given");
     }
-    const int64_t count = static_cast<int64_t>(strings != nullptr ? strings->strings.size() : ints->ints.size());
-    TRY_ASSIGN(Tensor vocabulary,
-               Tensor::allocate(strings != nullptr ? DataType::kString : DataType::kInt64, Shape{count}));
-    for (int64_t i = 0; i < count; ++i) {  // repeated entries are allowed: each output column reads its key
-      if (strings != nullptr) {
-        vocabulary.data<std::string>()[i] = strings->strings[static_cast<size_t>(i)];
-      } else {
-        vocabulary.data<int64_t>()[i] = ints->ints[static_cast<size_t>(i)];
-      }
-    }
+    // Repeated entries are allowed: each output column reads its key.
+    TRY_ASSIGN(Tensor vocabulary, strings != nullptr ? vector_tensor(strings->strings) : vector_tensor(ints->ints));
     return std::unique_ptr<Kernel>(std::make_unique<DictVectorizerKernel>(node.describe(), std::move(vocabulary)));
   }
 
