@@ -22,11 +22,10 @@ __all__ = [
     "BoundOutputs", "ExecutionMode", "ExecutionOrder", "GraphOptimizationLevel", "IOBinding", "InferenceSession",
     "ModelMetadata", "NodeArg", "OrtAllocatorType", "OrtArenaCfg", "OrtDevice", "OrtDeviceMemoryType",
     "OrtDeviceVendorId", "OrtMemType", "OrtMemoryInfo", "OrtMemoryInfoDeviceType", "OrtSparseFormat", "OrtValue",
-    "Outputs", "SparseTensor",
-    "RunOptions", "SessionOptions", "Value", "asvalue", "builtin_model", "create_and_register_allocator",
-    "create_and_register_allocator_v2", "disable_telemetry_events", "enable_telemetry_events", "get_all_providers",
-    "get_available_providers", "get_device", "get_version_string", "load", "ops", "set_default_logger_callback",
-    "set_default_logger_severity", "set_seed",
+    "Outputs", "RunOptions", "SessionOptions", "SparseTensor", "Value", "asvalue", "builtin_model",
+    "create_and_register_allocator", "create_and_register_allocator_v2", "disable_telemetry_events",
+    "enable_telemetry_events", "get_all_providers", "get_available_providers", "get_device", "get_version_string",
+    "load", "ops", "set_default_logger_callback", "set_default_logger_severity", "set_seed",
 ]
 
 

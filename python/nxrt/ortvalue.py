@@ -120,7 +120,7 @@ class OrtValue:
         return self._tensor().data_ptr()
 
     def device_name(self):
-        return self._tensor().device if self._value is not None else "cpu"
+        return self._value.device if self._value is not None else "cpu"
 
     def shape(self):
         return list(self._tensor().shape)

@@ -292,9 +292,8 @@ class InferenceSession:
         """run() on another thread, then callback(results, user_data, err) there: err is "" and results the outputs,
         or err the error's text and results empty. The thread holds the session and the feeds until the callback
         returns (the caller may drop its own references at once)."""
-        missing = [i.name for i in self._inputs_meta if i.name not in input_feed]
-        if missing:  # raised here, as onnxruntime validates the feed before it starts the run
-            raise ValueError(f"Required inputs ({missing!r}) are missing from input feed ({list(input_feed)!r}).")
+        # Checked here, as onnxruntime validates the feed before it starts the run.
+        self._sess.check_required_inputs(input_feed if isinstance(input_feed, dict) else dict(input_feed))
 
         def work():
             try:

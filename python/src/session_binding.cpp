@@ -239,64 +239,58 @@ Value::Map map_from_dict(PyObject* dict, const graph::TypeInfo* declared) {
 // also None (no element), for a map input a dict and for a sequence-of-maps input a list of dicts.
 Value value_from_feed(const PySession& self, std::string_view name, PyObject* object, std::vector<nb::object>& keep) {
   using Kind = graph::TypeInfo::Kind;
-  if (PyDict_Check(object) || ((PyList_Check(object) || PyTuple_Check(object)))) {
-    const graph::TypeInfo* declared = nullptr;
-    for (const ValueDesc& input : self.session->inputs()) {
-      if (input.name == name) declared = &input.type;
-    }
-    if (PyDict_Check(object)) {
-      if (declared && declared->kind != Kind::kMap && declared->kind != Kind::kUnknown) {
-        throw nb::type_error(("input '" + std::string(name) + "' is " + declared->to_string() + ", not a map").c_str());
-      }
-      return Value::map(map_from_dict(object, declared));
-    }
-    if (declared && declared->kind == Kind::kSequence && declared->element &&
-        declared->element->kind == Kind::kMap) {
-      nb::object items = nb::steal(PySequence_List(object));
-      if (!items.is_valid()) throw nb::python_error();
-      std::vector<Value::Map> maps;
-      for (Py_ssize_t i = 0; i < PyList_Size(items.ptr()); ++i) {
-        PyObject* item = PyList_GetItem(items.ptr(), i);
-        if (!PyDict_Check(item)) throw nb::type_error("a sequence of maps takes a list of dicts");
-        maps.push_back(map_from_dict(item, declared->element.get()));
-      }
-      const graph::TypeInfo& element = *declared->element;
-      const DataType key_type = !maps.empty() ? maps[0].keys.dtype() : element.map_key_type;
-      const DataType value_type = !maps.empty()       ? maps[0].values.dtype()
-                                  : element.element ? element.element->elem_type
-                                                    : DataType::kUndefined;
-      return Value::map_sequence(key_type, value_type, std::move(maps));
-    }
+  const bool is_list = PyList_Check(object) || PyTuple_Check(object);
+  if (object != Py_None && !is_list && !PyDict_Check(object)) return Value(tensor_from_object(object, keep));
+  const graph::TypeInfo* declared = nullptr;  // the input's declared type, which decides what the container is
+  for (const ValueDesc& input : self.session->inputs()) {
+    if (input.name == name) declared = &input.type;
   }
-  if (object == Py_None || PyList_Check(object) || PyTuple_Check(object)) {
-    const graph::TypeInfo* declared = nullptr;
-    for (const ValueDesc& input : self.session->inputs()) {
-      if (input.name == name) declared = &input.type;
+  if (PyDict_Check(object)) {
+    if (declared && declared->kind != Kind::kMap && declared->kind != Kind::kUnknown) {
+      throw nb::type_error(("input '" + std::string(name) + "' is " + declared->to_string() + ", not a map").c_str());
     }
-    const graph::TypeInfo* container = declared;
-    if (container && container->kind == Kind::kOptional && container->element) {
-      if (object == Py_None) {
-        const bool of_sequence = container->element->kind == Kind::kSequence;
-        const graph::TypeInfo* element = of_sequence ? container->element->element.get() : container->element.get();
-        return Value::none(element ? element->elem_type : DataType::kUndefined, of_sequence);
-      }
-      container = container->element.get();
+    return Value::map(map_from_dict(object, declared));
+  }
+  if (is_list && declared && declared->kind == Kind::kSequence && declared->element &&
+      declared->element->kind == Kind::kMap) {
+    nb::object items = nb::steal(PySequence_List(object));
+    if (!items.is_valid()) throw nb::python_error();
+    std::vector<Value::Map> maps;
+    for (Py_ssize_t i = 0; i < PyList_Size(items.ptr()); ++i) {
+      PyObject* item = PyList_GetItem(items.ptr(), i);
+      if (!PyDict_Check(item)) throw nb::type_error("a sequence of maps takes a list of dicts");
+      maps.push_back(map_from_dict(item, declared->element.get()));
     }
-    if (container && container->kind == Kind::kSequence && object != Py_None) {
-      std::vector<Tensor> elements;
-      nb::object items = nb::steal(PySequence_List(object));
-      if (!items.is_valid()) {
-        PyErr_Clear();
-        throw nb::type_error("expected a list");
-      }
-      for (Py_ssize_t i = 0; i < PyList_Size(items.ptr()); ++i) {
-        elements.push_back(tensor_from_object(PyList_GetItem(items.ptr(), i), keep));
-      }
-      const DataType elem_type = !elements.empty() ? elements[0].dtype()
-                                 : container->element ? container->element->elem_type
-                                                      : DataType::kUndefined;
-      return Value::sequence(elem_type, std::move(elements));
+    const graph::TypeInfo& element = *declared->element;
+    const DataType key_type = !maps.empty() ? maps[0].keys.dtype() : element.map_key_type;
+    const DataType value_type = !maps.empty()       ? maps[0].values.dtype()
+                                : element.element ? element.element->elem_type
+                                                  : DataType::kUndefined;
+    return Value::map_sequence(key_type, value_type, std::move(maps));
+  }
+  const graph::TypeInfo* container = declared;
+  if (container && container->kind == Kind::kOptional && container->element) {
+    if (object == Py_None) {
+      const bool of_sequence = container->element->kind == Kind::kSequence;
+      const graph::TypeInfo* element = of_sequence ? container->element->element.get() : container->element.get();
+      return Value::none(element ? element->elem_type : DataType::kUndefined, of_sequence);
     }
+    container = container->element.get();
+  }
+  if (container && container->kind == Kind::kSequence && object != Py_None) {
+    std::vector<Tensor> elements;
+    nb::object items = nb::steal(PySequence_List(object));
+    if (!items.is_valid()) {
+      PyErr_Clear();
+      throw nb::type_error("expected a list");
+    }
+    for (Py_ssize_t i = 0; i < PyList_Size(items.ptr()); ++i) {
+      elements.push_back(tensor_from_object(PyList_GetItem(items.ptr(), i), keep));
+    }
+    const DataType elem_type = !elements.empty() ? elements[0].dtype()
+                               : container->element ? container->element->elem_type
+                                                    : DataType::kUndefined;
+    return Value::sequence(elem_type, std::move(elements));
   }
   return Value(tensor_from_object(object, keep));
 }
@@ -559,6 +553,8 @@ void register_session(nb::module_& m) {
       .def("outputs", [](const PySession& self) { return describe(self.session->outputs()); })
       .def("overridable_initializers", &overridable_initializers)
       .def("metadata", [](const PySession& self) { return metadata_dict(self.session->metadata()); })
+      .def("check_required_inputs", &check_required_inputs, nb::arg("input_feed"),
+           "Raises onnxruntime's ValueError when the dict `input_feed` lacks a required input (run() checks this too).")
       .def(
           "node_assignments",
           [](const PySession& self) {

@@ -142,3 +142,14 @@ def assert_outputs_match(got, want, rtol=1e-5, atol=1e-5):
         else:
             scale = max(1.0, float(np.nanmax(np.abs(w)))) if w.size and not np.all(np.isnan(w)) else 1.0
             np.testing.assert_allclose(g, w, rtol=rtol, atol=atol * scale, equal_nan=True, err_msg=f"output {index}")
+
+
+def assert_maps_match(got, want, rtol=0.0, atol=0.0):
+    """Map outputs of two runtimes: a dict, or a list of dicts (ZipMap's rows): the same keys in the same order, and
+    values within rtol / atol (exactly equal by default; NaN where the reference has NaN)."""
+    if isinstance(want, dict):
+        got, want = [got], [want]
+    assert isinstance(got, list) and len(got) == len(want)
+    for row, (g, w) in enumerate(zip(got, want)):
+        assert isinstance(g, dict) and list(g) == list(w), f"row {row}: keys {list(g)} != {list(w)}"
+        np.testing.assert_allclose(list(g.values()), list(w.values()), rtol=rtol, atol=atol, err_msg=f"row {row}")

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
+import helpers
 import nxrt
 
 ort = pytest.importorskip("onnxruntime")
@@ -56,9 +57,7 @@ def test_boosted_trees_match_onnxruntime_and_the_library(name, missing):
     assert len(got) == len(want)
     for g, w in zip(got, want):
         if isinstance(w, list):  # ZipMap: a dict of class -> probability per row
-            assert [list(row) for row in g] == [list(row) for row in w]
-            np.testing.assert_allclose([list(row.values()) for row in g], [list(row.values()) for row in w],
-                                       rtol=1e-5, atol=1e-5)
+            helpers.assert_maps_match(g, w, rtol=1e-5, atol=1e-5)
         else:
             np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(w, np.float64), rtol=1e-4, atol=1e-4)
     if "Regressor" in name:

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
+import helpers
 import nxrt
 
 ort = pytest.importorskip("onnxruntime")
@@ -34,21 +35,6 @@ def both(serialized, feeds):
     return got, want
 
 
-def assert_same_maps(got, want):
-    """dicts or lists of dicts: equal keys in the same order, equal values (floats as float32 compare)."""
-    if isinstance(want, dict):
-        assert isinstance(got, dict) and list(got) == list(want)
-        for key in want:
-            if isinstance(want[key], float):
-                assert np.float32(got[key]) == np.float32(want[key]) or (np.isnan(got[key]) and np.isnan(want[key]))
-            else:
-                assert got[key] == want[key]
-        return
-    assert isinstance(got, list) and len(got) == len(want)
-    for g, w in zip(got, want):
-        assert_same_maps(g, w)
-
-
 @pytest.mark.parametrize("labels", [[3, 1, 2], [10, -4, 7, 0, 5], ["b", "a", "c"], ["x", "y", "x", "z"], [2, 2]])
 @pytest.mark.parametrize("shape", [(4, None), (1, None), (None,)])
 def test_zipmap_matches_onnxruntime(labels, shape):
@@ -62,7 +48,7 @@ def test_zipmap_matches_onnxruntime(labels, shape):
     x = np.random.default_rng(len(labels)).standard_normal(
         (rows, len(labels)) if rows else (len(labels),)).astype(np.float32)
     got, want = both(serialized, {"X": x})
-    assert_same_maps(got[0], want[0])
+    helpers.assert_maps_match(got[0], want[0])
     assert len(got[0]) == (rows or 1)
 
 
@@ -158,8 +144,8 @@ def test_maps_pass_through_a_graph_as_dicts():
                         seq_map_info("S", TensorProto.INT64, TensorProto.FLOAT)])
     feeds = {"M": {"z": 1.0, "a": 2.0, "m": -3.5}, "S": [{3: 1.0, 1: 2.0}, {}, {7: 0.5}]}
     got = nxrt.InferenceSession(serialized).run(None, feeds)  # onnxruntime's binding feeds no map(string, double)
-    assert_same_maps(got[0], {"a": 2.0, "m": -3.5, "z": 1.0})
-    assert_same_maps(got[1], [{1: 2.0, 3: 1.0}, {}, {7: 0.5}])
+    helpers.assert_maps_match(got[0], {"a": 2.0, "m": -3.5, "z": 1.0})
+    helpers.assert_maps_match(got[1], [{1: 2.0, 3: 1.0}, {}, {7: 0.5}])
     float_maps = model([], [seq_map_info("S", TensorProto.INT64, TensorProto.FLOAT)],
                        [seq_map_info("S", TensorProto.INT64, TensorProto.FLOAT)])
     try:
@@ -167,7 +153,7 @@ def test_maps_pass_through_a_graph_as_dicts():
     except Exception:  # noqa: BLE001 - onnxruntime's binding may refuse a sequence of maps as a feed
         want = None
     if want is not None:
-        assert_same_maps(nxrt.InferenceSession(float_maps).run(None, {"S": feeds["S"]})[0], want[0])
+        helpers.assert_maps_match(nxrt.InferenceSession(float_maps).run(None, {"S": feeds["S"]})[0], want[0])
 
 
 def test_a_map_input_refuses_other_feeds():

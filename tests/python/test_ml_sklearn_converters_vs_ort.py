@@ -126,14 +126,6 @@ CLASSIFIERS = [name for name in NAMES if "classes" in estimator_cases()[name][1]
                and name not in ("RidgeClassifier", "Perceptron", "LinearSVC", "SGDClassifier")]
 
 
-def assert_maps_match(got, want, tolerance):
-    """Two lists of dicts (ZipMap's rows): the same keys in the same order, values within `tolerance`."""
-    assert isinstance(got, list) and len(got) == len(want)
-    for row, (g, w) in enumerate(zip(got, want)):
-        assert isinstance(g, dict) and list(g) == list(w), f"row {row}: keys {list(g)} != {list(w)}"
-        np.testing.assert_allclose(list(g.values()), list(w.values()), rtol=tolerance, atol=tolerance)
-
-
 @pytest.mark.parametrize("labels", ["int", "str"])
 @pytest.mark.parametrize("name", CLASSIFIERS)
 def test_classifier_with_zipmap_matches_onnxruntime(name, labels):
@@ -161,4 +153,4 @@ def test_classifier_with_zipmap_matches_onnxruntime(name, labels):
     assert [o.type for o in session.get_outputs()] == [o.type for o in ort.InferenceSession(
         serialized, providers=["CPUExecutionProvider"]).get_outputs()]
     np.testing.assert_array_equal(got[0], want[0])
-    assert_maps_match(got[1], want[1], 1e-4)
+    helpers.assert_maps_match(got[1], want[1], rtol=1e-4, atol=1e-4)

@@ -1,22 +1,20 @@
 """The names onnxruntime exposes from its extension module (``onnxruntime.capi._pybind_state``), so that code and
 libraries that import them from there run with ``onnxruntime`` aliased to nxrt."""
 
-from nxrt import (ExecutionMode, ExecutionOrder, GraphOptimizationLevel, OrtValue, RunOptions, SessionOptions,
-                  create_and_register_allocator, create_and_register_allocator_v2, disable_telemetry_events, enable_telemetry_events, get_all_providers, get_available_providers,
-                  get_build_info, get_device, get_version_string, set_default_logger_callback,
-                  set_default_logger_severity, set_default_logger_verbosity, set_seed)
+from nxrt import (ExecutionMode, ExecutionOrder, GraphOptimizationLevel, OrtAllocatorType, OrtArenaCfg, OrtDevice,
+                  OrtDeviceMemoryType, OrtDeviceVendorId, OrtMemoryInfo, OrtMemoryInfoDeviceType, OrtMemType,
+                  OrtSparseFormat, OrtValue, RunOptions, SessionOptions, SparseTensor, create_and_register_allocator,
+                  create_and_register_allocator_v2, disable_telemetry_events, enable_telemetry_events,
+                  get_all_providers, get_available_providers, get_build_info, get_device, get_version_string,
+                  set_default_logger_callback, set_default_logger_severity, set_default_logger_verbosity, set_seed)
 from nxrt.capi.onnxruntime_pybind11_state import *  # noqa: F401,F403  (the exception classes)
-from nxrt.memory_info import (OrtAllocatorType, OrtArenaCfg, OrtDevice, OrtDeviceMemoryType,  # noqa: F401
-                              OrtDeviceVendorId, OrtMemoryInfo, OrtMemoryInfoDeviceType, OrtMemType)
-from nxrt.sparse_tensor import OrtSparseFormat, SparseTensor  # noqa: F401
 from nxrt.session import InferenceSession as _InferenceSession  # noqa: F401  (what onnxruntime wraps)
 
 __all__ = [
     "ExecutionMode", "ExecutionOrder", "GraphOptimizationLevel", "OrtAllocatorType", "OrtArenaCfg", "OrtDevice",
     "OrtDeviceMemoryType", "OrtDeviceVendorId", "OrtMemType", "OrtMemoryInfo", "OrtMemoryInfoDeviceType",
-    "OrtSparseFormat", "OrtValue", "SparseTensor",
-    "RunOptions", "SessionOptions", "create_and_register_allocator", "create_and_register_allocator_v2",
-    "disable_telemetry_events", "enable_telemetry_events", "get_all_providers", "get_available_providers",
-    "get_build_info", "get_device", "get_version_string", "set_default_logger_callback",
+    "OrtSparseFormat", "OrtValue", "RunOptions", "SessionOptions", "SparseTensor", "create_and_register_allocator",
+    "create_and_register_allocator_v2", "disable_telemetry_events", "enable_telemetry_events", "get_all_providers",
+    "get_available_providers", "get_build_info", "get_device", "get_version_string", "set_default_logger_callback",
     "set_default_logger_severity", "set_default_logger_verbosity", "set_seed",
 ]
