@@ -78,6 +78,12 @@ Expected<std::vector<Tensor>> BatchEngine::run_decoder(const std::vector<std::ve
     inputs.push_back(std::move(positions));
   }
   inputs.insert(inputs.end(), past.begin(), past.end());
+  if (io.logit_positions) {  // each row's last new token
+    std::vector<int64_t> last(static_cast<size_t>(batch), steps - 1);
+    for (size_t b = 0; b < new_tokens.size(); ++b) last[b] = new_tokens[b] - 1;
+    TRY_ASSIGN(Tensor positions, logit_positions_tensor(last));
+    inputs.push_back(std::move(positions));
+  }
   Expected<std::vector<Tensor>> outputs = std::vector<Tensor>{};
   if (shared_) {  // the pasts are bound as the presents: the decoder writes the new positions in place
     std::vector<Tensor> bound(io.fetches.size());
@@ -103,7 +109,8 @@ Expected<std::vector<Tensor>> BatchEngine::run_decoder(const std::vector<std::ve
 
 std::vector<float> BatchEngine::last_logits(const Tensor& logits, int64_t row, int64_t position) const {
   std::vector<float> out(static_cast<size_t>(model_->config().vocab_size));
-  const int64_t at = position < 0 ? logits.shape()[1] - 1 : position;
+  // A decoder that returns one position per row (Model::Io::logit_positions) returned the one asked for.
+  const int64_t at = model_->io().logit_positions || position < 0 ? logits.shape()[1] - 1 : position;
   position_logits(logits, row, at, model_->config().vocab_size, out.data());
   return out;
 }

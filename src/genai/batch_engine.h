@@ -163,7 +163,8 @@ class BatchEngine {
   // The rows that did not finish, and where each comes from in the current cache.
   std::vector<RowSource> kept_rows() const;
   Expected<Tensor> empty_cache(int64_t batch, int64_t width) const;
-  // The logits of row `row` at `position` (< 0: its last position).
+  // The logits of row `row` at `position` (< 0: its last position); a decoder with Io::logit_positions returned
+  // only the position its run asked for.
   std::vector<float> last_logits(const Tensor& logits, int64_t row, int64_t position = -1) const;
 
   std::shared_ptr<const Model> model_;

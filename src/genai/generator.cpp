@@ -37,6 +37,11 @@ Expected<std::shared_ptr<const Model>> Model::load(const std::string& folder, in
   const GenaiConfig& c = model->config_;
   SessionOptions options;
   options.intra_op_num_threads = threads > 0 ? threads : static_cast<int>(c.intra_op_num_threads);
+  bool logit_positions = false;
+  options.edit_graph = [&](graph::Graph& graph) {
+    logit_positions = gather_logit_rows(graph, c.names.logits);
+    return Status::ok();
+  };
   auto session = Session::create_from_file(c.decoder_path(), options);
   if (!session) return session.status().with_context("genai: loading the decoder: ");
   model->session_ = std::move(*session);
@@ -88,6 +93,8 @@ Expected<std::shared_ptr<const Model>> Model::load(const std::string& folder, in
   if (io.has_mask) io.feeds.push_back(c.names.attention_mask);
   if (io.has_positions) io.feeds.push_back(c.names.position_ids);
   io.feeds.insert(io.feeds.end(), io.past.begin(), io.past.end());
+  io.logit_positions = logit_positions;
+  if (logit_positions) io.feeds.push_back(kLogitPositionsInput);
   io.fetches = {c.names.logits};
   io.fetches.insert(io.fetches.end(), io.present.begin(), io.present.end());
   if (io.cache != DataType::kFloat32 && io.cache != DataType::kFloat16) {
@@ -257,6 +264,10 @@ Status Generator::run_decoder(const std::vector<std::vector<int32_t>>& tokens) {
   }
   // Views: with the shared buffer the same tensors are bound as the presents.
   inputs.insert(inputs.end(), past_.begin(), past_.end());
+  if (io.logit_positions) {  // rows are left-padded: each one's last token is the run's last position
+    TRY_ASSIGN(Tensor last, logit_positions_tensor(std::vector<int64_t>(static_cast<size_t>(batch), steps - 1)));
+    inputs.push_back(std::move(last));
+  }
   std::vector<Tensor> outputs;
   if (shared_buffer_) {
     std::vector<Tensor> bound(io.fetches.size());

@@ -56,8 +56,11 @@ class Model {
     DataType ids = DataType::kInt64, mask = DataType::kInt64, positions = DataType::kInt64,
              cache = DataType::kFloat32;
     bool has_mask = false, has_positions = false, combined_cache = false;
+    // The decoder returns one position per row, chosen by the kLogitPositionsInput feed (see gather_logit_rows).
+    bool logit_positions = false;
     std::vector<std::string> past, present;  // per layer: key then value, or one combined name
-    // What a decoder run feeds (input_ids, attention_mask and position_ids when present, then the pasts) and
+    // What a decoder run feeds (input_ids, attention_mask and position_ids when present, the pasts, then the logit
+    // positions when the decoder takes them) and
     // fetches (logits, then the presents), in that order.
     std::vector<std::string> feeds, fetches;
   };

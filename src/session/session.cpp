@@ -165,6 +165,7 @@ Expected<std::unique_ptr<Session::Impl>> SessionImplBuilder::build(std::shared_p
   graph::Graph& graph = impl->graph;
   apply_free_dimension_overrides(graph, options.free_dimension_overrides,
                                  options.free_dimension_overrides_by_denotation, imported.input_dim_denotations);
+  if (options.edit_graph) TRY(options.edit_graph(graph));
   TRY(graph::infer_shapes(graph));
   TRY(optimizer::optimize(graph, options.graph_optimization_level));
   if (auto partitioned = partition(graph, providers, options.disable_cpu_fallback); !partitioned) {

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -75,6 +76,11 @@ struct SessionOptions {
   // keeps them unchanged while the session lives); the model's data for them is not read, so its external data
   // file need not exist. A name that is no main-graph initializer fails session creation.
   std::map<std::string, Tensor> initializers;
+  // Called once on the imported main graph after the free-dimension overrides and before type and shape inference
+  // and optimization (C++ only: embedders such as nxrt.genai narrow a model to what they read). It may add values,
+  // graph inputs and nodes; it leaves Value::producer / consumers and the topological node order valid (e.g. with
+  // graph::topological_sort). An error fails session creation.
+  std::function<Status(graph::Graph&)> edit_graph;
 };
 
 // Runs stop between nodes, between subgraph runs of Loop/Scan/If, and between the tasks of long parallel kernels
