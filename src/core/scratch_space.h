@@ -38,6 +38,7 @@ enum class ScratchUse : uint8_t {
   kContribNormRow,      // com.microsoft layer norms: a task's row in float (half types)
   kContribAttention,    // com.microsoft attention: a task's scores and head rows
   kContribProjection,   // com.microsoft Attention: the caller's Q, K, V projections, shared by the tasks
+  kVariadicSum,         // Sum / Mean of half types: the caller's float sums, shared by the tasks
   kCount,
 };
 

@@ -4,7 +4,8 @@
 // in ThresholdedRelu and Shrink, whose NaN falls in the zero branch (as in the ONNX reference).
 // PRelu's slope broadcasts unidirectionally to X; integer PRelu multiplies with two's-complement wrap.
 // Clip reads min/max attributes before opset 11 and optional one-element inputs from opset 11 on; min > max
-// gives max everywhere (as numpy.clip). Shrink on integers computes in double and saturates back.
+// gives max everywhere and a NaN bound NaN (as numpy.clip). Shrink on integers computes as numpy promotes them with
+// float32 (float32 up to 16 bits, double above) and saturates back.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -142,9 +143,12 @@ struct ShrinkOp {
   template <class C>
   C operator()(C x) const {
     if constexpr (std::is_integral_v<C>) {
-      const double v = static_cast<double>(x);
-      const double r = v < -double{lambd} ? v + double{bias} : (v > double{lambd} ? v - double{bias} : 0.0);
-      return saturate_to_int<C>(r);
+      // As the reference's numpy promotion of x with the float32 attributes: float32 for 8- and 16-bit integers
+      // (127 - 6e-8 is 127), float64 for wider ones.
+      using F = std::conditional_t<(sizeof(C) <= 2), float, double>;
+      const F v = static_cast<F>(x), l = static_cast<F>(lambd), b = static_cast<F>(bias);
+      const F r = v < -l ? v + b : (v > l ? v - b : F{0});
+      return saturate_to_int<C>(static_cast<double>(r));
     } else {
       const C l = static_cast<C>(lambd);
       const C b = static_cast<C>(bias);
@@ -212,9 +216,10 @@ template <class C>
 struct ClipOp {
   C lo;
   C hi;
+  // A NaN bound gives NaN everywhere (numpy.clip, the reference); a NaN input stays NaN.
   C operator()(C x) const {
-    const C m = x < lo ? lo : x;
-    return m > hi ? hi : m;
+    const C m = x < lo || lo != lo ? lo : x;
+    return m > hi || hi != hi ? hi : m;
   }
 };
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/scratch_space.h"
 #include "ep/cpu/elementwise/broadcast.h"
 #include "ep/cpu/kernel.h"
 
@@ -308,6 +309,12 @@ class VariadicKernel final : public Kernel {
   void run_typed(KernelInputs inputs, Tensor& out, ThreadPool& pool) const {
     T* y = out.data<T>();
     const int64_t n = out.numel();
+    if constexpr (Op == MathOp::kSum && (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>)) {
+      if (inputs.size() > 1) {
+        sum_in_float<T>(inputs, out, pool);
+        return;
+      }
+    }
     auto op = [](T x, T z) { return math_value<Op, T>(x, z); };
     if (inputs.size() == 1) {
       const T* x = inputs[0]->data<T>();
@@ -331,6 +338,25 @@ class VariadicKernel final : public Kernel {
         });
       }
     }
+  }
+
+  // Sum / Mean of half types: every input added in float, the sum (or mean) rounded once, so that partial sums
+  // past the half type's range (65504 + 65504 - inf in float16) do not overflow on the way.
+  template <class T>
+  void sum_in_float(KernelInputs inputs, Tensor& out, ThreadPool& pool) const {
+    const int64_t n = out.numel();
+    float* sums = static_cast<float*>(scratch_buffer(ScratchUse::kVariadicSum, static_cast<size_t>(n) * sizeof(float)));
+    broadcast_binary(inputs[0]->data<T>(), inputs[0]->shape(), inputs[1]->data<T>(), inputs[1]->shape(), sums,
+                     out.shape(), pool, [](T a, T b) { return static_cast<float>(a) + static_cast<float>(b); });
+    for (size_t k = 2; k < inputs.size(); ++k) {
+      broadcast_binary(static_cast<const float*>(sums), out.shape(), inputs[k]->data<T>(), inputs[k]->shape(), sums,
+                       out.shape(), pool, [](float a, T b) { return a + static_cast<float>(b); });
+    }
+    const float count = mean_ ? static_cast<float>(inputs.size()) : 1.0f;
+    T* y = out.data<T>();
+    pool.parallel_for(n, kElementwiseGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) y[i] = T(sums[i] / count);
+    });
   }
 
   std::string description_;

@@ -183,7 +183,7 @@ enum class UnaryOp { kRelu, kSigmoid, kTanh };
 template <UnaryOp Op, class C>
 inline C apply_unary(C x) {
   if constexpr (Op == UnaryOp::kRelu) {
-    return x > C{0} ? x : C{0};
+    return x < C{0} ? C{0} : x;  // NaN stays NaN (the spec's max(0, x) on IEEE values, as the reference)
   } else if constexpr (Op == UnaryOp::kSigmoid) {
     if (x >= C{0}) return C{1} / (C{1} + std::exp(-x));
     const C e = std::exp(x);

@@ -68,7 +68,7 @@ inline T apply(Op op, T a, T b) {
     case Op::kSqrt: return std::sqrt(a);
     case Op::kExp: return std::exp(a);
     case Op::kLog: return std::log(a);
-    case Op::kRelu: return a > T{0} ? a : T{0};
+    case Op::kRelu: return a < T{0} ? T{0} : a;  // NaN stays NaN, as the Relu kernel
     case Op::kSigmoid: {
       if (a >= T{0}) return T{1} / (T{1} + std::exp(-a));
       const T e = std::exp(a);

@@ -4,8 +4,9 @@
 // no axis is reduced and only the per-element transform applies (|x|, x*x, ...), as the reference does.
 // Dims are coalesced into kept / reduced groups. When the innermost group is reduced, each output reduces
 // contiguous runs (8 lanes, vectorisable); when it is kept, blocks of outputs accumulate whole rows.
-// Integer Sum/Prod/Mean/L1/SumSquare wrap modulo 2^bits like numpy; float results cast to integers saturate.
+// Integer Sum/Prod/L1/SumSquare wrap modulo 2^bits like numpy; float results cast to integers saturate.
 // Reductions over zero elements yield the op's identity (Max: lowest, LogSum: -inf, Mean: NaN / 0 for ints).
+// Integer Mean is exact (128-bit sums); integer L2 and LogSum compute in double (reduce_ops.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>

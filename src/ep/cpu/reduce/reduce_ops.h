@@ -65,13 +65,6 @@ Acc value_as(T x) {
   return static_cast<Acc>(x);
 }
 
-// Wrapped integer accumulator read back as a signed/unsigned value of T's signedness.
-template <class T>
-double wrapped_to_double(uint64_t a) {
-  if constexpr (std::is_signed_v<T>) return static_cast<double>(static_cast<int64_t>(a));
-  return static_cast<double>(a);
-}
-
 template <class T>
 struct SumOp {
   static constexpr bool kSupported = !std::is_same_v<T, bool>;
@@ -86,15 +79,22 @@ struct SumOp {
   }
 };
 
+// Integer means are exact: the sum in 128 bits (no element count can overflow it), divided toward zero, so the
+// mean of {INT64_MAX, INT64_MAX} is INT64_MAX (a wrapped sum would give -1). The mean of nothing is 0.
 template <class T>
-struct MeanOp : SumOp<T> {
-  using Acc = SumAcc<T>;
+using MeanAcc = std::conditional_t<std::is_integral_v<T>, __int128, FloatAcc<T>>;
+
+template <class T>
+struct MeanOp {
+  static constexpr bool kSupported = !std::is_same_v<T, bool>;
+  static constexpr bool kShifted = false;
+  using Acc = MeanAcc<T>;
+  static Acc init() { return Acc{0}; }
+  static Acc step(Acc a, T x, Acc) { return a + value_as<Acc>(x); }
+  static Acc merge(Acc a, Acc b) { return a + b; }
   static T finish(Acc a, int64_t count, Acc) {
     if constexpr (std::is_integral_v<T>) {
-      if (count == 0) return T{0};
-      const T sum = static_cast<T>(a);
-      if constexpr (std::is_signed_v<T>) return static_cast<T>(static_cast<int64_t>(sum) / count);
-      return static_cast<T>(static_cast<uint64_t>(sum) / static_cast<uint64_t>(count));
+      return count == 0 ? T{0} : static_cast<T>(a / static_cast<Acc>(count));
     } else {
       return from_float_acc<T>(a / static_cast<Acc>(count));
     }
@@ -143,20 +143,43 @@ struct SumSquareOp : SumOp<T> {
   static Acc step(Acc a, T x, Acc) { return a + square_of(x); }
 };
 
+// Integer L2 and LogSum compute the spec's sqrt(sum(x^2)) and log(sum(x)) in double (squares and sums exact
+// below 2^53), not from wrapped integer sums: ReduceL2 of int32 46341 is 46341, where its wrapped square is
+// negative. The result converts toward zero, saturating, NaN to 0.
 template <class T>
-struct L2Op : SumSquareOp<T> {
-  using Acc = SumAcc<T>;
+using RealAcc = std::conditional_t<std::is_integral_v<T>, double, SumAcc<T>>;
+
+template <class T>
+struct L2Op {
+  static constexpr bool kSupported = !std::is_same_v<T, bool>;
+  static constexpr bool kShifted = false;
+  using Acc = RealAcc<T>;
+  static Acc init() { return Acc{0}; }
+  static Acc step(Acc a, T x, Acc) {
+    if constexpr (std::is_integral_v<T>) {
+      const double v = static_cast<double>(x);
+      return a + v * v;
+    } else {
+      return a + square_of(x);
+    }
+  }
+  static Acc merge(Acc a, Acc b) { return a + b; }
   static T finish(Acc a, int64_t, Acc) {
-    if constexpr (std::is_integral_v<T>) return saturate_from_double<T>(std::sqrt(wrapped_to_double<T>(a)));
+    if constexpr (std::is_integral_v<T>) return saturate_from_double<T>(std::sqrt(a));
     return from_float_acc<T>(std::sqrt(a));
   }
 };
 
 template <class T>
-struct LogSumOp : SumOp<T> {
-  using Acc = SumAcc<T>;
+struct LogSumOp {
+  static constexpr bool kSupported = !std::is_same_v<T, bool>;
+  static constexpr bool kShifted = false;
+  using Acc = RealAcc<T>;
+  static Acc init() { return Acc{0}; }
+  static Acc step(Acc a, T x, Acc) { return a + value_as<Acc>(x); }
+  static Acc merge(Acc a, Acc b) { return a + b; }
   static T finish(Acc a, int64_t, Acc) {
-    if constexpr (std::is_integral_v<T>) return saturate_from_double<T>(std::log(wrapped_to_double<T>(a)));
+    if constexpr (std::is_integral_v<T>) return saturate_from_double<T>(std::log(a));
     return from_float_acc<T>(std::log(a));
   }
 };

@@ -36,7 +36,7 @@ struct Activation {
     const Acc a = static_cast<Acc>(alpha);
     const Acc b = static_cast<Acc>(beta);
     switch (kind) {
-      case ActKind::kRelu: return x > 0 ? x : Acc{0};
+      case ActKind::kRelu: return x < 0 ? Acc{0} : x;  // NaN stays NaN, as the Relu kernel
       case ActKind::kTanh: return std::tanh(x);
       case ActKind::kSigmoid: return Acc{1} / (Acc{1} + std::exp(-x));
       case ActKind::kAffine: return a * x + b;

@@ -1,0 +1,66 @@
+"""Reductions (Reduce*, ArgMax, ArgMin) on generated inputs: any subset of axes (negative ones too, none, and an
+empty list with and without noop_with_empty_axes), keepdims, zero-size dims, at every opset version where their
+schema changed (from 7; axes as an attribute, then as an input) and every dtype of their type constraint, against
+the ONNX reference."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import known_differences
+from property_harness import SETTINGS, allowed_dtypes, check_node, versions
+from property_values import arrays, shapes
+
+REDUCE = ("ReduceSum", "ReduceMean", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum",
+          "ReduceLogSumExp", "ReduceMax", "ReduceMin")
+ARG = ("ArgMax", "ArgMin")
+
+
+def axes_are_an_input(op, opset):
+    return opset >= (13 if op == "ReduceSum" else 18)
+
+
+def cases(ops):
+    for op in ops:
+        for opset in versions(op):
+            for dtype in allowed_dtypes(op, opset):
+                yield pytest.param(op, opset, dtype, id=f"{op}-{opset}-{dtype}")
+
+
+@pytest.mark.parametrize("op, opset, dtype", list(cases(REDUCE)))
+@SETTINGS
+@given(data=st.data())
+def test_reduction_matches_the_reference(op, opset, dtype, data):
+    x = data.draw(arrays(dtype, shapes(max_rank=4)), label="x")
+    rank = x.ndim
+    axes = data.draw(st.one_of(st.none(), st.lists(st.integers(-rank, rank - 1), unique_by=lambda a: a % rank,
+                                                       max_size=rank) if rank else st.none()), label="axes")
+    attrs = {"keepdims": data.draw(st.integers(0, 1), label="keepdims")}
+    inputs = [x]
+    if axes_are_an_input(op, opset):
+        attrs["noop_with_empty_axes"] = data.draw(st.integers(0, 1), label="noop_with_empty_axes")
+        if axes is not None:
+            inputs.append(np.array(axes, np.int64))
+    elif axes:  # before the axes input an empty list means "all" only by omission
+        attrs["axes"] = axes
+    check_node(op, opset, inputs, attrs, expected=known_differences.expected_for(op, opset, inputs, attrs),
+               half_in_float=True)
+
+
+@pytest.mark.parametrize("op, opset, dtype", list(cases(ARG)))
+@SETTINGS
+@given(data=st.data())
+def test_arg_reduction_matches_the_reference(op, opset, dtype, data):
+    x = data.draw(arrays(dtype, shapes(min_rank=1, max_rank=4)), label="x")
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
+    if x.shape[axis] == 0:
+        x = np.concatenate([x, np.zeros_like(x, shape=x.shape[:axis % x.ndim] + (1,) + x.shape[axis % x.ndim + 1:])],
+                           axis=axis)
+    attrs = {"axis": axis, "keepdims": data.draw(st.integers(0, 1), label="keepdims")}
+    if opset >= 12:
+        attrs["select_last_index"] = data.draw(st.integers(0, 1), label="select_last_index")
+    check_node(op, opset, [x], attrs, expected=known_differences.expected_for(op, opset, [x], attrs))
+
+
+COVERED = set(REDUCE) | set(ARG)
