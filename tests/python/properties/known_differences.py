@@ -129,6 +129,66 @@ def _rank0_through_rank1(op, opset, inputs, attrs):
     return [r.reshape(()) for r in reference_in_float(op, opset, case, attrs, 1, "")]
 
 
+def _trilu_strings(inputs, attrs):
+    x = inputs[0]
+    k = int(inputs[1]) if len(inputs) > 1 and inputs[1] is not None else 0
+    rows, cols = x.shape[-2:]
+    keep = np.triu(np.ones((rows, cols), bool), k) if attrs.get("upper", 1) else np.tril(np.ones((rows, cols), bool), k)
+    out = np.where(keep, x, "").astype(object)
+    return [out.reshape(x.shape)]
+
+
+def _coerced_through_the_reference(op, inputs, attrs):
+    """Softmax / Hardmax before opset 13 on half types: the reference's opset-13 op along the last axis of the
+    spec's coerced 2-D input (it rounds every step in the half type, as nxrt's half Softmax does)."""
+    from property_harness import node_model, run_reference
+
+    x = inputs[0]
+    axis = attrs.get("axis", 1)
+    axis = axis + x.ndim if axis < 0 else axis
+    flat = x.reshape(int(np.prod(x.shape[:axis], dtype=np.int64)), int(np.prod(x.shape[axis:], dtype=np.int64)))
+    if flat.size == 0:
+        return [x.copy()]
+    return [r.reshape(x.shape) for r in run_reference(node_model(op, 13, [flat], {"axis": 1}), [flat])]
+
+
+def _softmax_family_by_the_spec(op, opset, inputs, attrs):
+    """Softmax, LogSoftmax and Hardmax as the spec defines them, in float64 (float32 for half types), rounded once:
+    from opset 13 along the single `axis` (default -1); before, on the input coerced to 2-D
+    [a_0 * ... * a_(k-1), a_k * ... * a_(n-1)] at `axis` (default 1, which may equal the rank). LogSoftmax is
+    (x - max) - log(sum(exp(x - max)))."""
+    x = inputs[0]
+    if op != "LogSoftmax" and opset < 13 and x.dtype.itemsize == 2:
+        return _coerced_through_the_reference(op, inputs, attrs)
+    wide = x.astype(np.float32 if x.dtype.itemsize == 2 else np.float64)
+    if opset >= 13:
+        axis = attrs.get("axis", -1) % x.ndim
+        wide = np.moveaxis(wide, axis, -1)
+        moved = wide.shape
+        wide = wide.reshape(int(np.prod(moved[:-1], dtype=np.int64)), moved[-1]) if wide.ndim else wide.reshape(1, 1)
+    else:
+        axis = attrs.get("axis", 1)
+        axis = axis + x.ndim if axis < 0 else axis
+        wide = wide.reshape(int(np.prod(x.shape[:axis], dtype=np.int64)), int(np.prod(x.shape[axis:], dtype=np.int64)))
+    rows = wide.shape[0]
+    with np.errstate(all="ignore"):
+        if op == "Hardmax":
+            out = np.zeros_like(wide)
+            if wide.size:
+                out[np.arange(rows), np.argmax(wide, axis=1)] = 1
+        else:
+            shifted = wide - np.max(wide, axis=1, keepdims=True, initial=-np.inf)
+            if op == "Softmax":
+                e = np.exp(shifted)
+                out = e / np.sum(e, axis=1, keepdims=True)
+            else:
+                out = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
+    if opset >= 13:
+        out = np.moveaxis(out.reshape(moved), -1, attrs.get("axis", -1) % x.ndim) if x.ndim else out.reshape(())
+    with np.errstate(all="ignore"):  # -inf and overflow round to the half type's infinities
+        return [out.astype(x.dtype).reshape(x.shape)]
+
+
 def _prelu_by_the_spec(inputs, attrs):
     x, slope = inputs
     with np.errstate(all="ignore"):
@@ -277,6 +337,34 @@ DIFFERENCES = [
         _rank0_through_rank1,
         needs_case=True,
     ) for op in ("ReduceLogSum", "ReduceLogSumExp")],
+    Difference(
+        "Trilu",
+        "For strings the reference fills the zeroed triangle with the integer 0 (numpy.triu on an object array); "
+        "a string tensor's zero is the empty string, which nxrt writes.",
+        lambda opset, inputs, attrs: inputs[0].dtype == object,
+        _trilu_strings,
+    ),
+    *[Difference(
+        op,
+        "Before opset 13 the spec coerces the input to 2-D at `axis` (\"[a_0 * ... * a_{k-1}, a_k * ... * "
+        "a_{n-1}]\") and normalises each row; the reference applies the opset-13 form along the single axis "
+        "instead (for a [2] input with the default axis 1 it normalises both elements together, where the spec's "
+        "rows hold one each). Compared with the spec's coerced form.",
+        lambda opset, inputs, attrs: opset < 13,
+        _softmax_family_by_the_spec,
+        needs_case=True,
+    ) for op in ("Softmax", "LogSoftmax", "Hardmax")],
+    Difference(
+        "LogSoftmax",
+        "The reference computes LogSoftmax as log(Softmax(x)) in the input type: near a probability of 1 the "
+        "log loses digits (LogSoftmax([-0, 6])[1] is -0.0024756414 there in float32, -0.0024756852 by the formula) "
+        "and a probability that underflows gives -inf where the value is finite (x - max - log(sum)). nxrt "
+        "computes the spec's (x - max) - log(sum(exp(x - max))) with the sum in double. Compared with that "
+        "formula in float64.",
+        lambda opset, inputs, attrs: opset >= 13,
+        _softmax_family_by_the_spec,
+        needs_case=True,
+    ),
     Difference(
         "Shrink",
         "For integers the reference computes in float32 (up to 16 bits) or float64 and converts back with "

@@ -93,7 +93,12 @@ void normalise_row(const T* x, T* y, int64_t n) {
     vector_softmax_row(x, y, n);
   } else if constexpr (M == Mode::kLogSoftmax && std::is_same_v<T, float>) {
     const float m = row_max_f32(x, n);
-    const float log_sum = std::log(vector_exp_shifted_sum(x, y, n, m));
+    vector_exp_shifted_sum(x, y, n, m);
+    // The sum is 1 + (the rest) and its log is small when the rest is: added in double, log(1 + 3.35e-4) keeps
+    // its digits (a float sum rounds the rest to 1.2e-7 absolute, 3.6e-4 of that log).
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(y[i]);
+    const float log_sum = static_cast<float>(std::log(sum));
     for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - log_sum;
   } else if constexpr (M == Mode::kSoftmax && !std::is_same_v<T, Acc>) {
     softmax_half_strided(x, y, n, 1);
@@ -125,8 +130,9 @@ void normalise_row(const T* x, T* y, int64_t n) {
       const Acc inv = Acc{1} / sum;
       for (int64_t i = 0; i < n; ++i) y[i] = store<T>(std::exp(load(x[i]) - m) * inv);
     } else {
-      for (int64_t i = 0; i < n; ++i) sum += std::exp(load(x[i]) - m);
-      const Acc log_sum = std::log(sum);
+      double wide_sum = 0;  // log(1 + small) keeps its digits
+      for (int64_t i = 0; i < n; ++i) wide_sum += static_cast<double>(std::exp(load(x[i]) - m));
+      const Acc log_sum = static_cast<Acc>(std::log(wide_sum));
       for (int64_t i = 0; i < n; ++i) y[i] = store<T>((load(x[i]) - m) - log_sum);
     }
   }
@@ -136,8 +142,10 @@ void normalise_row(const T* x, T* y, int64_t n) {
 template <Mode M, class T>
 void normalise_columns(const T* x, T* y, int64_t n, int64_t inner, int64_t len) {
   using Acc = AccOf<T>;
+  // LogSoftmax sums in double: log(1 + small) keeps its digits (see normalise_row).
+  using Sum = std::conditional_t<M == Mode::kLogSoftmax, double, Acc>;
   Acc best[kBlock];
-  Acc sum[kBlock];
+  Sum sum[kBlock];
   if constexpr (M == Mode::kHardmax) {
     int64_t at[kBlock];
     for (int64_t j = 0; j < len; ++j) {
@@ -163,7 +171,7 @@ void normalise_columns(const T* x, T* y, int64_t n, int64_t inner, int64_t len) 
   } else {
     for (int64_t j = 0; j < len; ++j) {
       best[j] = -std::numeric_limits<Acc>::infinity();
-      sum[j] = Acc{0};
+      sum[j] = Sum{0};
     }
     for (int64_t r = 0; r < n; ++r) {
       const T* row = x + r * inner;
