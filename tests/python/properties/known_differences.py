@@ -194,6 +194,11 @@ def _softmax_family_by_the_spec(op, opset, inputs, attrs):
         return [out.astype(x.dtype).reshape(x.shape)]
 
 
+def _flattened(x, axis):
+    axis = axis + x.ndim if axis < 0 else axis
+    return [x.reshape(int(np.prod(x.shape[:axis], dtype=np.int64)), int(np.prod(x.shape[axis:], dtype=np.int64)))]
+
+
 def _prelu_by_the_spec(inputs, attrs):
     x, slope = inputs
     with np.errstate(all="ignore"):
@@ -371,6 +376,13 @@ DIFFERENCES = [
         lambda opset, inputs, attrs: opset >= 13,
         _softmax_family_by_the_spec,
         needs_case=True,
+    ),
+    Difference(
+        "Flatten",
+        "The reference fails on zero-size inputs (it reshapes to (rows, -1), which numpy cannot infer from 0 "
+        "elements). Compared with the spec's [a_0 * ... * a_(axis-1), a_axis * ... * a_(n-1)] reshape.",
+        lambda opset, inputs, attrs: inputs[0].size == 0,
+        lambda inputs, attrs: _flattened(inputs[0], attrs.get("axis", 1)),
     ),
     Difference(
         "Shrink",
