@@ -69,6 +69,18 @@ def allowed_dtypes(op, opset, type_param="T", domain=""):
     raise KeyError(f"{op}-{opset} has no type constraint {type_param}")
 
 
+def op_cases(ops, type_param="T", first=7, with_op=True):
+    """pytest params for each op of `ops` (one name or several) at each of its versions() from `first` and each
+    dtype of its `type_param` constraint there: (op, opset, dtype), or (opset, dtype) without the op."""
+    import pytest
+
+    for op in [ops] if isinstance(ops, str) else ops:
+        for opset in versions(op, first=first):
+            for dtype in allowed_dtypes(op, opset, type_param):
+                values = (op, opset, dtype) if with_op else (opset, dtype)
+                yield pytest.param(*values, id=f"{op}-{opset}-{dtype}")
+
+
 def node_model(op, opset, inputs, attrs=None, outputs=1, domain=""):
     """One-node model bytes; `inputs` are arrays (None: an omitted optional input)."""
     names = ["" if a is None else f"x{i}" for i, a in enumerate(inputs)]

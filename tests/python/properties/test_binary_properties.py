@@ -8,7 +8,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import known_differences
-from property_harness import SETTINGS, allowed_dtypes, check_node, versions
+from property_harness import SETTINGS, allowed_dtypes, check_node, op_cases, versions
 from property_values import arrays, broadcastable_shapes, is_float, shapes
 
 # Two inputs of one type T; value: attribute strategies by name.
@@ -20,13 +20,6 @@ BINARY = {
 VARIADIC = ("Max", "Min", "Sum", "Mean")
 
 
-def cases(ops):
-    for op in ops:
-        for opset in versions(op):
-            for dtype in allowed_dtypes(op, opset):
-                yield pytest.param(op, opset, dtype, id=f"{op}-{opset}-{dtype}")
-
-
 def without_zeros(a):
     """Integer divisors with 0 replaced by 1: integer division by zero is undefined in the spec, and nxrt's Div
     reports it as an error (test_integer_division_by_zero_is_an_error)."""
@@ -35,7 +28,7 @@ def without_zeros(a):
     return a
 
 
-@pytest.mark.parametrize("op, opset, dtype", list(cases(BINARY)))
+@pytest.mark.parametrize("op, opset, dtype", list(op_cases(BINARY)))
 @SETTINGS
 @given(data=st.data())
 def test_binary_op_matches_the_reference(op, opset, dtype, data):
@@ -55,7 +48,7 @@ def test_binary_op_matches_the_reference(op, opset, dtype, data):
                elementwise=2)
 
 
-@pytest.mark.parametrize("op, opset, dtype", list(cases(("Pow",))))
+@pytest.mark.parametrize("op, opset, dtype", list(op_cases(("Pow",))))
 @SETTINGS
 @given(data=st.data())
 def test_pow_matches_the_reference_for_every_exponent_type(op, opset, dtype, data):
@@ -71,7 +64,7 @@ def test_pow_matches_the_reference_for_every_exponent_type(op, opset, dtype, dat
     check_node(op, opset, inputs, expected=known_differences.expected_for(op, opset, inputs, {}), elementwise=2)
 
 
-@pytest.mark.parametrize("op, opset, dtype", list(cases(VARIADIC)))
+@pytest.mark.parametrize("op, opset, dtype", list(op_cases(VARIADIC)))
 @SETTINGS
 @given(data=st.data())
 def test_variadic_op_matches_the_reference(op, opset, dtype, data):
@@ -85,7 +78,7 @@ def test_variadic_op_matches_the_reference(op, opset, dtype, data):
                elementwise=count)
 
 
-@pytest.mark.parametrize("op, opset, dtype", list(cases(("PRelu",))))
+@pytest.mark.parametrize("op, opset, dtype", list(op_cases(("PRelu",))))
 @SETTINGS
 @given(data=st.data())
 def test_prelu_slope_broadcasts_to_the_input(op, opset, dtype, data):

@@ -9,7 +9,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import known_differences
-from property_harness import SETTINGS, allowed_dtypes, check_node, versions
+from property_harness import SETTINGS, check_node, op_cases
 from property_values import arrays, is_float, shapes
 
 REDUCE = ("ReduceSum", "ReduceMean", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum",
@@ -33,14 +33,7 @@ def axes_are_an_input(op, opset):
     return opset >= (13 if op == "ReduceSum" else 18)
 
 
-def cases(ops):
-    for op in ops:
-        for opset in versions(op):
-            for dtype in allowed_dtypes(op, opset):
-                yield pytest.param(op, opset, dtype, id=f"{op}-{opset}-{dtype}")
-
-
-@pytest.mark.parametrize("op, opset, dtype", list(cases(REDUCE)))
+@pytest.mark.parametrize("op, opset, dtype", list(op_cases(REDUCE)))
 @SETTINGS
 @given(data=st.data())
 def test_reduction_matches_the_reference(op, opset, dtype, data):
@@ -74,7 +67,7 @@ def test_reduction_matches_the_reference(op, opset, dtype, data):
                half_in_float=True)
 
 
-@pytest.mark.parametrize("op, opset, dtype", list(cases(ARG)))
+@pytest.mark.parametrize("op, opset, dtype", list(op_cases(ARG)))
 @SETTINGS
 @given(data=st.data())
 def test_arg_reduction_matches_the_reference(op, opset, dtype, data):
