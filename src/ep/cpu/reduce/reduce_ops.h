@@ -65,14 +65,20 @@ Acc value_as(T x) {
   return static_cast<Acc>(x);
 }
 
-template <class T>
-struct SumOp {
+// The ops that add their elements into an Acc from 0 (Sum and its relatives): all but step and finish.
+template <class T, class A>
+struct AddingOp {
   static constexpr bool kSupported = !std::is_same_v<T, bool>;
   static constexpr bool kShifted = false;
-  using Acc = SumAcc<T>;
+  using Acc = A;
   static Acc init() { return Acc{0}; }
-  static Acc step(Acc a, T x, Acc) { return a + widen(x); }
   static Acc merge(Acc a, Acc b) { return a + b; }
+};
+
+template <class T>
+struct SumOp : AddingOp<T, SumAcc<T>> {
+  using Acc = SumAcc<T>;
+  static Acc step(Acc a, T x, Acc) { return a + widen(x); }
   static T finish(Acc a, int64_t, Acc) {
     if constexpr (std::is_integral_v<T>) return static_cast<T>(a);
     return from_float_acc<T>(a);
@@ -85,13 +91,9 @@ template <class T>
 using MeanAcc = std::conditional_t<std::is_integral_v<T>, __int128, FloatAcc<T>>;
 
 template <class T>
-struct MeanOp {
-  static constexpr bool kSupported = !std::is_same_v<T, bool>;
-  static constexpr bool kShifted = false;
+struct MeanOp : AddingOp<T, MeanAcc<T>> {
   using Acc = MeanAcc<T>;
-  static Acc init() { return Acc{0}; }
   static Acc step(Acc a, T x, Acc) { return a + value_as<Acc>(x); }
-  static Acc merge(Acc a, Acc b) { return a + b; }
   static T finish(Acc a, int64_t count, Acc) {
     if constexpr (std::is_integral_v<T>) {
       return count == 0 ? T{0} : static_cast<T>(a / static_cast<Acc>(count));
@@ -145,47 +147,28 @@ struct SumSquareOp : SumOp<T> {
 
 // Integer L2 and LogSum compute the spec's sqrt(sum(x^2)) and log(sum(x)) in double (squares and sums exact
 // below 2^53), not from wrapped integer sums: ReduceL2 of int32 46341 is 46341, where its wrapped square is
-// negative. The result converts toward zero, saturating, NaN to 0.
+// negative.
 template <class T>
 using RealAcc = std::conditional_t<std::is_integral_v<T>, double, SumAcc<T>>;
 
+// The integer results convert toward zero, saturating, NaN to 0 (from_float_acc).
 template <class T>
-struct L2Op {
-  static constexpr bool kSupported = !std::is_same_v<T, bool>;
-  static constexpr bool kShifted = false;
+struct L2Op : AddingOp<T, RealAcc<T>> {
   using Acc = RealAcc<T>;
-  static Acc init() { return Acc{0}; }
   static Acc step(Acc a, T x, Acc) {
-    if constexpr (std::is_integral_v<T>) {
-      const double v = static_cast<double>(x);
-      return a + v * v;
-    } else {
-      return a + square_of(x);
-    }
+    const Acc v = value_as<Acc>(x);
+    return a + v * v;
   }
-  static Acc merge(Acc a, Acc b) { return a + b; }
-  static T finish(Acc a, int64_t, Acc) {
-    if constexpr (std::is_integral_v<T>) return saturate_from_double<T>(std::sqrt(a));
-    return from_float_acc<T>(std::sqrt(a));
-  }
+  static T finish(Acc a, int64_t, Acc) { return from_float_acc<T>(std::sqrt(a)); }
 };
 
 template <class T>
-struct LogSumOp {
-  static constexpr bool kSupported = !std::is_same_v<T, bool>;
-  static constexpr bool kShifted = false;
+struct LogSumOp : AddingOp<T, RealAcc<T>> {
   using Acc = RealAcc<T>;
-  static Acc init() { return Acc{0}; }
   static Acc step(Acc a, T x, Acc) { return a + value_as<Acc>(x); }
-  static Acc merge(Acc a, Acc b) { return a + b; }
-  static T finish(Acc a, int64_t, Acc) {
-    if constexpr (std::is_integral_v<T>) return saturate_from_double<T>(std::log(a));
-    return from_float_acc<T>(std::log(a));
-  }
+  static T finish(Acc a, int64_t, Acc) { return from_float_acc<T>(std::log(a)); }
 };
 
-// LogSumExp adds in double: the sum is 1 + (the rest) after the shift, and log(1 + 0.0025) keeps its digits only
-// if the rest does (a float sum leaves 1.2e-7 absolute, 5e-5 of that log).
 template <class T>
 using ExpAcc = double;
 
