@@ -114,14 +114,12 @@ Status parse_attribute(WireReader& reader, int graph_level, const AttributeOwner
         present.s = true;
         break;
       case 22:
-        TRY(reader.read_message(field, "sparse_tensor", "SparseTensorProto", sub));
         out.sparse_tensor = std::make_shared<SparseTensorProto>();
-        TRY(parse_sparse_tensor(sub, *out.sparse_tensor));
+        TRY(parse_sparse_tensor_field(reader, field, "sparse_tensor", *out.sparse_tensor));
         break;
       case 5:
-        TRY(reader.read_message(field, "t", "TensorProto", sub));
         out.t = std::make_shared<TensorProto>();
-        TRY(parse_tensor(sub, *out.t));
+        TRY(parse_tensor_field(reader, field, "t", *out.t));
         break;
       case 6:
         TRY(reader.read_message(field, "g", "GraphProto", sub));
@@ -138,8 +136,7 @@ Status parse_attribute(WireReader& reader, int graph_level, const AttributeOwner
       case 8: TRY(reader.append_int64s(field, "ints", out.ints)); break;
       case 9: TRY(reader.read_string(field, "strings", out.strings.emplace_back())); break;
       case 10:
-        TRY(reader.read_message(field, "tensors", "TensorProto", sub));
-        TRY(parse_tensor(sub, out.tensors.emplace_back()));
+        TRY(parse_tensor_field(reader, field, "tensors", out.tensors.emplace_back()));
         break;
       case 11:
         TRY(reader.read_message(field, "graphs", "GraphProto", sub));
@@ -243,8 +240,7 @@ Status parse_graph(WireReader& reader, int graph_level, GraphProto& out) {
         break;
       case 2: TRY(reader.read_string(field, "name", out.name)); break;
       case 5:
-        TRY(reader.read_message(field, "initializer", "TensorProto", sub));
-        TRY(parse_tensor(sub, out.initializer.emplace_back()));
+        TRY(parse_tensor_field(reader, field, "initializer", out.initializer.emplace_back()));
         break;
       case 10: TRY(reader.read_string(field, "doc_string", out.doc_string)); break;
       case 11:
@@ -260,8 +256,7 @@ Status parse_graph(WireReader& reader, int graph_level, GraphProto& out) {
         TRY(parse_value_info(sub, out.value_info.emplace_back()));
         break;
       case 15:
-        TRY(reader.read_message(field, "sparse_initializer", "SparseTensorProto", sub));
-        TRY(parse_sparse_tensor(sub, out.sparse_initializer.emplace_back()));
+        TRY(parse_sparse_tensor_field(reader, field, "sparse_initializer", out.sparse_initializer.emplace_back()));
         break;
       default: break;  // quantization_annotation (14), metadata_props (16)
     }

@@ -16,7 +16,12 @@ namespace nxrt::onnx::detail {
 Status name_nesting_owner(const Status& status, std::string_view owner_kind, std::string_view owner_name);
 
 Status parse_tensor(wire::WireReader& reader, TensorProto& out);
-Status parse_sparse_tensor(wire::WireReader& reader, SparseTensorProto& out);
+// The TensorProto / SparseTensorProto held by length-delimited field `field` (called `name` in errors) of the
+// message `reader` is reading.
+Status parse_tensor_field(wire::WireReader& reader, const wire::Field& field, std::string_view name,
+                          TensorProto& out);
+Status parse_sparse_tensor_field(wire::WireReader& reader, const wire::Field& field, std::string_view name,
+                                 SparseTensorProto& out);
 // `type_level` is the level of this TypeProto as graph::kMaxTypeNesting counts it (1 for a root type).
 Status parse_type(wire::WireReader& reader, int type_level, TypeProto& out);
 Status parse_value_info(wire::WireReader& reader, ValueInfoProto& out);

@@ -173,21 +173,23 @@ Status parse_tensor(WireReader& reader, TensorProto& out) {
   return check_raw_data_size(reader, out, count);
 }
 
-Status parse_sparse_tensor(WireReader& reader, SparseTensorProto& out) {
-  Field field;
-  while (!reader.done()) {
-    TRY(reader.next(field));
-    WireReader sub;
-    switch (field.number) {
-      case 1:
-        TRY(reader.read_message(field, "values", "TensorProto", sub));
-        TRY(parse_tensor(sub, out.values));
-        break;
-      case 2:
-        TRY(reader.read_message(field, "indices", "TensorProto", sub));
-        TRY(parse_tensor(sub, out.indices));
-        break;
-      case 3: TRY(reader.append_int64s(field, "dims", out.dims)); break;
+Status parse_tensor_field(WireReader& reader, const Field& field, std::string_view name, TensorProto& out) {
+  WireReader sub;
+  TRY(reader.read_message(field, name, "TensorProto", sub));
+  return parse_tensor(sub, out);
+}
+
+Status parse_sparse_tensor_field(WireReader& reader, const Field& field, std::string_view name,
+                                 SparseTensorProto& out) {
+  WireReader sub;
+  TRY(reader.read_message(field, name, "SparseTensorProto", sub));
+  Field part;
+  while (!sub.done()) {
+    TRY(sub.next(part));
+    switch (part.number) {
+      case 1: TRY(parse_tensor_field(sub, part, "values", out.values)); break;
+      case 2: TRY(parse_tensor_field(sub, part, "indices", out.indices)); break;
+      case 3: TRY(sub.append_int64s(part, "dims", out.dims)); break;
       default: break;
     }
   }
