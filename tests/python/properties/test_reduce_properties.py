@@ -20,8 +20,8 @@ ARG = ("ArgMax", "ArgMin")
 def cancels_beyond_precision(x):
     """Whether x holds large terms of both signs next to terms below their precision."""
     values = x.astype(np.float64).ravel()
-    values = np.abs(values[np.isfinite(values) & (values != 0)]), values[np.isfinite(values) & (values != 0)]
-    magnitudes, signed = values
+    signed = values[np.isfinite(values) & (values != 0)]
+    magnitudes = np.abs(signed)
     if magnitudes.size < 3:
         return False
     digits = {2: 11, 4: 24, 8: 53}.get(x.dtype.itemsize, 24)

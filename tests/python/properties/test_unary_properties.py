@@ -1,13 +1,12 @@
 """Element-wise one-input operators on generated inputs, at every opset version where their schema changed (from
 7) and every dtype of its type constraint, against the ONNX reference (property_harness.py)."""
 
-import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import known_differences
-from property_harness import SETTINGS, allowed_dtypes, check_node, versions
+from property_harness import SETTINGS, check_node, op_cases
 from property_values import arrays, shapes
 
 # Ops whose only input is the data tensor; value: (type parameter of the input, attribute strategies by name).
@@ -34,14 +33,8 @@ UNARY = {
 }
 
 
-def cases():
-    for op, (type_param, _) in UNARY.items():
-        for opset in versions(op):
-            for dtype in allowed_dtypes(op, opset, type_param):
-                yield pytest.param(op, opset, dtype, id=f"{op}-{opset}-{dtype}")
-
-
-@pytest.mark.parametrize("op, opset, dtype", list(cases()))
+@pytest.mark.parametrize("op, opset, dtype", [p for op, (type_param, _) in UNARY.items()
+                                              for p in op_cases(op, type_param)])
 @SETTINGS
 @given(data=st.data())
 def test_unary_op_matches_the_reference(op, opset, dtype, data):
@@ -51,35 +44,24 @@ def test_unary_op_matches_the_reference(op, opset, dtype, data):
                elementwise=1, atol=known_differences.kernel_atol(op, dtype))
 
 
-CLIP_ATTRIBUTE_OPSETS = [v for v in versions("Clip") if v < 11]
-CLIP_INPUT_OPSETS = [v for v in versions("Clip") if v >= 11]
-
-
-@pytest.mark.parametrize("opset, dtype", [pytest.param(v, t, id=f"Clip-{v}-{t}") for v in CLIP_INPUT_OPSETS
-                                          for t in allowed_dtypes("Clip", v)])
+@pytest.mark.parametrize("opset, dtype", list(op_cases("Clip", with_op=False)))
 @SETTINGS
 @given(data=st.data())
-def test_clip_with_bound_inputs_matches_the_reference(opset, dtype, data):
+def test_clip_matches_the_reference(opset, dtype, data):
+    """Bounds as optional scalar inputs from opset 11, as float attributes before."""
     x = data.draw(arrays(dtype, shapes()), label="x")
-    bounds = [data.draw(st.one_of(st.none(), arrays(dtype, ())), label=name) for name in ("min", "max")]
-    while bounds and bounds[-1] is None:
-        bounds.pop()
-    inputs = [x, *bounds]
-    check_node("Clip", opset, inputs, expected=known_differences.expected_for("Clip", opset, inputs, {}),
+    inputs, attrs = [x], {}
+    if opset >= 11:
+        bounds = [data.draw(st.one_of(st.none(), arrays(dtype, ())), label=name) for name in ("min", "max")]
+        while bounds and bounds[-1] is None:
+            bounds.pop()
+        inputs += bounds
+    else:
+        for name in ("min", "max"):
+            if data.draw(st.booleans(), label=f"has {name}"):
+                attrs[name] = data.draw(st.floats(-20, 20, width=32), label=name)
+    check_node("Clip", opset, inputs, attrs, expected=known_differences.expected_for("Clip", opset, inputs, attrs),
                elementwise=1)
-
-
-@pytest.mark.parametrize("opset, dtype", [pytest.param(v, t, id=f"Clip-{v}-{t}") for v in CLIP_ATTRIBUTE_OPSETS
-                                          for t in allowed_dtypes("Clip", v)])
-@SETTINGS
-@given(data=st.data())
-def test_clip_with_bound_attributes_matches_the_reference(opset, dtype, data):
-    x = data.draw(arrays(dtype, shapes()), label="x")
-    attrs = {}
-    for name in ("min", "max"):
-        if data.draw(st.booleans(), label=f"has {name}"):
-            attrs[name] = data.draw(st.floats(-20, 20, width=32), label=name)
-    check_node("Clip", opset, [x], attrs, elementwise=1)
 
 
 COVERED = set(UNARY) | {"Clip"}
