@@ -109,12 +109,14 @@ Expected<WindowGeometry> resolve_geometry(const WindowAttrs& attrs, std::span<co
           pad_begin = attrs.pads[i];
           pad_end = attrs.pads[i + rank];
         }
+        // The spec's out = floor or ceil((in + pads - dilated kernel) / stride + 1): with ceil_mode an input
+        // shorter than the kernel by less than a stride still has one (partial) window.
         const Wide span = in_dim + pad_begin + pad_end - dilated;
-        if (span < 0) {
+        if (span < 0 && !(attrs.ceil_mode && span + s > 0)) {
           return make_error(StatusCode::kInvalidArgument, description, ": input spatial dim ", i, " (", g.in[i],
                             " plus pads) is smaller than the dilated kernel");
         }
-        out = (attrs.ceil_mode ? (span + s - 1) / s : span / s) + 1;
+        out = attrs.ceil_mode ? (span + 2 * s - 1) / s : span / s + 1;
         if (attrs.ceil_mode && (out - 1) * s >= in_dim + pad_begin) --out;
         break;
       }

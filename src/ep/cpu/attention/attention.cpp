@@ -179,7 +179,9 @@ class AttentionKernel final : public Kernel {
   void run_typed(const AttentionDims& d, KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const {
     using Acc = AccOf<T>;
     constexpr Acc kNegInf = -std::numeric_limits<Acc>::infinity();
-    const double scale = attrs_.scale != 0.0f ? attrs_.scale : 1.0 / std::sqrt(static_cast<double>(d.head));
+    // The function body computes the scale factor in float (Cast(head_size, float), Sqrt, Div, Sqrt) and only
+    // then casts sqrt(scale) to T1, for double inputs too.
+    const float scale = attrs_.scale != 0.0f ? attrs_.scale : 1.0f / std::sqrt(static_cast<float>(d.head));
     const Acc sqrt_scale = round_as<T>(static_cast<Acc>(std::sqrt(scale)));
     const int64_t total = d.total_len;
 
@@ -236,7 +238,7 @@ class AttentionKernel final : public Kernel {
     T* y_data = outputs[0].data<T>();
     T* qk_out = outputs.size() > 3 ? outputs[3].data<T>() : nullptr;
     const int64_t group = d.q_heads / d.kv_heads;
-    const Acc softcap = static_cast<Acc>(attrs_.softcap);
+    const Acc softcap = round_as<T>(static_cast<Acc>(attrs_.softcap));  // SoftcapF = Cast(softcap, to=T1)
 
     pool.parallel_for(d.batch * d.q_heads, 1, [&](int64_t begin, int64_t end) {
       std::vector<Acc> query(static_cast<size_t>(d.q_len * d.head));
@@ -267,14 +269,17 @@ class AttentionKernel final : public Kernel {
         for (int64_t i = 0; i < d.q_len; ++i) {
           Acc* s = scores.data() + i * total;
           bool all_masked = true;
+          // Mode 0 is the raw QK^T ("the output of qk matmul"; Identity(QKAttnWeight) in the function body),
+          // mode 1 the same after softcap.
           for (int64_t j = 0; j < total; ++j) {
             Acc v = round_as<T>(s[j]);
+            if (qk_rows != nullptr && attrs_.qk_mode == 0) qk_rows[i * total + j] = from_acc<T>(v);
             if (softcap > 0) v = round_as<T>(round_as<T>(std::tanh(round_as<T>(v / softcap))) * softcap);
             s[j] = v;
             bias[j] = bias_at(d, mask, b, h, i, j, offset, nonpad);
             all_masked = all_masked && bias[j] == kNegInf;
           }
-          if (qk_rows != nullptr && attrs_.qk_mode <= 1) {
+          if (qk_rows != nullptr && attrs_.qk_mode == 1) {
             for (int64_t j = 0; j < total; ++j) qk_rows[i * total + j] = from_acc<T>(s[j]);
           }
           for (int64_t j = 0; j < total; ++j) s[j] = round_as<T>(s[j] + bias[j]);
@@ -310,15 +315,22 @@ class AttentionKernel final : public Kernel {
   template <class Acc>
   Acc bias_at(const AttentionDims& d, const std::vector<Acc>& mask, int64_t b, int64_t h, int64_t i, int64_t j,
               int64_t offset, const int64_t* nonpad) const {
+    // The spec composes the bias additively (the function body's Add): the attn_mask value (bool: 0 or -inf;
+    // -inf past a short mask's end) plus -inf where the causal frontier, the sliding window or nonpad_kv_seqlen
+    // excludes key j. So a float mask's NaN or +inf at an excluded key gives NaN (NaN + -inf), not -inf.
     constexpr Acc kNegInf = -std::numeric_limits<Acc>::infinity();
     const int64_t position = offset + i;
-    if (attrs_.causal && j > position) return kNegInf;
-    if (attrs_.left_window >= 0 && position - j > attrs_.left_window) return kNegInf;
-    if (attrs_.right_window >= 0 && j - position > attrs_.right_window) return kNegInf;
-    if (nonpad != nullptr && j >= nonpad[b]) return kNegInf;
-    if (!d.has_mask) return Acc{0};
-    if (j >= d.mask_len) return kNegInf;
-    return mask[static_cast<size_t>(b * d.mask_strides[0] + h * d.mask_strides[1] + i * d.mask_strides[2] + j)];
+    Acc value{0};
+    if (d.has_mask) {
+      value = j >= d.mask_len
+                  ? kNegInf
+                  : mask[static_cast<size_t>(b * d.mask_strides[0] + h * d.mask_strides[1] + i * d.mask_strides[2] + j)];
+    }
+    const bool excluded = (attrs_.causal && j > position) ||
+                          (attrs_.left_window >= 0 && position - j > attrs_.left_window) ||
+                          (attrs_.right_window >= 0 && j - position > attrs_.right_window) ||
+                          (nonpad != nullptr && j >= nonpad[b]);
+    return excluded ? value + kNegInf : value;
   }
 
   // In-place softmax of one row computed in precision P, result rounded to T.

@@ -4,7 +4,7 @@
 // [max_position, dim/2] indexed by position_ids, or [batch, sequence, dim/2] without position_ids.
 // The com.microsoft form takes (input, position_ids, cos_cache, sin_cache): position_ids are required, [B, S] or
 // [1] (an offset: token s is at position offset + s), and without num_heads a 3-D input's head size is twice the
-// caches' width.
+// caches' width; it computes half types in float and rounds once (ai.onnx rounds each product to the type).
 // TensorScatter copies past_cache and writes `update` along `axis` at write_indices[batch] (+ sequence index,
 // modulo the axis length in circular mode).
 #include <cmath>
@@ -159,12 +159,26 @@ class RotaryEmbeddingKernel final : public Kernel {
           const Acc x2 = to_acc(in[i2]);
           const Acc ci = to_acc(c[i]);
           const Acc si = to_acc(sn[i]);
-          out[i1] = from_acc<T>(round_as<T>(ci * x1) - round_as<T>(si * x2));
-          out[i2] = from_acc<T>(round_as<T>(si * x1) + round_as<T>(ci * x2));
+          out[i1] = from_acc<T>(product<T>(ci, x1) - product<T>(si, x2));
+          out[i2] = from_acc<T>(product<T>(si, x1) + product<T>(ci, x2));
         }
         for (int64_t i = d.rot; i < d.head; ++i) out[i] = in[i];
       }
     });
+  }
+
+  // One product of the rotation as it is rounded before the sum: to T for ai.onnx RotaryEmbedding (its function
+  // body multiplies in T, as the reference does), to the compute type (float; double for double) for the
+  // com.microsoft op, which computes in float and rounds once (as onnxruntime's kernel: in float16,
+  // 65504 * 65504 + inf * -inf is -inf there, NaN with the products rounded to float16).
+  template <class T, class Acc>
+  Acc product(Acc a, Acc b) const {
+    if (!contrib_) return round_as<T>(a * b);
+    if constexpr (std::is_same_v<T, double>) {
+      return a * b;
+    } else {
+      return round_as<float>(a * b);
+    }
   }
 
   std::string description_;
@@ -311,12 +325,14 @@ class SwigluKernel final : public Kernel {
       const T* a = inputs[0]->data<T>();
       const T* b = inputs[1]->data<T>();
       T* y = outputs[0].data<T>();
-      const Acc alpha = static_cast<Acc>(alpha_);
+      // The function body, each op rounded to T: Swish = Mul(X, Sigmoid(Mul(CastLike(alpha, X), X))), then
+      // Mul(Swish, B). The sigmoid is one op: computed in Acc, rounded once.
+      const Acc alpha = round_as<T>(static_cast<Acc>(alpha_));
       pool.parallel_for(inputs[0]->numel(), 16384, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
           const Acc x = to_acc(a[i]);
-          const Acc e = round_as<T>(std::exp(round_as<T>(-alpha * x)));
-          const Acc sigmoid = round_as<T>(Acc{1} / round_as<T>(Acc{1} + e));
+          const Acc scaled = round_as<T>(alpha * x);
+          const Acc sigmoid = round_as<T>(Acc{1} / (Acc{1} + std::exp(-scaled)));
           y[i] = from_acc<T>(round_as<T>(x * sigmoid) * to_acc(b[i]));
         }
       });

@@ -118,7 +118,9 @@ class IfKernel final : public ValueKernel {
   size_t explicit_count_ = 0;
 };
 
-// Loop(M, cond, v_initial...) with body(iteration, cond, v...) -> (cond, v..., scan_outputs...).
+// Loop(M, cond, v_initial...) with body(iteration, cond, v...) -> (cond, v..., scan_outputs...). With M given
+// and cond omitted the loop runs M times and the body's condition output is ignored (the spec's "for loop" form);
+// with both omitted the body's condition still ends the loop (the spec ignores it there too, which never ends).
 class LoopKernel final : public ValueKernel {
  public:
   static Expected<std::unique_ptr<Kernel>> create(const KernelInfo& info) {
@@ -153,6 +155,7 @@ class LoopKernel final : public ValueKernel {
       trip_limit = m.tensor().data<int64_t>()[0];
     }
     bool condition = true;
+    const bool body_condition_ends_loop = inputs[1] != nullptr || inputs[0] == nullptr;
     if (inputs[1]) {
       TRY_ASSIGN(condition, read_condition(inputs[1], "Loop condition"));
     }
@@ -167,13 +170,15 @@ class LoopKernel final : public ValueKernel {
     std::vector<std::vector<Tensor>> stacks(scans_);
     std::vector<size_t> stack_bytes(scans_, 0);
     std::vector<Value> results;
+    bool carried_condition = condition;  // the body's cond input: the last condition, counted or not
     for (int64_t iteration = 0; iteration < trip_limit && condition; ++iteration) {
       TRY_ASSIGN(Tensor iteration_tensor, scalar_tensor<int64_t>(DataType::kInt64, iteration));
-      TRY_ASSIGN(Tensor condition_tensor, scalar_tensor<bool>(DataType::kBool, condition));
+      TRY_ASSIGN(Tensor condition_tensor, scalar_tensor<bool>(DataType::kBool, carried_condition));
       feeds[0] = std::move(iteration_tensor);
       feeds[1] = std::move(condition_tensor);
       TRY(ctx.run_subgraph(*body_.compiled, feed_ptrs, outer, results));
-      TRY_ASSIGN(condition, read_condition(&results[0], "Loop body condition output"));
+      TRY_ASSIGN(carried_condition, read_condition(&results[0], "Loop body condition output"));
+      condition = carried_condition || !body_condition_ends_loop;
       for (size_t i = 0; i < carried_; ++i) feeds[2 + i] = std::move(results[1 + i]);
       for (size_t k = 0; k < scans_; ++k) {
         const Value& slice = results[1 + carried_ + k];

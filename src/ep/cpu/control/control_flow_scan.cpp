@@ -2,6 +2,7 @@
 // scan outputs. Opset 8 has a leading batch axis on every input and output and scans axis 1 of the inputs;
 // from opset 9 there is no batch axis and each scan input and output has its own axis and direction.
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "ep/cpu/tensor/axis_copy.h"
@@ -75,10 +76,14 @@ class ScanKernel final : public ValueKernel {
     }
     const std::vector<const Value*> outer = body_.outer_values(inputs, explicit_count_);
     if (!batched_) return scan_once(ctx, outer, states, scanned, outputs);
+    const Tensor* sequence_lens = nullptr;
     if (inputs[0]) {
-      return make_error(StatusCode::kNotImplemented, "Scan (opset 8) with sequence_lens is not supported");
+      if (!inputs[0]->is_tensor() || inputs[0]->tensor().dtype() != DataType::kInt64) {
+        return make_error(StatusCode::kInvalidArgument, "Scan (opset 8) sequence_lens must be an int64 tensor");
+      }
+      sequence_lens = &inputs[0]->tensor();
     }
-    return scan_batches(ctx, outer, states, scanned, outputs);
+    return scan_batches(ctx, outer, states, scanned, sequence_lens, outputs);
   }
 
  private:
@@ -136,9 +141,30 @@ class ScanKernel final : public ValueKernel {
     return Status::ok();
   }
 
-  // Opset 8: every state and scan input has a leading batch axis; each batch entry scans its own axis 0.
+  // The first `length` entries of batch entry `b` of an opset-8 scan input (the whole entry at full length).
+  static Expected<Tensor> batch_entry(const Tensor& input, int64_t b, int64_t length) {
+    TRY_ASSIGN(Tensor entry, slice_along_axis(input, 0, b, 1, false, "Scan input"));
+    if (entry.rank() < 1 || entry.shape()[0] == length) return entry;
+    return slice_along_axis(entry, 0, 0, length, true, "Scan input");
+  }
+
+  // `stacked` ([length, ...]) extended with zeros (empty strings) to [max_length, ...].
+  static Expected<Tensor> padded_to(const Tensor& stacked, int64_t max_length) {
+    if (stacked.rank() < 1 || stacked.shape()[0] >= max_length) return stacked;
+    Shape padding_shape = stacked.shape();
+    padding_shape[0] = max_length - stacked.shape()[0];
+    TRY_ASSIGN(Tensor padding, Tensor::allocate(stacked.dtype(), padding_shape));
+    if (padding.dtype() != DataType::kString) std::memset(padding.raw_data(), 0, padding.storage_bytes());
+    const Tensor parts[] = {stacked, padding};
+    return join_along_axis(parts, 0, false, "Scan output");
+  }
+
+  // Opset 8: every state and scan input has a leading batch axis; each batch entry scans its own axis 0, over its
+  // first sequence_lens[b] entries where sequence_lens is given (each in [1, the scan inputs' length]); the scan
+  // outputs of a shorter entry are padded with zeros to that length.
   Status scan_batches(RunContext& ctx, const std::vector<const Value*>& outer, const std::vector<Value>& states,
-                      const std::vector<Tensor>& scanned, std::span<Value> outputs) const {
+                      const std::vector<Tensor>& scanned, const Tensor* sequence_lens,
+                      std::span<Value> outputs) const {
     int64_t batch = -1;
     const auto check_batch = [&](const Tensor& tensor, const char* what) -> Status {
       if (tensor.rank() < 1 || (batch >= 0 && tensor.shape()[0] != batch)) {
@@ -153,6 +179,18 @@ class ScanKernel final : public ValueKernel {
       TRY(check_batch(state.tensor(), "state"));
     }
     for (const Tensor& input : scanned) TRY(check_batch(input, "scan input"));
+    const int64_t max_length = !scanned.empty() && scanned[0].rank() >= 2 ? scanned[0].shape()[1] : 0;
+    if (sequence_lens && (sequence_lens->rank() != 1 || sequence_lens->shape()[0] != batch)) {
+      return make_error(StatusCode::kInvalidArgument, "Scan (opset 8) sequence_lens of shape ",
+                        shape_to_string(sequence_lens->shape()), " must be [batch size ", batch, "]");
+    }
+    for (int64_t b = 0; sequence_lens && b < batch; ++b) {
+      const int64_t length = sequence_lens->data<int64_t>()[b];
+      if (length < 1 || length > max_length) {
+        return make_error(StatusCode::kInvalidArgument, "Scan (opset 8) sequence_lens[", b, "] = ", length,
+                          " is outside [1, ", max_length, "], the scan inputs' length");
+      }
+    }
     std::vector<std::vector<Tensor>> per_batch(outputs.size());
     std::vector<Value> batch_outputs(outputs.size());
     for (int64_t b = 0; b < batch; ++b) {
@@ -161,15 +199,21 @@ class ScanKernel final : public ValueKernel {
         TRY_ASSIGN(Tensor slice, slice_along_axis(state.tensor(), 0, b, 1, false, "Scan state"));
         batch_states.emplace_back(std::move(slice));
       }
+      const int64_t length = sequence_lens ? sequence_lens->data<int64_t>()[b] : max_length;
       std::vector<Tensor> batch_scanned;
       for (const Tensor& input : scanned) {
-        TRY_ASSIGN(Tensor slice, slice_along_axis(input, 0, b, 1, false, "Scan input"));
-        batch_scanned.push_back(std::move(slice));
+        TRY_ASSIGN(Tensor entry, batch_entry(input, b, length));
+        batch_scanned.push_back(std::move(entry));
       }
       TRY(scan_once(ctx, outer, batch_states, batch_scanned, batch_outputs));
       for (size_t o = 0; o < outputs.size(); ++o) {
         if (!batch_outputs[o].is_tensor()) return make_error(StatusCode::kInvalidArgument, "Scan output must be a tensor");
-        per_batch[o].push_back(batch_outputs[o].tensor());
+        if (o < states_) {
+          per_batch[o].push_back(batch_outputs[o].tensor());
+          continue;
+        }
+        TRY_ASSIGN(Tensor padded, padded_to(batch_outputs[o].tensor(), max_length));
+        per_batch[o].push_back(std::move(padded));
       }
     }
     if (batch <= 0) return make_error(StatusCode::kInvalidArgument, "Scan (opset 8) needs a non-empty batch");

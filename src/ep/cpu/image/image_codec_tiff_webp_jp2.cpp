@@ -107,6 +107,37 @@ Expected<std::unique_ptr<TIFF, TiffCloser>> open_tiff(MemoryStream& stream, Imag
   return tif;
 }
 
+// 8-bit interleaved grey or RGB strips, with or without extra samples (alpha), read line by line: the colour
+// values as stored. libtiff's RGBA reader premultiplies unassociated alpha into them, which an image decoder that
+// drops alpha must not do (a pixel of alpha 0 would lose its colour). False where the layout is another one.
+Expected<bool> read_8bit_strips(TIFF* tif, ImageSize size, uint8_t* rgb) {
+  uint16_t bits = 0, samples = 0, planar = 0, photometric = 0;
+  if (TIFFIsTiled(tif) || TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &bits) != 1 || bits != 8 ||
+      TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &samples) != 1 ||
+      TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &planar) != 1 || planar != PLANARCONFIG_CONTIG ||
+      TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &photometric) != 1) {
+    return false;
+  }
+  const bool grey = photometric == PHOTOMETRIC_MINISBLACK && samples >= 1 && samples <= 2;
+  const bool colour = photometric == PHOTOMETRIC_RGB && samples >= 3 && samples <= 4;
+  if (!grey && !colour) return false;
+  std::vector<uint8_t> line(static_cast<size_t>(TIFFScanlineSize(tif)));
+  if (line.size() < static_cast<size_t>(size.width) * samples) return corrupt("TIFF", "scanline is too short");
+  for (int64_t y = 0; y < size.height; ++y) {
+    if (TIFFReadScanline(tif, line.data(), static_cast<uint32_t>(y), 0) != 1) {
+      return corrupt("TIFF", "cannot read scanline " + std::to_string(y));
+    }
+    uint8_t* out = rgb + 3 * y * size.width;
+    for (int64_t x = 0; x < size.width; ++x) {
+      const uint8_t* pixel = line.data() + x * samples;
+      out[3 * x] = pixel[0];
+      out[3 * x + 1] = grey ? pixel[0] : pixel[1];
+      out[3 * x + 2] = grey ? pixel[0] : pixel[2];
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 Expected<ImageSize> tiff_size(Bytes data) {
@@ -121,6 +152,8 @@ Status tiff_decode(Bytes data, ImageSize size, uint8_t* rgb) {
   ImageSize actual;
   TRY_ASSIGN(auto tif, open_tiff(stream, actual));
   if (actual.height != size.height || actual.width != size.width) return corrupt("TIFF", "dimensions changed");
+  TRY_ASSIGN(const bool read_directly, read_8bit_strips(tif.get(), size, rgb));
+  if (read_directly) return Status::ok();
   char message[1024] = {};
   if (TIFFRGBAImageOK(tif.get(), message) != 1) {
     return make_error(StatusCode::kInvalidArgument, "TIFF image is not supported: ", message);

@@ -4,8 +4,9 @@
 // input; AveragePool divides by that count, or with count_include_pad by the taps inside input plus the
 // explicit pads (taps added by ceil_mode are never counted). MaxPool's Indices are flat offsets into X,
 // row-major over the spatial dims (storage_order 0) or column-major (1); the first maximum wins and NaN only
-// survives in an all-NaN window. A window with no tap inside the input (possible only with dilations) gives 0
-// (MaxPool Indices -1).
+// survives in an all-NaN window. A window with no tap inside the input (possible with dilations or pads as wide
+// as the window) and an empty plane of the Global ops: the average of no values is NaN (0 / 0, as the reference
+// gives it; with count_include_pad the pads are values, so 0), LpPool 0, MaxPool 0 with Indices -1.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -133,7 +134,7 @@ void pool_plane(const T* x, T* y, int64_t* indices, int64_t plane_index, const G
       if (indices != nullptr) indices[out] = best_index < 0 ? -1 : plane_index * in_size + best_index;
     } else if (opt.kind == PoolKind::kAverage) {
       const int64_t divisor = opt.count_include_pad ? padded_count : count;
-      y[out] = T(divisor == 0 ? Acc{0} : sum / static_cast<Acc>(divisor));
+      y[out] = T(divisor == 0 ? std::numeric_limits<Acc>::quiet_NaN() : sum / static_cast<Acc>(divisor));
     } else {
       y[out] = T(opt.p == 2.0 ? std::sqrt(sum) : std::pow(sum, static_cast<Acc>(1.0 / opt.p)));
     }
@@ -317,7 +318,7 @@ void pool_plane3(const T* x, T* y, int64_t* indices, int64_t plane_index, const 
           }
         } else if constexpr (Kind == PoolKind::kAverage) {
           const int64_t divisor = plan.divisors[static_cast<size_t>(out + ow)];
-          y[out + ow] = T(divisor == 0 ? Work{0} : v / static_cast<Work>(divisor));
+          y[out + ow] = T(divisor == 0 ? std::numeric_limits<Work>::quiet_NaN() : v / static_cast<Work>(divisor));
         } else {
           y[out + ow] = T(opt.p == 2.0 ? std::sqrt(v) : std::pow(v, static_cast<Work>(1.0 / opt.p)));
         }
@@ -326,10 +327,10 @@ void pool_plane3(const T* x, T* y, int64_t* indices, int64_t plane_index, const 
   }
 }
 
-// MaxPool without Indices over a K x K window with stride S and no dilation on 2-D planes. Outputs whose window
-// lies inside the input take a loop with the taps unrolled (vectorised over outputs); border outputs fold their
-// valid taps one by one. Taps are visited in row-major window order in both, as in pool_plane3, so ties and NaN
-// resolve identically.
+// MaxPool without Indices over a K x K window with column stride S (any row stride) and no dilation on 2-D
+// planes. Outputs whose window lies inside the input take a loop with the taps unrolled (vectorised over
+// outputs); border outputs fold their valid taps one by one. Taps are visited in row-major window order in
+// both, as in pool_plane3, so ties and NaN resolve identically.
 template <int K, int S, class T>
 void max_pool_plane_unrolled(const T* x, T* y, const Plan3& plan) {
   using Work = PoolWork<T>;
@@ -345,9 +346,10 @@ void max_pool_plane_unrolled(const T* x, T* y, const Plan3& plan) {
   const int64_t pad_w = dw.pad_begin;
   if constexpr (K == 3 && S == 2 && std::is_same_v<T, float>) {
     // Rows first over the whole plane when every window has an input tap; a plane with NaN or -0 falls
-    // through to the window-order loop below, which rewrites every output.
-    const bool windows_in_input = dh.pad_begin <= 2 && pad_w <= 2 && (out_h - 1) * 2 - dh.pad_begin < dh.in &&
-                                  (out_w - 1) * 2 - pad_w < in_w;
+    // through to the window-order loop below, which rewrites every output. The plane kernel strides 2 along
+    // the rows too, so a plane whose row stride is not 2 (S is the column stride) takes the loop below.
+    const bool windows_in_input = dh.stride == 2 && dh.pad_begin <= 2 && pad_w <= 2 &&
+                                  (out_h - 1) * 2 - dh.pad_begin < dh.in && (out_w - 1) * 2 - pad_w < in_w;
     const auto plane_kernel = pool::max_pool_3x3s2_plane_kernel();
     if (windows_in_input && plane_kernel != nullptr && out_h > 0 && out_w > 0 &&
         plane_kernel(x, dh.in, in_w, y, out_h, out_w, dh.pad_begin, pad_w,
@@ -433,7 +435,7 @@ T global_plane(const T* x, int64_t n, const PoolOptions& opt) {
     }
     for (int lane = 0; lane < kLanes; ++lane) sum += partial[lane];
     for (; i < n; ++i) sum += static_cast<Acc>(x[i]);
-    return T(n == 0 ? Acc{0} : sum / static_cast<Acc>(n));
+    return T(n == 0 ? std::numeric_limits<Acc>::quiet_NaN() : sum / static_cast<Acc>(n));
   }
   for (int64_t i = 0; i < n; ++i) {
     const Acc a = std::abs(static_cast<Acc>(x[i]));

@@ -1,9 +1,10 @@
 // MaxUnpool, MaxRoiPool, RoiAlign.
 // MaxUnpool scatters X into zeros at the flat Indices of the shape MaxPool saw ((in - 1) * stride + kernel -
 // pads); a larger output_shape keeps that block in its leading corner. MaxRoiPool is Caffe's ROI pooling
-// (rounded box, bins with floor/ceil bounds, empty bins give 0). RoiAlign averages (or takes the max of)
-// bilinear samples on a sampling_ratio grid per bin; opset 10 and coordinate_transformation_mode
-// output_half_pixel use box corners as given, half_pixel shifts them by -0.5.
+// (rounded box, bins with floor/ceil bounds, empty bins give 0; NaN counts as in MaxPool: skipped unless the
+// whole bin is NaN), in float64 for float64 inputs. RoiAlign averages (or takes the max of) bilinear samples on
+// a sampling_ratio grid per bin; opset 10 and coordinate_transformation_mode output_half_pixel use box corners
+// as given, half_pixel shifts them by -0.5.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -148,6 +149,7 @@ class MaxRoiPoolKernel final : public Kernel {
  private:
   template <class T>
   Status run_typed(KernelInputs inputs, Tensor& y, ThreadPool& pool) const {
+    using Acc = AccOf<T>;  // float64 values stay float64
     const Tensor& x = *inputs[0];
     const T* rois = inputs[1]->data<T>();
     const int64_t num_rois = inputs[1]->shape()[0];
@@ -188,12 +190,13 @@ class MaxRoiPoolKernel final : public Kernel {
             const int64_t w0 = std::clamp(static_cast<int64_t>(std::floor(pw * bin_w)) + start_w, int64_t{0}, width);
             const int64_t w1 =
                 std::clamp(static_cast<int64_t>(std::ceil((pw + 1) * bin_w)) + start_w, int64_t{0}, width);
-            float best = 0.0f;
+            // MaxPool's rule: NaN is skipped unless every value of the bin is NaN; an empty bin gives 0.
+            Acc best = 0;
             bool any = false;
             for (int64_t h = h0; h < h1; ++h) {
               for (int64_t w = w0; w < w1; ++w) {
-                const float v = static_cast<float>(plane[h * width + w]);
-                if (!any || v > best) best = v;
+                const auto v = static_cast<Acc>(plane[h * width + w]);
+                if (!any || (v == v && !(v <= best))) best = v;
                 any = true;
               }
             }

@@ -1,8 +1,9 @@
 // String operators: StringNormalizer, StringConcat, StringSplit, RegexFullMatch (TfIdfVectorizer lives in
-// string_tfidf.cpp). Case mapping is ASCII only: bytes outside A-Z / a-z (UTF-8 sequences included) are kept;
-// the `locale` attribute is accepted and otherwise ignored. RegexFullMatch compiles its pattern with RE2, whose
-// syntax the spec names; RE2 matches in time linear in the input without recursion, so no input string or pattern
-// can overflow the stack or backtrack exponentially.
+// string_tfidf.cpp). StringNormalizer changes case code point by code point with Unicode's simple case mapping
+// (one code point to one: "été" <-> "ÉTÉ", "ß" has no simple upper case and stays), the same for every locale;
+// the `locale` attribute is accepted and otherwise ignored. Bytes that are not valid UTF-8 are kept as they are.
+// RegexFullMatch compiles its pattern with RE2, whose syntax the spec names; RE2 matches in time linear in the
+// input without recursion, so no input string or pattern can overflow the stack or backtrack exponentially.
 #include <re2/re2.h>
 
 #include <algorithm>
@@ -11,6 +12,11 @@
 #include <unordered_set>
 #include <utility>
 #include <vector>
+
+#if defined(__GLIBC__)
+#include <locale.h>
+#include <wctype.h>
+#endif
 
 #include "ep/cpu/elementwise/broadcast.h"
 #include "ep/cpu/kernel.h"
@@ -23,18 +29,80 @@ namespace {
 
 constexpr DataTypeMask kStringMask = type_mask(TypeList<std::string>{});
 
-std::string ascii_lower(std::string text) {
-  for (char& c : text) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+enum class CaseChange { kNone, kLower, kUpper };
+
+#if defined(__GLIBC__)
+// glibc's C.UTF-8 locale holds Unicode's simple case mappings; created once, read-only afterwards (the *_l
+// functions never touch the process's global locale). Null where the C library lacks it.
+locale_t unicode_case_locale() {
+  static const locale_t locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
+  return locale;
+}
+#endif
+
+char32_t change_code_point_case(char32_t code_point, CaseChange change) {
+#if defined(__GLIBC__)
+  if (const locale_t locale = unicode_case_locale(); locale != static_cast<locale_t>(nullptr)) {
+    const auto wide = static_cast<wint_t>(code_point);
+    return static_cast<char32_t>(change == CaseChange::kLower ? towlower_l(wide, locale) : towupper_l(wide, locale));
   }
-  return text;
+#endif
+  if (change == CaseChange::kLower && code_point >= U'A' && code_point <= U'Z') return code_point - U'A' + U'a';
+  if (change == CaseChange::kUpper && code_point >= U'a' && code_point <= U'z') return code_point - U'a' + U'A';
+  return code_point;
 }
 
-std::string ascii_upper(std::string text) {
-  for (char& c : text) {
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+// The length of the well-formed UTF-8 sequence at text[at] and its code point, or 0 where the bytes there are
+// not one (a stray continuation byte, a truncated or overlong sequence, a surrogate, past U+10FFFF).
+size_t decode_utf8(const std::string& text, size_t at, char32_t& code_point) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(at);
+  size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+  if (length == 0 || at + length > text.size()) return 0;
+  char32_t value = length == 1 ? lead : lead & (0x7F >> length);
+  for (size_t i = 1; i < length; ++i) {
+    if ((byte(at + i) & 0xC0) != 0x80) return 0;
+    value = (value << 6) | (byte(at + i) & 0x3F);
   }
-  return text;
+  static constexpr char32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (value < kSmallest[length] || value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF)) return 0;
+  code_point = value;
+  return length;
+}
+
+void append_utf8(char32_t code_point, std::string& out) {
+  if (code_point < 0x80) {
+    out.push_back(static_cast<char>(code_point));
+  } else if (code_point < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (code_point >> 6)));
+    out.push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
+  } else if (code_point < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (code_point >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (code_point >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((code_point >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
+  }
+}
+
+std::string change_case(const std::string& text, CaseChange change) {
+  if (change == CaseChange::kNone) return text;
+  std::string out;
+  out.reserve(text.size());
+  for (size_t at = 0; at < text.size();) {
+    char32_t code_point = 0;
+    const size_t length = decode_utf8(text, at, code_point);
+    if (length == 0) {
+      out.push_back(text[at++]);
+      continue;
+    }
+    append_utf8(change_code_point_case(code_point, change), out);
+    at += length;
+  }
+  return out;
 }
 
 Status require_string_input(KernelInputs inputs, size_t index, const std::string& description) {
@@ -48,8 +116,6 @@ Status require_string_input(KernelInputs inputs, size_t index, const std::string
   return Status::ok();
 }
 
-enum class CaseChange { kNone, kLower, kUpper };
-
 // Drops the elements that are stop words, then changes case. Accepts [C] and [1, C]; an all-dropped input
 // yields a single empty string ([1] or [1, 1]).
 class StringNormalizerKernel final : public Kernel {
@@ -57,7 +123,7 @@ class StringNormalizerKernel final : public Kernel {
   StringNormalizerKernel(std::string description, CaseChange change, bool case_sensitive,
                          std::vector<std::string> stopwords)
       : description_(std::move(description)), change_(change), case_sensitive_(case_sensitive) {
-    for (std::string& word : stopwords) stopwords_.insert(case_sensitive_ ? word : ascii_lower(word));
+    for (std::string& word : stopwords) stopwords_.insert(case_sensitive_ ? word : change_case(word, CaseChange::kLower));
   }
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
@@ -83,7 +149,7 @@ class StringNormalizerKernel final : public Kernel {
     }
     for (size_t i = 0; i < kept.size(); ++i) {
       const std::string& word = in[kept[i]];
-      out[i] = change_ == CaseChange::kLower ? ascii_lower(word) : change_ == CaseChange::kUpper ? ascii_upper(word) : word;
+      out[i] = change_case(word, change_);
     }
     return Status::ok();
   }
@@ -93,7 +159,10 @@ class StringNormalizerKernel final : public Kernel {
     std::vector<int64_t> kept;
     const std::string* in = x.data<std::string>();
     for (int64_t i = 0; i < x.numel(); ++i) {
-      if (!stopwords_.empty() && stopwords_.count(case_sensitive_ ? in[i] : ascii_lower(in[i])) > 0) continue;
+      if (!stopwords_.empty() &&
+          stopwords_.count(case_sensitive_ ? in[i] : change_case(in[i], CaseChange::kLower)) > 0) {
+        continue;
+      }
       kept.push_back(i);
     }
     return kept;
@@ -134,11 +203,22 @@ class StringConcatKernel final : public Kernel {
   std::string description_;
 };
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+// Unicode's White_Space characters as Python's str.isspace sees them (the C0 separators U+001C-U+001F included).
+bool is_white_space(char32_t c) {
+  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+// The byte length of the white-space character at text[at], 0 where there is none.
+size_t white_space_at(const std::string& text, size_t at) {
+  char32_t code_point = 0;
+  const size_t length = decode_utf8(text, at, code_point);
+  return length != 0 && is_white_space(code_point) ? length : 0;
+}
 
 // Python's str.split: with a delimiter, every occurrence splits (empty pieces kept); without one, runs of
-// whitespace split and leading/trailing whitespace is dropped. At most `maxsplit` splits when it is >= 0; the
-// unsplit remainder then keeps its trailing whitespace.
+// white space (Unicode's, in UTF-8) split and leading/trailing white space is dropped. At most `maxsplit` splits
+// when it is >= 0; the unsplit remainder then keeps its trailing white space.
 std::vector<std::string> split_string(const std::string& text, const std::string& delimiter, int64_t maxsplit) {
   std::vector<std::string> pieces;
   if (!delimiter.empty()) {
@@ -155,14 +235,14 @@ std::vector<std::string> split_string(const std::string& text, const std::string
   size_t i = 0;
   const size_t n = text.size();
   while (true) {
-    while (i < n && is_space(text[i])) ++i;
+    for (size_t space = 0; i < n && (space = white_space_at(text, i)) != 0;) i += space;
     if (i == n) break;
     if (maxsplit >= 0 && static_cast<int64_t>(pieces.size()) == maxsplit) {
-      pieces.push_back(text.substr(i));  // the remainder keeps its trailing whitespace, as in Python
+      pieces.push_back(text.substr(i));  // the remainder keeps its trailing white space, as in Python
       break;
     }
     const size_t start = i;
-    while (i < n && !is_space(text[i])) ++i;
+    while (i < n && white_space_at(text, i) == 0) ++i;
     pieces.push_back(text.substr(start, i - start));
   }
   return pieces;

@@ -2,8 +2,9 @@
 // Both view the scores/log-probabilities as [N, C, inner] and the labels as [N, inner]. Element (n, i) with
 // label l contributes -w[l] * logp[n, l, i] and weight w[l] (w == 1 without weights); a label equal to
 // ignore_index contributes 0 and weight 0. reduction "none" returns the [N, d1, ...] losses, "sum" their sum,
-// "mean" their sum divided by the total weight. SoftmaxCrossEntropyLoss first takes LogSoftmax over axis 1 and
-// can return it as a second output. Math runs in double; outputs are stored in the input type.
+// "mean" their sum divided by the total weight (NaN when every target is ignored). SoftmaxCrossEntropyLoss
+// first takes LogSoftmax over axis 1 and can return it as a second output. Math runs in double; outputs are
+// stored in the input type.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -139,8 +140,9 @@ class LossKernel final : public Kernel {
           out[0] = from_double<T>(total_loss);
           break;
         case Reduction::kMean:
-          out[0] = from_double<T>(total_weight == 0 ? std::numeric_limits<double>::quiet_NaN()
-                                                    : total_loss / total_weight);
+          // The function body's Div(loss_sum, weight_sum) in IEEE arithmetic: 0 / 0 (every target ignored) is
+          // NaN, a nonzero sum over weights adding up to 0 is an infinity.
+          out[0] = from_double<T>(total_loss / total_weight);
           break;
       }
     });

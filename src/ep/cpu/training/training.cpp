@@ -8,10 +8,10 @@
 //   Adam:     V' = alpha * V + (1 - alpha) * G'; H' = beta * H + (1 - beta) * G'^2;
 //             r = T > 0 ? R * sqrt(1 - beta^T) / (1 - alpha^T) : R;
 //             X' = (1 - norm_coefficient_post) * (X - r * V' / (sqrt(H') + epsilon))
-// Scalars are computed in double; the elementwise update runs in the tensor type (float or double).
+// Everything is computed in double (from the stored values and the float attributes) and each output element
+// is rounded once to the tensor type (float or double).
 #include <cmath>
 #include <string>
-#include <type_traits>
 
 #include "ep/cpu/kernel.h"
 
@@ -102,49 +102,50 @@ class OptimizerKernel final : public Kernel {
   }
 
  private:
+  // Every element's update runs in double from the stored values and each result is rounded once to T.
   template <class T>
   void update(int64_t size, double rate, double count, const T* x, const T* g, const T* s1, const T* s2, T* x_out,
               T* s1_out, T* s2_out) const {
-    const T norm = static_cast<T>(attrs_.norm_coefficient);
-    const T epsilon = static_cast<T>(attrs_.epsilon);
+    const double norm = attrs_.norm_coefficient;
+    const double epsilon = attrs_.epsilon;
     switch (kind_) {
       case Optimizer::kAdagrad: {
-        const T r = static_cast<T>(rate / (1 + count * attrs_.decay_factor));
+        const double r = rate / (1 + count * attrs_.decay_factor);
         for (int64_t j = 0; j < size; ++j) {
-          const T gr = norm * x[j] + g[j];
-          const T h = s1[j] + gr * gr;
-          s1_out[j] = h;
-          x_out[j] = x[j] - r * gr / (std::sqrt(h) + epsilon);
+          const double xj = x[j];
+          const double gr = norm * xj + g[j];
+          const double h = s1[j] + gr * gr;
+          s1_out[j] = static_cast<T>(h);
+          x_out[j] = static_cast<T>(xj - r * gr / (std::sqrt(h) + epsilon));
         }
         break;
       }
       case Optimizer::kMomentum: {
-        const T alpha = static_cast<T>(attrs_.alpha);
-        const T beta = static_cast<T>(count > 0 ? attrs_.beta : 1.0);
-        const T r = static_cast<T>(rate);
+        const double alpha = attrs_.alpha;
+        const double beta = count > 0 ? attrs_.beta : 1.0;  // the first update takes the whole gradient
         for (int64_t j = 0; j < size; ++j) {
-          const T gr = norm * x[j] + g[j];
-          const T v = alpha * s1[j] + beta * gr;
-          s1_out[j] = v;
-          x_out[j] = attrs_.nesterov ? x[j] - r * (gr + alpha * v) : x[j] - r * v;
+          const double xj = x[j];
+          const double gr = norm * xj + g[j];
+          const double v = alpha * s1[j] + beta * gr;
+          s1_out[j] = static_cast<T>(v);
+          x_out[j] = static_cast<T>(attrs_.nesterov ? xj - rate * (gr + alpha * v) : xj - rate * v);
         }
         break;
       }
       case Optimizer::kAdam: {
-        const T alpha = static_cast<T>(attrs_.alpha);
-        const T beta = static_cast<T>(attrs_.beta);
-        const double adjusted = count > 0 ? rate * std::sqrt(1 - std::pow(attrs_.beta, count)) /
-                                                (1 - std::pow(attrs_.alpha, count))
-                                          : rate;
-        const T r = static_cast<T>(adjusted);
-        const T post = static_cast<T>(1 - attrs_.norm_coefficient_post);
+        const double alpha = attrs_.alpha;
+        const double beta = attrs_.beta;
+        // The bias correction applies for T > 0; T = 0 takes R as it is.
+        const double r = count > 0 ? rate * std::sqrt(1 - std::pow(beta, count)) / (1 - std::pow(alpha, count)) : rate;
+        const double post = 1 - attrs_.norm_coefficient_post;
         for (int64_t j = 0; j < size; ++j) {
-          const T gr = norm * x[j] + g[j];
-          const T v = alpha * s1[j] + (T{1} - alpha) * gr;
-          const T h = beta * s2[j] + (T{1} - beta) * gr * gr;
-          s1_out[j] = v;
-          if (s2_out != nullptr) s2_out[j] = h;
-          x_out[j] = post * (x[j] - r * v / (std::sqrt(h) + epsilon));
+          const double xj = x[j];
+          const double gr = norm * xj + g[j];
+          const double v = alpha * s1[j] + (1 - alpha) * gr;
+          const double h = beta * s2[j] + (1 - beta) * (gr * gr);
+          s1_out[j] = static_cast<T>(v);
+          if (s2_out != nullptr) s2_out[j] = static_cast<T>(h);
+          x_out[j] = static_cast<T>(post * (xj - r * (v / (std::sqrt(h) + epsilon))));
         }
         break;
       }
