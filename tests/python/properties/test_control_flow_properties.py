@@ -116,7 +116,8 @@ def test_scan_over_axes_and_directions(opset, dtype, data):
              "scan_output_axes": [data.draw(st.integers(-rank, rank - 1), label=f"output axis {i}") for i in range(2)],
              "scan_output_directions": [data.draw(st.integers(0, 1), label=f"output direction {i}") for i in range(2)]}
     attrs["body"] = helper.make_graph(
-        [body_step(dtype, opset, "state_in", "slice", "state_out"), helper.make_node("Identity", ["state_in"], ["emitted"]),
+        [body_step(dtype, opset, "state_in", "slice", "state_out"),
+         helper.make_node("Identity", ["state_in"], ["emitted"]),
          helper.make_node("Identity", ["slice"], ["slice_out"])], "body",
         [info("state_in", dtype), info("slice", dtype)],
         [info("state_out", dtype), info("emitted", dtype), info("slice_out", dtype)])

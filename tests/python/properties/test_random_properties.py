@@ -50,14 +50,20 @@ def float_attr(data, label, low, high):
     return float(np.float32(data.draw(st.floats(low, high, width=32), label=label)))
 
 
+def drawn_opset_and_dtype(op, opset_index, data):
+    """The generator's opset (first or last version) and an output dtype drawn from its constraint (T for the
+    shape-attribute forms, T2 for the *Like ones)."""
+    opset = versions(op)[opset_index]
+    dtype = data.draw(st.sampled_from(allowed_dtypes(op, opset, "T2" if op.endswith("Like") else "T")), label="dtype")
+    return opset, dtype
+
+
 @pytest.mark.parametrize("op", ["RandomUniform", "RandomUniformLike"])
 @pytest.mark.parametrize("opset_index", [0, -1])
 @SETTINGS
 @given(data=st.data())
 def test_uniform_values_lie_in_low_high(op, opset_index, data):
-    opset = versions(op)[opset_index]
-    dtype = data.draw(st.sampled_from(allowed_dtypes(op, opset, "T" if op == "RandomUniform" else "T2")),
-                      label="dtype")
+    opset, dtype = drawn_opset_and_dtype(op, opset_index, data)
     low = float_attr(data, "low", -4, 4)
     high = low + float_attr(data, "width", 0.5, 8)
     attrs = {"low": low, "high": high, "seed": float_attr(data, "seed", 0, 1000), "dtype": elem_type(dtype)}
@@ -84,9 +90,7 @@ def test_uniform_values_lie_in_low_high(op, opset_index, data):
 @SETTINGS
 @given(data=st.data())
 def test_normal_moments(op, opset_index, data):
-    opset = versions(op)[opset_index]
-    dtype = data.draw(st.sampled_from(allowed_dtypes(op, opset, "T" if op == "RandomNormal" else "T2")),
-                      label="dtype")
+    opset, dtype = drawn_opset_and_dtype(op, opset_index, data)
     mean = float_attr(data, "mean", -4, 4)
     scale = data.draw(st.sampled_from([0.0, 0.5, 1.0, 3.0]), label="scale")
     attrs = {"mean": mean, "scale": scale, "seed": float_attr(data, "seed", 0, 1000), "dtype": elem_type(dtype)}

@@ -185,7 +185,8 @@ def test_split_to_sequence(opset, dtype, data):
     if form == "none":  # chunks of one; keepdims 0 drops the split axis
         attrs["keepdims"] = data.draw(st.integers(0, 1), label="keepdims")
     elif form == "scalar":  # chunks of that size, the last one smaller (the reference needs a size > 0)
-        feeds["split"], names = np.array(data.draw(st.integers(1, max(dim, 1)), label="chunk"), np.int64), ["x", "split"]
+        chunk = data.draw(st.integers(1, max(dim, 1)), label="chunk")
+        feeds["split"], names = np.array(chunk, np.int64), ["x", "split"]
     else:
         sizes, left = [], dim
         while left > 0:
