@@ -1005,7 +1005,7 @@ def _gather_nd_by_the_spec(op, opset, inputs, attrs):
     return [out]
 
 
-def _one_hot_by_the_spec(op, opset, inputs, attrs):
+def _onnx_one_hot_by_the_spec(op, opset, inputs, attrs):
     """OneHot as the spec words it: depth and indices cast to int64 (toward zero); an index in [-depth, depth - 1]
     (from opset 11; [0, depth - 1] before) puts on_value at its class, every other position holds off_value."""
     indices, depth, values = inputs
@@ -1300,9 +1300,10 @@ def _resize_fill(value, dtype):
     even and clipped)."""
     if dtype == np.bool_:
         return np.bool_(value)
-    if np.issubdtype(dtype, np.integer):
-        info = np.iinfo(dtype)
-        return np.array(np.clip(np.round(value), info.min, info.max)).astype(dtype)
+    if np.issubdtype(dtype, np.integer):  # saturating also where float(max) = 2^63 or 2^64 wraps in astype
+        info, rounded = np.iinfo(dtype), np.round(value)
+        return np.array(info.max if rounded >= float(info.max) else info.min if rounded <= float(info.min)
+                        else rounded).astype(dtype)
     return np.array(value).astype(dtype)
 
 
@@ -1487,8 +1488,9 @@ def _qlinear_matmul_by_the_spec(op, opset, inputs, attrs):
     from onnx.numpy_helper import saturate_cast
 
     a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero = inputs
-    product = np.matmul(a.astype(np.float64) - a_zero.astype(np.float64),
-                        b.astype(np.float64) - b_zero.astype(np.float64))
+    with np.errstate(all="ignore"):  # float8 operands hold NaN and infinities
+        product = np.matmul(a.astype(np.float64) - a_zero.astype(np.float64),
+                            b.astype(np.float64) - b_zero.astype(np.float64))
     if a.dtype.kind in "iu" and b.dtype.kind in "iu":
         product = ((product.astype(np.int64) + 2 ** 31) % 2 ** 32 - 2 ** 31).astype(np.float64)
     with np.errstate(all="ignore"):
@@ -1894,6 +1896,8 @@ def _u8s8_operands(op, inputs, attrs):
         a, b = (a.T if attrs.get("transA", 0) else a), (b.T if attrs.get("transB", 0) else b)
     elif op == "DynamicQuantizeMatMul":
         a, b = contrib_spec.dynamic_quantize(inputs[0])[0], inputs[1]
+    elif op == "QAttention":
+        a, b = inputs[0].reshape(-1, inputs[0].shape[-1]), inputs[1]
     else:
         a, b = inputs[0], inputs[1]
     return contrib_spec.u8s8_pairs_overflow(a, b)
@@ -2544,7 +2548,7 @@ DIFFERENCES = [
         "0-dimensional arrays can be converted to Python scalars\"); the spec allows a \"Scalar or rank 1 tensor "
         "containing exactly one element\". Compared with the spec's OneHot; onnxruntime takes either shape.",
         lambda opset, inputs, attrs: inputs[1].ndim != 0,
-        _one_hot_by_the_spec,
+        _onnx_one_hot_by_the_spec,
     ),
     Difference(
         "OneHot",
@@ -2554,7 +2558,7 @@ DIFFERENCES = [
         "indices.",
         lambda opset, inputs, attrs: any(a.dtype.kind not in "iu" and bool((a.astype(np.float64) % 1 != 0).any())
                                          for a in inputs[:2]),
-        _one_hot_by_the_spec,
+        _onnx_one_hot_by_the_spec,
     ),
     Difference(
         "OneHot",
@@ -2562,7 +2566,7 @@ DIFFERENCES = [
         "'off_value' values\"; the reference counts a negative index from the back at every opset (OneHot-11's "
         "rule), as onnxruntime also does at opset 9. nxrt follows each opset's wording.",
         lambda opset, inputs, attrs: opset < 11 and bool((inputs[0].astype(np.float64) < 0).any()),
-        _one_hot_by_the_spec,
+        _onnx_one_hot_by_the_spec,
     ),
     Difference(
         "OneHot",
@@ -2571,7 +2575,7 @@ DIFFERENCES = [
         "on or off is infinite and misses them where they differ greatly in magnitude (on 1, off 1e8 in float32 "
         "gives 0). nxrt and onnxruntime copy the two values (onnxruntime has no bool values).",
         lambda opset, inputs, attrs: _one_hot_arithmetic_is_inexact(inputs[2]),
-        _one_hot_by_the_spec,
+        _onnx_one_hot_by_the_spec,
     ),
     Difference(
         "Unique",
@@ -3104,12 +3108,14 @@ DIFFERENCES = [
         f"com.microsoft.{op}",
         "For uint8 A with int8 B onnxruntime's AVX2 kernel multiplies with vpmaddubsw, which adds each pair of "
         "adjacent products with int16 saturation: A [4, 255] times B [127, 127] is 32767 there, 32893 (4 * 127 + "
-        "255 * 127) by the schema's sum, which nxrt computes exactly. Compared with the formula, exact sums scaled "
-        "in float64 (contrib_spec.py).",
+        "255 * 127) by the schema's sum, which nxrt computes exactly (QAttention's projection likewise). Compared "
+        "with the formula, exact sums scaled in float64 (QAttention: onnxruntime's float Attention of the "
+        "dequantized input and weight; contrib_spec.py).",
         (lambda opset, inputs, attrs, op=op: _u8s8_operands(op, inputs, attrs)),
         _contrib_spec(function),
     ) for op, function in (("MatMulIntegerToFloat", "matmul_integer_to_float"),
-                           ("DynamicQuantizeMatMul", "dynamic_quantize_matmul"), ("QGemm", "qgemm"))],
+                           ("DynamicQuantizeMatMul", "dynamic_quantize_matmul"), ("QGemm", "qgemm"),
+                           ("QAttention", "qattention"))],
     Difference(
         "com.microsoft.DynamicQuantizeMatMul",
         "With K = 0 onnxruntime returns what its output buffer held (7.1e22, ...) and drops the bias; Y is the "

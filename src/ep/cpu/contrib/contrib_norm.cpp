@@ -45,42 +45,78 @@ T store_value(C v) {
   }
 }
 
+// A row's statistics: the RMS form's mean is 0. `in_double`: the row is normalized in double (see RowNorm).
+struct RowStatistics {
+  double mean = 0;
+  double inv_std = 0;
+  bool in_double = false;
+};
+
 // The normalization of rows of H values given their sum already in `work` (compute type): statistics in double.
+// Float rows take the vector kernels' statistics (float lanes flushed into double) where they are reliable: a
+// finite mean and a finite variance of at least kLeastFloatVariance, with the mean within kMostFloatOffset standard
+// deviations of 0. Elsewhere (a NaN or infinity in the row, sums or squares beyond float's range, deviations whose
+// float squares lose digits below float's normal range, values far from 0 next to their spread) the row is summed
+// and normalized in double: a NaN row's variance is NaN (the float kernel clamps it to 0), [3e38, -3e38] has mean
+// 0 and normalizes to [1, -1], [1e20, 1e20 + 1e13] to [-1, 1] (x - mean in float gives [0, 2]), and the RMS of
+// [inf, -inf] is inf (its inv_std 0), as the spec's formulas give.
 struct RowNorm {
   bool rms = false;
   double epsilon = 1e-12;
 
-  // Returns (mean, inv_std) of the row; the RMS form's mean is 0.
+  static constexpr double kLeastFloatVariance = 1e-30;
+  // The float normalization subtracts the mean rounded to float, off by up to 2^-24 |mean|: that error times
+  // inv_std stays below 8 * 2^-24 (5e-7) of the normalized unit while |mean| <= 8 standard deviations.
+  static constexpr double kMostFloatOffset = 8.0;
+
   template <class C>
-  std::pair<double, double> statistics(const C* work, int64_t h) const {
+  RowStatistics statistics(const C* work, int64_t h) const {
     if constexpr (std::is_same_v<C, float>) {
       double mean = 0;
       double variance = 0;
       vector_row_moments(work, h, &mean, &variance);
-      if (rms) return {0.0, 1.0 / std::sqrt(variance + mean * mean + epsilon)};
-      return {mean, 1.0 / std::sqrt(variance + epsilon)};
-    } else {
-      double sum = 0;
-      double squares = 0;
-      for (int64_t i = 0; i < h; ++i) {
-        sum += static_cast<double>(work[i]);
-        squares += static_cast<double>(work[i]) * static_cast<double>(work[i]);
+      if (std::isfinite(mean) && std::isfinite(variance) && variance >= kLeastFloatVariance) {
+        if (rms) return {0.0, 1.0 / std::sqrt(variance + mean * mean + epsilon), false};
+        const double inv_std = 1.0 / std::sqrt(variance + epsilon);
+        if (std::abs(mean) * inv_std <= kMostFloatOffset) return {mean, inv_std, false};
       }
-      const double mean = sum / static_cast<double>(h);
-      const double mean_square = squares / static_cast<double>(h);
-      if (rms) return {0.0, 1.0 / std::sqrt(mean_square + epsilon)};
-      return {mean, 1.0 / std::sqrt(std::max(0.0, mean_square - mean * mean) + epsilon)};
     }
+    return statistics_in_double(work, h);
+  }
+
+  // Two passes in double: the mean, then the mean square of the deviations from it (or of the values, for RMS).
+  template <class C>
+  RowStatistics statistics_in_double(const C* work, int64_t h) const {
+    const auto count = static_cast<double>(h);
+    double mean = 0;
+    if (!rms) {
+      double sum = 0;
+      for (int64_t i = 0; i < h; ++i) sum += static_cast<double>(work[i]);
+      mean = sum / count;
+    }
+    double squares = 0;
+    for (int64_t i = 0; i < h; ++i) {
+      const double deviation = static_cast<double>(work[i]) - mean;
+      squares += deviation * deviation;
+    }
+    return {mean, 1.0 / std::sqrt(squares / count + epsilon), true};
   }
 
   // y[i] = (work[i] - mean) * inv_std * gamma[i] (+ beta[i]).
   template <class T, class C>
-  void normalize(const C* work, double mean, double inv_std, const T* gamma, const T* beta, T* y, int64_t h) const {
-    if constexpr (std::is_same_v<T, float>) {
-      vector_normalize_row(work, static_cast<float>(mean), static_cast<float>(inv_std), gamma, beta, y, h);
+  void normalize(const C* work, const RowStatistics& stats, const T* gamma, const T* beta, T* y, int64_t h) const {
+    if (stats.in_double) {
+      for (int64_t i = 0; i < h; ++i) {
+        const double scale = static_cast<double>(load_value(gamma[i]));
+        double v = (static_cast<double>(work[i]) - stats.mean) * stats.inv_std * scale;
+        if (beta != nullptr) v += static_cast<double>(load_value(beta[i]));
+        y[i] = store_value<T>(static_cast<ComputeOf<T>>(v));
+      }
+    } else if constexpr (std::is_same_v<T, float>) {
+      vector_normalize_row(work, static_cast<float>(stats.mean), static_cast<float>(stats.inv_std), gamma, beta, y, h);
     } else {
-      const C m = static_cast<C>(mean);
-      const C r = static_cast<C>(inv_std);
+      const C m = static_cast<C>(stats.mean);
+      const C r = static_cast<C>(stats.inv_std);
       for (int64_t i = 0; i < h; ++i) {
         C v = (work[i] - m) * r * load_value(gamma[i]);
         if (beta != nullptr) v += load_value(beta[i]);
@@ -102,9 +138,9 @@ ComputeOf<T>* work_row(T* y_row, int64_t h) {
 }
 
 // Writes a row's statistics to the optional float outputs.
-void store_statistics(std::span<Tensor> outputs, int64_t row, std::pair<double, double> stats) {
-  if (outputs.size() > 1 && outputs[1].numel() > row) outputs[1].data<float>()[row] = static_cast<float>(stats.first);
-  if (outputs.size() > 2 && outputs[2].numel() > row) outputs[2].data<float>()[row] = static_cast<float>(stats.second);
+void store_statistics(std::span<Tensor> outputs, int64_t row, const RowStatistics& stats) {
+  if (outputs.size() > 1 && outputs[1].numel() > row) outputs[1].data<float>()[row] = static_cast<float>(stats.mean);
+  if (outputs.size() > 2 && outputs[2].numel() > row) outputs[2].data<float>()[row] = static_cast<float>(stats.inv_std);
 }
 
 Shape statistic_shape(const Shape& x) {
@@ -189,7 +225,7 @@ class SkipNormKernel final : public Kernel {
           }
           const auto stats = norm_.statistics(work, h);
           store_statistics(outputs, r, stats);
-          norm_.normalize(work, stats.first, stats.second, gamma, pbeta, yr, h);
+          norm_.normalize(work, stats, gamma, pbeta, yr, h);
         }
       });
     });
@@ -309,7 +345,7 @@ class EmbedNormKernel final : public Kernel {
             for (int64_t i = 0; i < h; ++i) psum[t * h + i] = store_value<T>(work[i]);
           }
           const auto stats = norm_.statistics(work, h);
-          norm_.normalize(work, stats.first, stats.second, gamma, beta, yr, h);
+          norm_.normalize(work, stats, gamma, beta, yr, h);
         }
       });
     });

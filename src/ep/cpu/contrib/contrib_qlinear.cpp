@@ -344,9 +344,11 @@ class QLinearSoftmaxKernel final : public Kernel {
   };
 
   Expected<Rows> resolve(KernelInputs inputs) const {
-    TRY(require_inputs(inputs, 5, description_));
-    for (size_t i : {0, 1, 3}) {
-      if (inputs[i] == nullptr) return make_error(StatusCode::kInvalidArgument, description_, ": missing input ", i);
+    // x_zero_point (input 2) is optional (0 by default); y_zero_point (4) is not.
+    for (size_t i : {0, 1, 3, 4}) {
+      if (optional_input(inputs, i) == nullptr) {
+        return make_error(StatusCode::kInvalidArgument, description_, ": missing input ", i);
+      }
     }
     TRY(check_input_type(inputs, 0, kQuantTypes, description_));
     const Shape& shape = inputs[0]->shape();

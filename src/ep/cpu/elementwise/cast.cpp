@@ -1,9 +1,14 @@
 // Cast (opset 6+): between every numeric type, bool, string and the float8 formats (saturate from opset 19),
 // int4/uint4 (21+), float4e2m1 (23+), float8e8m0 with round_mode (24+) and int2/uint2 (25+). Packed types are
 // converted through an unpacked int64/float32/float64 tensor; see encode_one for their out-of-range rules.
-// Float -> integer truncates toward zero; NaN gives 0 and values beyond int64 clamp before the (modular)
-// narrowing, which matches numpy on x86 for in-range values. Floats format as numpy's str() does: shortest
+// Float -> integer truncates toward zero. Out of the destination's range the spec leaves the result undefined;
+// nxrt gives 0 for NaN and +-inf (8- and 16-bit destinations get 0 from numpy and onnxruntime on x86 too) and
+// clamps other values to int64 before the (modular) narrowing, so in-range values and the wrap of moderately
+// out-of-range ones (-1.0 -> uint8 255, 300.5 -> int8 44) match numpy. Conversions into float16, bfloat16 and
+// the float8 formats round once to nearest even from the source value (a float64 or a wide integer goes through
+// float rounded to odd, which keeps the single rounding). Floats format as numpy's str() does: shortest
 // round-trip digits, positional for 1e-4 <= |x| < 1e16, "nan", "inf", "-inf"; bool formats as "True"/"False".
+#include <bit>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -49,7 +54,7 @@ bool strcasecmp_ascii(const std::string& text, const char* word) {
 
 template <class D>
 D float_to_integer(double value) {
-  if (std::isnan(value)) return D{0};
+  if (!std::isfinite(value)) return D{0};
   if constexpr (std::is_same_v<D, uint64_t>) {
     if (value >= 0) return value >= 18446744073709551616.0 ? std::numeric_limits<uint64_t>::max() : static_cast<D>(value);
   }
@@ -61,6 +66,44 @@ D float_to_integer(double value) {
   return static_cast<D>(wide);
 }
 
+// `value` as a float rounded to odd: toward zero, with the lowest mantissa bit set when the result is inexact.
+// Rounding that float to nearest even into a format of at most 22 significant bits (float16, bfloat16, float8)
+// gives the value rounded once, where rounding through a float rounded to nearest could round twice
+// (1 + 2^-11 + 2^-40 in float64 is 1 + 2^-11 in float, a tie that float16 rounds down to 1).
+float to_float_rounded_to_odd(double value) {
+  float rounded = static_cast<float>(value);
+  if (std::isnan(value) || static_cast<double>(rounded) == value) return rounded;
+  if (std::fabs(static_cast<double>(rounded)) > std::fabs(value)) rounded = std::nextafter(rounded, 0.0f);
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(rounded) | 1u);
+}
+
+// An integer as a float rounded to odd (see above): its top 24 significant bits, the lowest one set when any bit
+// below them is.
+template <class I>
+float to_float_rounded_to_odd(I value) {
+  bool negative = false;
+  if constexpr (std::is_signed_v<I>) negative = value < 0;
+  const uint64_t magnitude = negative ? uint64_t{0} - static_cast<uint64_t>(value) : static_cast<uint64_t>(value);
+  const int width = std::bit_width(magnitude);
+  if (width <= 24) return static_cast<float>(value);
+  const int shift = width - 24;
+  uint64_t kept = magnitude >> shift;
+  if ((magnitude & ((uint64_t{1} << shift) - 1u)) != 0) kept |= 1u;
+  const float rounded = std::ldexp(static_cast<float>(kept), shift);
+  return negative ? -rounded : rounded;
+}
+
+// `value` as a float from which rounding to nearest even into a narrower float type rounds only once: exact for
+// float, the half types and integers of up to 16 bits, rounded to odd for float64 and wider integers.
+template <class S>
+float narrowing_float(S value) {
+  if constexpr (std::is_same_v<S, double> || (std::is_integral_v<S> && sizeof(S) > 2 && !std::is_same_v<S, bool>)) {
+    return to_float_rounded_to_odd(value);
+  } else {
+    return static_cast<float>(widen(value));
+  }
+}
+
 template <class S, class D>
 D convert(S value) {
   if constexpr (std::is_same_v<D, bool>) {
@@ -69,7 +112,7 @@ D convert(S value) {
     if constexpr (is_half_v<D>) return D(value ? 1.0f : 0.0f);
     else return static_cast<D>(value ? 1 : 0);
   } else if constexpr (is_half_v<D>) {
-    return D(static_cast<float>(widen(value)));
+    return D(narrowing_float(value));
   } else if constexpr (std::is_floating_point_v<D>) {
     return static_cast<D>(widen(value));
   } else if constexpr (is_floating_v<S>) {
@@ -176,9 +219,14 @@ bool parse_value(const std::string& text, D& value) {
 
 constexpr int64_t kGrain = 16384;
 
+// Element `value` as the float a float8 destination rounds from (see narrowing_float).
 template <class S>
 float read_float(S value) {
-  return convert<S, float>(value);
+  if constexpr (std::is_same_v<S, bool>) {
+    return value ? 1.0f : 0.0f;
+  } else {
+    return narrowing_float(value);
+  }
 }
 
 Status parse_strings(const Tensor& x, Tensor& y, bool saturate, const std::string& description) {
@@ -191,7 +239,7 @@ Status parse_strings(const Tensor& x, Tensor& y, bool saturate, const std::strin
     if (to_f8) {
       double value = 0;
       ok = parse_double(in[i], value);
-      if (ok) y.data<uint8_t>()[i] = float_to_float8(static_cast<float>(value), *to_f8, saturate);
+      if (ok) y.data<uint8_t>()[i] = float_to_float8(to_float_rounded_to_odd(value), *to_f8, saturate);
     } else {
       visit_dtype<AllPodTypes>(to, [&]<class D>() { ok = parse_value<D>(in[i], y.data<D>()[i]); });
     }
@@ -300,7 +348,11 @@ Status cast_regular(const Tensor& x, Tensor& y, bool saturate, const std::string
   const DataType to = y.dtype();
   const DataType from = x.dtype();
   const int64_t n = x.numel();
-  if (from == to) {
+  const auto from_f8 = float8_format_of(from);
+  const auto to_f8 = float8_format_of(to);
+  // A saturating cast applies the spec's table even within one float8 type: float8e5m2's +-inf become +-max.
+  const bool saturates_infinities = to == DataType::kFloat8E5M2 && saturate;
+  if (from == to && !saturates_infinities) {
     if (from == DataType::kString) {
       for (int64_t i = 0; i < n; ++i) y.data<std::string>()[i] = x.data<std::string>()[i];
     } else if (n > 0) {
@@ -308,8 +360,6 @@ Status cast_regular(const Tensor& x, Tensor& y, bool saturate, const std::string
     }
     return Status::ok();
   }
-  const auto from_f8 = float8_format_of(from);
-  const auto to_f8 = float8_format_of(to);
   if (to == DataType::kString) {
     std::string* out = y.data<std::string>();
     if (from_f8) {

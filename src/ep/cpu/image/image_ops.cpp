@@ -59,7 +59,9 @@ class AffineGridKernel final : public Kernel {
     std::vector<int64_t> spatial(size.begin() + 2, size.end());
     const int64_t points = product(spatial);
     visit_dtype<FloatTypes>(inputs[0]->dtype(), [&]<class T>() {
-      using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+      // Every type computes in double and rounds once: the base grid (2i + 1) / n - 1 (or -1 + 2i / (n - 1))
+      // exactly as the spec's linspace defines it, and theta's row times (x, y[, z], 1) with IEEE products.
+      using C = double;
       const T* theta = inputs[0]->data<T>();
       T* grid = outputs[0].data<T>();
       const auto base = [&](int64_t i, int64_t n) -> C {

@@ -136,6 +136,7 @@ class ResizeKernel final : public Kernel {
       axes[d].out_len = x.shape()[d];
     }
     TRY_ASSIGN(const std::vector<size_t> selected, resolved_axes(x.rank()));
+    for (size_t i = 0; i < selected.size(); ++i) axes[selected[i]].pass = static_cast<int64_t>(i);
     const bool has_scales = is_given(inputs, layout_.scales);
     const bool has_sizes = is_given(inputs, layout_.sizes);
     if (has_scales && has_sizes) {
@@ -234,14 +235,19 @@ class ResizeKernel final : public Kernel {
       }
       return Status::ok();
     }
+    // The one scale of the policy: min (not_larger) or max (not_smaller) of sizes[i] / in_size over the axes
+    // that have elements; a size of 0 gives the scale 0 and empty outputs. Without such an axis every size is 0
+    // (checked above) and the scale stays 1.
     double common = policy_ == AspectPolicy::kNotLarger ? std::numeric_limits<double>::infinity() : 0.0;
+    bool any_elements = false;
     for (size_t i = 0; i < selected.size(); ++i) {
       const ResizeAxis& axis = axes[selected[i]];
       if (axis.in_len == 0) continue;
+      any_elements = true;
       const double scale = static_cast<double>(sizes[i]) / static_cast<double>(axis.in_len);
       common = policy_ == AspectPolicy::kNotLarger ? std::min(common, scale) : std::max(common, scale);
     }
-    if (!std::isfinite(common) || common <= 0) common = 1.0;
+    if (!any_elements) common = 1.0;
     for (size_t d : selected) {
       axes[d].scale = common;
       axes[d].out_len = static_cast<int64_t>(common * static_cast<double>(axes[d].in_len) + 0.5);

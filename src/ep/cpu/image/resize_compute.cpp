@@ -1,9 +1,11 @@
 #include "ep/cpu/image/resize_compute.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <type_traits>
 
 #include "core/dispatch.h"
@@ -64,14 +66,58 @@ int64_t nearest_index(NearestMode mode, double x, double scale) {
   return static_cast<int64_t>(below);
 }
 
-double cubic_kernel(double t, double a) {
-  t = std::fabs(t);
-  if (t <= 1) return ((a + 2) * t - (a + 3)) * t * t + 1;
-  if (t < 2) return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+// The weight of the tap at `offset` from the element below the source coordinate (ratio in (0, 1] above it).
+// The formulas and their order of operations are onnx.reference's, so weights agree to the bit and integer
+// results round alike at ties: without antialias linear is [1 - r, r] and cubic four fixed polynomials of r;
+// with antialias the kernels are evaluated at (offset - r) * support_scale.
+double tap_weight(const ResizeSampling& sampling, bool cubic, int64_t offset, double ratio, double support_scale) {
+  const double a = sampling.cubic_a;
+  if (!sampling.antialias) {
+    if (!cubic) return offset == 0 ? 1 - ratio : ratio;
+    switch (offset) {
+      case -1: {
+        const double t = ratio + 1;
+        return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+      }
+      case 0:
+        return ((a + 2) * ratio - (a + 3)) * ratio * ratio + 1;
+      case 1: {
+        const double t = 1 - ratio;
+        return ((a + 2) * t - (a + 3)) * t * t + 1;
+      }
+      default: {
+        const double t = (1 - ratio) + 1;
+        return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+      }
+    }
+  }
+  const double x = std::fabs((static_cast<double>(offset) - ratio) * support_scale);
+  if (!cubic) return std::clamp(1 - x, 0.0, 1.0);
+  const double x2 = x * x;
+  const double x3 = x * x2;
+  if (x <= 1) return (a + 2) * x3 - (a + 3) * x2 + 1;
+  if (x < 2) return a * x3 - 5 * a * x2 + 8 * a * x - 4 * a;
   return 0.0;
 }
 
-double linear_kernel(double t) { return std::max(0.0, 1.0 - std::fabs(t)); }
+// The sum of v[0..n) in numpy's order for a contiguous reduction (the reference's): sequential below 8 terms,
+// else 8 interleaved partial sums combined pairwise, then the remainder.
+double numpy_order_sum(const double* v, int64_t n) {
+  if (n < 8) {
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += v[i];
+    return sum;
+  }
+  std::array<double, 8> lanes{};
+  for (int j = 0; j < 8; ++j) lanes[static_cast<size_t>(j)] = v[j];
+  int64_t i = 8;
+  for (; i + 8 <= n; i += 8) {
+    for (int j = 0; j < 8; ++j) lanes[static_cast<size_t>(j)] += v[i + j];
+  }
+  double sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+  for (; i < n; ++i) sum += v[i];
+  return sum;
+}
 
 double clamp_coordinate(double x) {
   // Keeps the later int64 conversions defined for absurd scales.
@@ -103,7 +149,6 @@ template <class T>
 void resize_nearest(const ResizeSampling& sampling, const std::vector<ResizeAxis>& axes, const T* x, T* y,
                     ThreadPool& pool) {
   const size_t rank = axes.size();
-  const bool crop = sampling.coordinates == CoordinateMode::kTfCropAndResize;
   std::vector<std::vector<int64_t>> offsets(rank);
   std::vector<std::vector<uint8_t>> outside(rank);
   int64_t stride = 1;
@@ -111,7 +156,7 @@ void resize_nearest(const ResizeSampling& sampling, const std::vector<ResizeAxis
     const ResizeAxis& axis = axes[d];
     offsets[d].resize(static_cast<size_t>(axis.out_len));
     outside[d].assign(static_cast<size_t>(axis.out_len), 0);
-    const bool identity = is_identity_axis(axis, crop);
+    const bool identity = is_identity_axis(axis, sampling);
     const AxisTaps taps = identity ? AxisTaps{} : build_axis_taps(sampling, axis);
     for (int64_t o = 0; o < axis.out_len; ++o) {
       const auto k = static_cast<size_t>(o);
@@ -125,7 +170,7 @@ void resize_nearest(const ResizeSampling& sampling, const std::vector<ResizeAxis
   // each output position a run of `inner` contiguous input elements: copied whole.
   size_t kept = rank;
   int64_t inner = 1;
-  while (kept > 1 && is_identity_axis(axes[kept - 1], crop)) inner *= axes[--kept].out_len;
+  while (kept > 1 && is_identity_axis(axes[kept - 1], sampling)) inner *= axes[--kept].out_len;
   const int64_t row_len = axes[kept - 1].out_len;
   Shape out = output_shape(axes);
   int64_t rows = 1;
@@ -182,9 +227,16 @@ void interpolate_axis(const AxisTaps& taps, Acc fill, const Acc* src, Acc* dst, 
       if (taps.outside[static_cast<size_t>(o)] != 0) {
         std::fill(out, out + inner, fill);
       } else if (inner == 1) {
-        Acc sum = 0;
-        for (int64_t t = 0; t < n; ++t) sum += weight[t] * row[index[t]];
-        *out = sum;
+        // The taps lie along the reduced axis, contiguous in the reference: numpy's order of the sum.
+        std::array<Acc, 64> products{};
+        if (n <= 64) {
+          for (int64_t t = 0; t < n; ++t) products[static_cast<size_t>(t)] = weight[t] * row[index[t]];
+          *out = numpy_order_sum(products.data(), n);
+        } else {
+          Acc sum = 0;
+          for (int64_t t = 0; t < n; ++t) sum += weight[t] * row[index[t]];
+          *out = sum;
+        }
       } else {
         std::fill(out, out + inner, Acc(0));
         for (int64_t t = 0; t < n; ++t) {
@@ -204,18 +256,20 @@ void interpolate_axis(const AxisTaps& taps, Acc fill, const Acc* src, Acc* dst, 
 template <class T>
 void resize_interpolate(const ResizeSampling& sampling, const std::vector<ResizeAxis>& axes, const T* x, T* y,
                         int64_t in_count, ThreadPool& pool) {
-  using Acc = std::conditional_t<std::is_same_v<T, float> || std::is_same_v<T, Float16> ||
-                                     std::is_same_v<T, BFloat16> || sizeof(T) <= 2,
-                                 float, double>;
-  const bool crop = sampling.coordinates == CoordinateMode::kTfCropAndResize;
+  // Every type interpolates in double and rounds once, as onnx.reference does: float32 taps whose weights
+  // cancel (cubic) would otherwise keep only float32's absolute accuracy of the sum.
+  using Acc = double;
   std::vector<Acc> current(static_cast<size_t>(in_count));
   for (int64_t i = 0; i < in_count; ++i) current[static_cast<size_t>(i)] = static_cast<Acc>(x[i]);
   Shape shape;
   for (const ResizeAxis& axis : axes) shape.push_back(axis.in_len);
   std::vector<Acc> next;
-  for (size_t d = 0; d < axes.size(); ++d) {
+  std::vector<size_t> order(axes.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return axes[a].pass < axes[b].pass; });
+  for (const size_t d : order) {
     const ResizeAxis& axis = axes[d];
-    if (is_identity_axis(axis, crop)) continue;
+    if (is_identity_axis(axis, sampling)) continue;
     int64_t outer = 1;
     int64_t inner = 1;
     for (size_t i = 0; i < d; ++i) outer *= shape[i];
@@ -235,7 +289,10 @@ using ResizeTypes = TypeList<float, double, Float16, BFloat16, int8_t, int16_t, 
 
 }  // namespace
 
-bool is_identity_axis(const ResizeAxis& axis, bool crop) {
+bool is_identity_axis(const ResizeAxis& axis, const ResizeSampling& sampling) {
+  // tf_half_pixel_for_nn maps x to x + 0.5 even at scale 1: never the identity.
+  if (sampling.coordinates == CoordinateMode::kTfHalfPixelForNn) return false;
+  const bool crop = sampling.coordinates == CoordinateMode::kTfCropAndResize;
   return axis.out_len == axis.in_len && close_to(axis.scale, 1.0) &&
          (!crop || (close_to(axis.roi_start, 0.0) && close_to(axis.roi_end, 1.0)));
 }
@@ -268,24 +325,36 @@ AxisTaps build_axis_taps(const ResizeSampling& sampling, const ResizeAxis& axis)
   for (size_t o = 0; o < out_len; ++o) {
     const double x = clamp_coordinate(source_coordinate(sampling, axis, static_cast<double>(o)));
     if (crop && (x < 0 || x > static_cast<double>(last))) result.outside[o] = 1;
-    const double below = std::floor(x);
+    // At an integral coordinate the taps are those of ratio 1 from the element below (onnx.reference's rule:
+    // the ratio lies in (0, 1]), so the zero-weight tap is the left neighbour; its NaN or infinity makes the
+    // result NaN (0 * inf) as IEEE arithmetic on the taps does.
+    double below = std::floor(x);
+    if (below == x) below -= 1;
     const double ratio = x - below;
     const auto base = static_cast<int64_t>(below);
     int64_t* index = result.index.data() + o * static_cast<size_t>(n);
     double* weight = result.weight.data() + o * static_cast<size_t>(n);
-    double sum = 0;
     for (int64_t t = 0; t < n; ++t) {
       const int64_t offset = first_offset + t;
-      const double distance = (static_cast<double>(offset) - ratio) * support_scale;
-      double w = cubic ? cubic_kernel(distance, sampling.cubic_a) : linear_kernel(distance);
-      const int64_t j = base + offset;
-      if (sampling.exclude_outside && (j < 0 || j > last)) w = 0;
-      index[t] = std::clamp<int64_t>(j, 0, last);
-      weight[t] = w;
-      sum += w;
+      weight[t] = tap_weight(sampling, cubic, offset, ratio, support_scale);
+      index[t] = std::clamp<int64_t>(base + offset, 0, last);
     }
-    if ((sampling.antialias || sampling.exclude_outside) && sum != 0) {
+    // Antialiased kernels are normalized to sum 1 (the reference sums in order); exclude_outside then zeroes
+    // the taps outside the axis and normalizes again (numpy's sum), a zero sum left as it is.
+    if (sampling.antialias) {
+      double sum = 0;
+      for (int64_t t = 0; t < n; ++t) sum += weight[t];
       for (int64_t t = 0; t < n; ++t) weight[t] /= sum;
+    }
+    if (sampling.exclude_outside) {
+      for (int64_t t = 0; t < n; ++t) {
+        const int64_t j = base + first_offset + t;
+        if (j < 0 || j > last) weight[t] = 0;
+      }
+      const double sum = numpy_order_sum(weight, n);
+      if (sum != 0) {
+        for (int64_t t = 0; t < n; ++t) weight[t] /= sum;
+      }
     }
   }
   return result;

@@ -41,6 +41,9 @@ struct ResizeAxis {
   double scale = 1.0;
   double roi_start = 0.0;
   double roi_end = 1.0;
+  // Interpolation passes run axis by axis in increasing `pass` (ties in axis order): the order of the axes
+  // attribute, as the reference resamples them, so rounding between the passes matches.
+  int64_t pass = 0;
 };
 
 struct AxisTaps {
@@ -50,8 +53,9 @@ struct AxisTaps {
   std::vector<uint8_t> outside;  // out_len; 1: the output is extrapolation_value
 };
 
-// True when the axis leaves its data unchanged (the reference skips such axes).
-bool is_identity_axis(const ResizeAxis& axis, bool crop);
+// True when the axis leaves its data unchanged (the reference skips such axes): length and scale 1 kept, the
+// crop window the whole axis, and a coordinate mode that maps x to x at scale 1.
+bool is_identity_axis(const ResizeAxis& axis, const ResizeSampling& sampling);
 
 AxisTaps build_axis_taps(const ResizeSampling& sampling, const ResizeAxis& axis);
 

@@ -58,15 +58,46 @@ void gemm_half(const GemmArgs& g, float alpha, const T* a, const T* b, float bet
   for (int64_t i = 0; i < g.m * g.ldc; ++i) c[i] = T(cf[i]);
 }
 
-// alpha/beta are float attributes; integer Gemm truncates them (NaN -> 0, clamped to T's range).
+// alpha/beta are float attributes; integer Gemm truncates them toward zero and reduces them modulo 2^bits, so a
+// whole multiplier scales exactly as the spec's formula does in wrapping integer math (beta = -1 on uint32 is
+// 2^32 - 1, and alpha * x wraps like the product of integers). NaN and infinities give 0.
 template <class T>
 T integer_scalar(double value) {
-  if (std::isnan(value)) return T{0};
-  const double lo = static_cast<double>(std::numeric_limits<T>::min());
-  const double hi = static_cast<double>(std::numeric_limits<T>::max());
-  if (value <= lo) return std::numeric_limits<T>::min();
-  if (value >= hi) return std::numeric_limits<T>::max();
-  return static_cast<T>(value);
+  constexpr double kTwoTo64 = 18446744073709551616.0;
+  if (!std::isfinite(value)) return T{0};
+  const double whole = std::trunc(value);
+  // fmod of a whole double is exact, and below 2^64 it converts to uint64_t exactly.
+  const auto magnitude = static_cast<uint64_t>(std::fmod(std::fabs(whole), kTwoTo64));
+  const uint64_t wrapped = whole < 0 ? uint64_t{0} - magnitude : magnitude;
+  return static_cast<T>(wrapped);  // modulo 2^bits (C++20 integral conversion)
+}
+
+// Gemm's term beta * C for beta == 0, which the GEMM (BLAS-style) never reads: 0 * C is 0 except where C is NaN
+// or infinite, where the spec's formula Y = alpha * A'B' + beta * C gives NaN. `c` broadcasts to the m x n `out`.
+template <class T>
+void add_zero_times_c(const Tensor& c, T* out, int64_t m, int64_t n) {
+  if constexpr (std::is_integral_v<T>) {
+    return;  // 0 * C is 0 for integers
+  } else {
+    const Shape& shape = c.shape();
+    const int64_t c_rows = shape.size() == 2 ? shape[0] : 1;
+    const int64_t c_cols = shape.empty() ? 1 : shape.back();
+    const T* src = c.data<T>();
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        const T v = src[(c_rows == 1 ? 0 : i) * c_cols + (c_cols == 1 ? 0 : j)];
+        bool finite = true;
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+          finite = std::isfinite(v);
+        } else {
+          finite = std::isfinite(static_cast<float>(v));
+        }
+        if (!finite) {
+          out[i * n + j] = T(std::numeric_limits<float>::quiet_NaN());
+        }
+      }
+    }
+  }
 }
 
 // A constant B packed at create for the f32/f64 GEMM (at most one of the two is set).
@@ -473,6 +504,7 @@ class GemmKernel final : public Kernel {
         }
       }
       gemm_any<T>(g, alpha_, inputs[0]->data<T>(), inputs[1]->data<T>(), beta, out, pool, &packed_, &epilogue);
+      if (c != nullptr && beta_ == 0.0f) add_zero_times_c(*c, out, m, n);
     });
     return Status::ok();
   }

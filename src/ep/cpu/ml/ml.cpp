@@ -28,15 +28,17 @@ using ml::vector_tensor;
 using LabelTypes = TypeList<std::string, int64_t, float, double, int32_t, int16_t>;
 
 // Map key of element i: strings as themselves, integers in decimal, floats as the bytes of their double value
-// (every NaN alike), so keys and inputs of different widths of one kind compare by value.
-std::string key_of(const Tensor& t, int64_t i) {
+// (every NaN alike; -0.0 as 0.0 unless `signed_zeros_differ`), so keys and inputs of different widths of one kind
+// compare by value.
+std::string key_of(const Tensor& t, int64_t i, bool signed_zeros_differ) {
   std::string key;
   visit_dtype<LabelTypes>(t.dtype(), [&]<class T>() {
     const T value = t.data<T>()[i];
     if constexpr (std::is_same_v<T, std::string>) {
       key = value;
     } else if constexpr (std::is_floating_point_v<T>) {
-      const double d = std::isnan(value) ? std::nan("") : static_cast<double>(value);
+      double d = std::isnan(value) ? std::nan("") : static_cast<double>(value);
+      if (d == 0 && !signed_zeros_differ) d = 0.0;
       key.assign(reinterpret_cast<const char*>(&d), sizeof d);
     } else {
       key = std::to_string(static_cast<int64_t>(value));
@@ -55,12 +57,16 @@ void copy_element(const Tensor& from, int64_t i, Tensor& to, int64_t j) {
               bytes);
 }
 
+// A repeated key maps to the value of its last occurrence ("the last key takes precedence", opset 4). Float keys
+// match by value with every NaN alike; `signed_zeros_differ` (opset 2's "bit-wise comparison") keeps -0.0 and 0.0
+// apart, later opsets compare them equal.
 class LabelEncoderKernel final : public Kernel {
  public:
-  LabelEncoderKernel(std::string description, const Tensor& keys, Tensor values, Tensor fallback)
+  LabelEncoderKernel(std::string description, const Tensor& keys, Tensor values, Tensor fallback,
+                     bool signed_zeros_differ)
       : description_(std::move(description)), key_type_(keys.dtype()), values_(std::move(values)),
-        fallback_(std::move(fallback)) {
-    for (int64_t i = 0; i < keys.numel(); ++i) index_.emplace(key_of(keys, i), i);
+        fallback_(std::move(fallback)), signed_zeros_differ_(signed_zeros_differ) {
+    for (int64_t i = 0; i < keys.numel(); ++i) index_[key_of(keys, i, signed_zeros_differ_)] = i;
   }
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
@@ -80,7 +86,7 @@ class LabelEncoderKernel final : public Kernel {
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool&) const override {
     const Tensor& x = *inputs[0];
     for (int64_t i = 0; i < x.numel(); ++i) {
-      const auto found = index_.find(key_of(x, i));
+      const auto found = index_.find(key_of(x, i, signed_zeros_differ_));
       if (found == index_.end()) {
         copy_element(fallback_, 0, outputs[0], i);
       } else {
@@ -95,6 +101,7 @@ class LabelEncoderKernel final : public Kernel {
   DataType key_type_;
   Tensor values_;
   Tensor fallback_;
+  bool signed_zeros_differ_;
   std::unordered_map<std::string, int64_t> index_;
 };
 
@@ -175,7 +182,8 @@ Expected<Tensor> label_default(const graph::Node& node, DataType value_type) {
 Expected<std::unique_ptr<Kernel>> create_label_encoder(const KernelInfo& info) {
   const graph::Node& node = info.node;
   if (info.opset() < 2) {
-    // Opset 1: classes_strings maps a string to its index, or an int64 to the string at that index.
+    // Opset 1: classes_strings maps a string to its index (a repeated string: its last, as onnxruntime), or an int64
+    // to the string at that index.
     std::vector<std::string> classes;
     if (const graph::Attribute* a = node.find_attribute("classes_strings")) classes = a->strings;
     std::vector<int64_t> indices(classes.size());
@@ -185,8 +193,8 @@ Expected<std::unique_ptr<Kernel>> create_label_encoder(const KernelInfo& info) {
     TRY_ASSIGN(Tensor int_default, label_default(node, DataType::kInt64));
     TRY_ASSIGN(Tensor string_default, label_default(node, DataType::kString));
     return std::unique_ptr<Kernel>(std::make_unique<LabelEncoderV1Kernel>(
-        LabelEncoderKernel(node.describe(), strings, ints, int_default),
-        LabelEncoderKernel(node.describe(), ints, strings, string_default)));
+        LabelEncoderKernel(node.describe(), strings, ints, int_default, false),
+        LabelEncoderKernel(node.describe(), ints, strings, string_default, false)));
   }
   TRY_ASSIGN(const Tensor keys, label_list(node, "keys"));
   TRY_ASSIGN(const Tensor values, label_list(node, "values"));
@@ -195,7 +203,8 @@ Expected<std::unique_ptr<Kernel>> create_label_encoder(const KernelInfo& info) {
                       " values");
   }
   TRY_ASSIGN(const Tensor fallback, label_default(node, values.dtype()));
-  return std::unique_ptr<Kernel>(std::make_unique<LabelEncoderKernel>(node.describe(), keys, values, fallback));
+  return std::unique_ptr<Kernel>(
+      std::make_unique<LabelEncoderKernel>(node.describe(), keys, values, fallback, info.opset() < 4));
 }
 
 using BinarizerTypes = TypeList<float, double, int64_t, int32_t>;

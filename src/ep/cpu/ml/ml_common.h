@@ -98,6 +98,18 @@ inline void apply_post_transform_rows(PostTransform post, float* z, int64_t rows
   }
 }
 
+// The index of the largest of n >= 1 scores, the first on ties; NaN counts as the largest, so the first NaN wins
+// (numpy's argmax, as the reference picks a classifier's label, and Hardmax's rule).
+template <class T>
+int64_t argmax_nan_first(const T* scores, int64_t n) {
+  int64_t best = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isnan(scores[i])) return i;
+    if (scores[i] > scores[best]) best = i;
+  }
+  return best;
+}
+
 // A 1-D tensor of `values` (attribute lists: labels, keys, vocabularies).
 template <class T>
 Expected<Tensor> vector_tensor(const std::vector<T>& values) {

@@ -2,6 +2,8 @@
 // FeatureVectorizer, LinearRegressor, LinearClassifier. Arithmetic happens in double; float outputs round once.
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -82,7 +84,9 @@ Expected<std::unique_ptr<Kernel>> create_scaler(const KernelInfo& info) {
 
 enum class Norm { kMax, kL1, kL2 };
 
-// Each row divided by max |x|, sum |x| or sqrt(sum x^2); a zero divisor leaves the row unchanged.
+// Each row divided by max |x|, sum |x| or sqrt(sum x^2) (the spec's max(X), sum(X) and sum(X^2) read with the
+// norms' absolute values, as the reference computes them); a zero divisor leaves the row unchanged, a NaN in the
+// row makes the divisor NaN.
 class NormalizerKernel final : public Kernel {
  public:
   NormalizerKernel(std::string description, Norm norm) : description_(std::move(description)), norm_(norm) {}
@@ -102,7 +106,8 @@ class NormalizerKernel final : public Kernel {
       double divisor = 0;
       for (int64_t c = 0; c < m.columns; ++c) {
         if (norm_ == Norm::kMax) {
-          divisor = std::max(divisor, std::abs(row[c]));
+          divisor = std::isnan(row[c]) ? row[c] : std::max(divisor, std::abs(row[c]));
+          if (std::isnan(divisor)) break;
         } else {
           divisor += norm_ == Norm::kL1 ? std::abs(row[c]) : row[c] * row[c];
         }
@@ -134,11 +139,23 @@ Expected<std::unique_ptr<Kernel>> create_normalizer(const KernelInfo& info) {
   return std::unique_ptr<Kernel>(std::make_unique<NormalizerKernel>(info.node.describe(), mode));
 }
 
-// Replaces `replaced` (NaN: every NaN) by the column's imputed value; output keeps X's type.
+// The imputed values and the replaced value, as the node gives them: floats (imputed_value_floats,
+// replaced_value_float) or int64 (imputed_value_int64s, replaced_value_int64).
+struct Imputation {
+  bool integers = false;
+  std::vector<double> float_values;
+  double float_replaced = 0;  // NaN: every NaN is replaced
+  std::vector<int64_t> int_values;
+  int64_t int_replaced = 0;
+};
+
+// Replaces each element equal to the replaced value by its column's imputed value; output keeps X's type. Integer
+// inputs with integer attributes compare and copy as int64 (no trip through double, which rounds beyond 2^53); a
+// value outside the input type saturates (the spec requires imputed values to fit it).
 class ImputerKernel final : public Kernel {
  public:
-  ImputerKernel(std::string description, std::vector<double> values, double replaced)
-      : description_(std::move(description)), values_(std::move(values)), replaced_(replaced) {}
+  ImputerKernel(std::string description, Imputation imputation)
+      : description_(std::move(description)), imputation_(std::move(imputation)) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     if (inputs.empty() || inputs[0] == nullptr) return missing_input(description_);
@@ -147,7 +164,8 @@ class ImputerKernel final : public Kernel {
       return make_error(StatusCode::kInvalidArgument, description_, ": unsupported input type ",
                         data_type_name(x.dtype()));
     }
-    TRY(check_per_column(values_.size(), x.rank() == 0 ? 1 : x.shape().back(), "imputed_value_*", description_));
+    const size_t count = imputation_.integers ? imputation_.int_values.size() : imputation_.float_values.size();
+    TRY(check_per_column(count, x.rank() == 0 ? 1 : x.shape().back(), "imputed_value_*", description_));
     outputs.assign(1, OutputDesc{x.dtype(), x.shape()});
     return Status::ok();
   }
@@ -155,13 +173,27 @@ class ImputerKernel final : public Kernel {
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool&) const override {
     const Tensor& x = *inputs[0];
     const size_t columns = x.rank() == 0 ? 1 : static_cast<size_t>(x.shape().back());
+    const Imputation& m = imputation_;
     visit_dtype<NumericMlTypes>(x.dtype(), [&]<class T>() {
       const T* in = x.data<T>();
       T* out = outputs[0].data<T>();
       for (int64_t i = 0; i < x.numel(); ++i) {
+        const size_t column = static_cast<size_t>(i) % columns;
+        if constexpr (std::is_integral_v<T>) {
+          if (m.integers) {
+            const int64_t value = m.int_values[m.int_values.size() == 1 ? 0 : column];
+            const bool replace = static_cast<int64_t>(in[i]) == m.int_replaced;
+            out[i] = replace ? static_cast<T>(std::clamp<int64_t>(value, std::numeric_limits<T>::min(),
+                                                                  std::numeric_limits<T>::max()))
+                             : in[i];
+            continue;
+          }
+        }
         const double v = static_cast<double>(in[i]);
-        const bool replace = std::isnan(replaced_) ? std::isnan(v) : v == replaced_;
-        const double value = values_[values_.size() == 1 ? 0 : static_cast<size_t>(i) % columns];
+        const double replaced = m.integers ? static_cast<double>(m.int_replaced) : m.float_replaced;
+        const bool replace = std::isnan(replaced) ? std::isnan(v) : v == replaced;
+        const double value = m.integers ? static_cast<double>(m.int_values[m.int_values.size() == 1 ? 0 : column])
+                                        : m.float_values[m.float_values.size() == 1 ? 0 : column];
         if constexpr (std::is_integral_v<T>) {
           out[i] = replace ? saturate_to_int<T>(value) : in[i];  // NaN and out-of-range values saturate
         } else {
@@ -174,32 +206,30 @@ class ImputerKernel final : public Kernel {
 
  private:
   std::string description_;
-  std::vector<double> values_;
-  double replaced_;
+  Imputation imputation_;
 };
 
 Expected<std::unique_ptr<Kernel>> create_imputer(const KernelInfo& info) {
   const graph::Node& node = info.node;
   TRY_ASSIGN(const std::vector<float> floats, node.attr_floats("imputed_value_floats", {}));
-  TRY_ASSIGN(const std::vector<int64_t> ints, node.attr_ints("imputed_value_int64s", {}));
-  std::vector<double> values;
-  double replaced = 0;
+  Imputation m;
+  TRY_ASSIGN(m.int_values, node.attr_ints("imputed_value_int64s", {}));
   if (!floats.empty()) {
-    values.assign(floats.begin(), floats.end());
+    m.float_values.assign(floats.begin(), floats.end());
     TRY_ASSIGN(const float r, node.attr_float("replaced_value_float", 0.0f));
-    replaced = r;
-  } else if (!ints.empty()) {
-    for (int64_t v : ints) values.push_back(static_cast<double>(v));
-    TRY_ASSIGN(const int64_t r, node.attr_int("replaced_value_int64", 0));
-    replaced = static_cast<double>(r);
+    m.float_replaced = r;
+  } else if (!m.int_values.empty()) {
+    m.integers = true;
+    TRY_ASSIGN(m.int_replaced, node.attr_int("replaced_value_int64", 0));
   } else {
     return make_error(StatusCode::kInvalidGraph, node.describe(),
                       ": one of imputed_value_floats and imputed_value_int64s must be set");
   }
-  return std::unique_ptr<Kernel>(std::make_unique<ImputerKernel>(node.describe(), std::move(values), replaced));
+  return std::unique_ptr<Kernel>(std::make_unique<ImputerKernel>(node.describe(), std::move(m)));
 }
 
-// Y = X.shape + [categories]; numeric inputs are truncated to int64 and looked up in cats_int64s.
+// Y = X.shape + [categories]; numeric inputs are truncated to int64 and looked up in cats_int64s (NaN and values
+// outside int64 match none). A repeated category sets the column of its last occurrence, as onnxruntime.
 class OneHotEncoderKernel final : public Kernel {
  public:
   OneHotEncoderKernel(std::string description, std::unordered_map<std::string, int64_t> string_index,
@@ -225,15 +255,14 @@ class OneHotEncoderKernel final : public Kernel {
     const Tensor& x = *inputs[0];
     float* y = outputs[0].data<float>();
     std::fill(y, y + outputs[0].numel(), 0.0f);
-    const std::vector<double> numbers = x.dtype() == DataType::kString ? std::vector<double>{} : ml::numeric_values(x);
     for (int64_t i = 0; i < x.numel(); ++i) {
       int64_t at = -1;
       if (x.dtype() == DataType::kString) {
         const auto found = string_index_.find(x.data<std::string>()[i]);
         if (found != string_index_.end()) at = found->second;
-      } else if (const double number = numbers[static_cast<size_t>(i)]; std::abs(number) < 0x1p63) {
-        // NaN and values outside int64 match no category.
-        const auto found = int_index_.find(static_cast<int64_t>(number));
+      } else {
+        const std::optional<int64_t> category = integer_category(x, i);
+        const auto found = category ? int_index_.find(*category) : int_index_.end();
         if (found != int_index_.end()) at = found->second;
       }
       if (at < 0) {
@@ -249,6 +278,21 @@ class OneHotEncoderKernel final : public Kernel {
   }
 
  private:
+  // Element i of a numeric X as the int64 it is looked up as: integers as they are (no trip through double, which
+  // rounds beyond 2^53), floats truncated toward zero; NaN and floats outside int64 have none.
+  static std::optional<int64_t> integer_category(const Tensor& x, int64_t i) {
+    std::optional<int64_t> category;
+    visit_dtype<NumericMlTypes>(x.dtype(), [&]<class T>() {
+      const T value = x.data<T>()[i];
+      if constexpr (std::is_integral_v<T>) {
+        category = static_cast<int64_t>(value);
+      } else if (std::abs(static_cast<double>(value)) < 0x1p63) {
+        category = static_cast<int64_t>(value);
+      }
+    });
+    return category;
+  }
+
   std::string description_;
   std::unordered_map<std::string, int64_t> string_index_;
   std::unordered_map<int64_t, int64_t> int_index_;
@@ -268,8 +312,8 @@ Expected<std::unique_ptr<Kernel>> create_one_hot_encoder(const KernelInfo& info)
   TRY_ASSIGN(const int64_t zeros, node.attr_int("zeros", 1));
   std::unordered_map<std::string, int64_t> string_index;
   std::unordered_map<int64_t, int64_t> int_index;
-  for (size_t i = 0; i < strings.size(); ++i) string_index.emplace(strings[i], static_cast<int64_t>(i));
-  for (size_t i = 0; i < ints.size(); ++i) int_index.emplace(ints[i], static_cast<int64_t>(i));
+  for (size_t i = 0; i < strings.size(); ++i) string_index[strings[i]] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < ints.size(); ++i) int_index[ints[i]] = static_cast<int64_t>(i);
   const int64_t count = static_cast<int64_t>(std::max(ints.size(), strings.size()));
   return std::unique_ptr<Kernel>(std::make_unique<OneHotEncoderKernel>(
       node.describe(), std::move(string_index), std::move(int_index), count, zeros != 0));
@@ -469,7 +513,7 @@ class LinearClassifierKernel final : public Kernel {
           int64_t label = 0;
           bool first_class = true;
           if (width > 1) {
-            label = std::max_element(row, row + width) - row;
+            label = ml::argmax_nan_first(row, width);
           } else {
             const float threshold = shaped.post == ml::PostTransform::kNone ? 0.0f : 0.5f;
             first_class = width == 1 && row[0] >= threshold;

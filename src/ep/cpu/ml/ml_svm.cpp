@@ -1,10 +1,12 @@
-// ai.onnx.ml SVMRegressor: X [N, F] or [F] float -> Y [N, 1] float (what skl2onnx writes for SVR, NuSVR and
-// OneClassSVM). With support vectors (n_supports > 0): y = sum_j coefficients[j] K(x, sv_j) + rho[0]; without:
-// y = x . coefficients + rho[0]. one_class maps y to +1 when positive, else -1. Kernels (kernel_params = [gamma,
-// coef0, degree]): LINEAR x . v, POLY (gamma x . v + coef0)^degree, RBF exp(-gamma |x - v|^2), SIGMOID
-// tanh(gamma x . v + coef0), evaluated for blocks of rows as one GEMM of dot products (RBF from |x|^2 + |v|^2 -
-// 2 x . v). As onnxruntime's CPU kernel: post_transform is read but not applied, and X must have exactly the support
-// vectors' (or coefficients') width.
+// ai.onnx.ml SVMRegressor: X [N, F] or [F] (float, double, int64, int32; converted to float) -> Y [N, 1] float
+// (what skl2onnx writes for SVR, NuSVR and OneClassSVM). With support vectors (n_supports > 0): y = sum_j
+// coefficients[j] K(x, sv_j) + rho[0]; without: y = x . coefficients + rho[0]. one_class maps y to +1 when
+// positive, else -1. Kernels (kernel_params = [gamma, coef0, degree]): LINEAR x . v, POLY (gamma x . v +
+// coef0)^degree, RBF exp(-gamma |x - v|^2), SIGMOID tanh(gamma x . v + coef0), evaluated for blocks of rows (the dot
+// products as one GEMM in float; RBF's distances from the differences, in double), summed in double.
+// post_transform applies to each output value, as the spec says ("the transform to apply to the score";
+// onnxruntime's CPU kernel reads it but applies none). As onnxruntime, X must have exactly the support vectors' (or
+// coefficients') width.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -27,27 +29,36 @@ struct KernelFunction {
   double gamma = 0, coef0 = 0, degree = 0;
 };
 
-// x . v over n floats, summed in double (the linear forms' scores, and squared norms).
+// x . v over n floats, summed in double (the linear forms' scores).
 double dot(const float* x, const float* v, int64_t n) {
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * v[i];
   return sum;
 }
 
-// Squared norms of `count` vectors of `features` floats (the RBF kernel's |v|^2).
-std::vector<float> squared_norms(const std::vector<float>& vectors, int64_t count, int64_t features) {
-  std::vector<float> norms(static_cast<size_t>(count));
-  for (int64_t j = 0; j < count; ++j) {
-    const float* v = vectors.data() + j * features;
-    norms[static_cast<size_t>(j)] = static_cast<float>(dot(v, v, features));
-  }
-  return norms;
-}
-
-// out[i * count + j] = K(x_i, v_j) for `rows` rows of x: the dot products by one GEMM on the session's threads, then
-// the kernel per element (RBF from |x|^2 + |v|^2 - 2 x . v, clamped at 0, with `norms` = |v|^2).
+// out[i * count + j] = K(x_i, v_j) for `rows` rows of x, on the session's threads. LINEAR, POLY and SIGMOID: the
+// dot products by one GEMM, then the kernel per element. RBF: |x - v|^2 summed in double from the differences
+// (the GEMM form |x|^2 + |v|^2 - 2 x . v cancels in float32 for nearby vectors, overflows for large ones and
+// turns NaN and infinities into 0 distances).
 void kernel_matrix(const KernelFunction& k, const float* x, int64_t rows, const std::vector<float>& vectors,
-                   const std::vector<float>& norms, int64_t count, int64_t features, float* out, ThreadPool& pool) {
+                   int64_t count, int64_t features, float* out, ThreadPool& pool) {
+  if (k.type == SvmKernel::kRbf) {
+    pool.parallel_for(rows, 8, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const float* row = x + i * features;
+        for (int64_t j = 0; j < count; ++j) {
+          const float* v = vectors.data() + j * features;
+          double squares = 0;
+          for (int64_t f = 0; f < features; ++f) {
+            const double d = static_cast<double>(row[f]) - v[f];
+            squares += d * d;
+          }
+          out[i * count + j] = static_cast<float>(std::exp(-k.gamma * squares));
+        }
+      }
+    });
+    return;
+  }
   if (features == 0) {
     std::fill(out, out + rows * count, 0.0f);
   } else {
@@ -57,22 +68,32 @@ void kernel_matrix(const KernelFunction& k, const float* x, int64_t rows, const 
   pool.parallel_for(rows, 8, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       float* row = out + i * count;
-      const double x_norm = k.type == SvmKernel::kRbf ? dot(x + i * features, x + i * features, features) : 0.0;
       for (int64_t j = 0; j < count; ++j) {
         const double dot = row[j];
         switch (k.type) {
           case SvmKernel::kLinear: break;
           case SvmKernel::kPoly: row[j] = static_cast<float>(std::pow(k.gamma * dot + k.coef0, k.degree)); break;
           case SvmKernel::kSigmoid: row[j] = static_cast<float>(std::tanh(k.gamma * dot + k.coef0)); break;
-          case SvmKernel::kRbf: {
-            const double squares = std::max(0.0, x_norm + norms[static_cast<size_t>(j)] - 2.0 * dot);
-            row[j] = static_cast<float>(std::exp(-k.gamma * squares));
-            break;
-          }
+          case SvmKernel::kRbf: break;  // computed above
         }
       }
     }
   });
+}
+
+// X's elements as float (the SVMs compute in float, as onnxruntime): the tensor's own data for float, else a
+// conversion into `converted`.
+const float* as_float_rows(const Tensor& x, std::vector<float>& converted) {
+  const float* rows = nullptr;
+  visit_dtype<ml::NumericMlTypes>(x.dtype(), [&]<class T>() {
+    if constexpr (std::is_same_v<T, float>) {
+      rows = x.data<float>();
+    } else {
+      converted.assign(x.data<T>(), x.data<T>() + x.numel());
+      rows = converted.data();
+    }
+  });
+  return rows;
 }
 
 // Rows per kernel-matrix block: bounds the block's floats to rows x support vectors.
@@ -109,16 +130,13 @@ Expected<KernelFunction> kernel_function_of(const graph::Node& node) {
 class SvmRegressorKernel final : public Kernel {
  public:
   SvmRegressorKernel(std::string description, KernelFunction kernel, std::vector<float> vectors,
-                     std::vector<float> coefficients, double rho, int64_t features, bool one_class)
+                     std::vector<float> coefficients, double rho, int64_t features, bool one_class,
+                     ml::PostTransform post)
       : description_(std::move(description)), kernel_(kernel), vectors_(std::move(vectors)),
-        coefficients_(std::move(coefficients)), rho_(rho), features_(features), one_class_(one_class),
-        norms_(squared_norms(vectors_, vectors_.empty() ? 0 : static_cast<int64_t>(coefficients_.size()), features)) {}
+        coefficients_(std::move(coefficients)), rho_(rho), features_(features), one_class_(one_class), post_(post) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
-    if (inputs.empty() || inputs[0] == nullptr || inputs[0]->dtype() != DataType::kFloat32) {
-      return make_error(StatusCode::kInvalidArgument, description_, ": input X must be a float tensor");
-    }
-    TRY_ASSIGN(const ml::Matrix m, ml::matrix_of(inputs[0], description_));
+    TRY_ASSIGN(const ml::Matrix m, ml::matrix_of(inputs.empty() ? nullptr : inputs[0], description_));
     if (m.columns != features_) {
       return make_error(StatusCode::kInvalidArgument, description_, ": input X has ", m.columns,
                         " features; the model has ", features_);
@@ -129,14 +147,15 @@ class SvmRegressorKernel final : public Kernel {
 
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
     TRY_ASSIGN(const ml::Matrix m, ml::matrix_of(inputs[0], description_));
-    const float* x = inputs[0]->data<float>();
+    std::vector<float> converted;
+    const float* x = as_float_rows(*inputs[0], converted);
     float* y = outputs[0].data<float>();
     const int64_t supports = vectors_.empty() ? 0 : static_cast<int64_t>(coefficients_.size());
     if (supports == 0) {
       pool.parallel_for(m.rows, 64, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
           const double value = rho_ + dot(x + r * features_, coefficients_.data(), features_);
-          y[r] = one_class_ ? (value > 0 ? 1.0f : -1.0f) : static_cast<float>(value);
+          y[r] = finish(value);
         }
       });
       return Status::ok();
@@ -144,19 +163,26 @@ class SvmRegressorKernel final : public Kernel {
     std::vector<float> block(static_cast<size_t>(std::min(m.rows, kKernelBlockRows) * supports));
     for (int64_t r0 = 0; r0 < m.rows; r0 += kKernelBlockRows) {
       const int64_t count = std::min(kKernelBlockRows, m.rows - r0);
-      kernel_matrix(kernel_, x + r0 * features_, count, vectors_, norms_, supports, features_, block.data(), pool);
+      kernel_matrix(kernel_, x + r0 * features_, count, vectors_, supports, features_, block.data(), pool);
       for (int64_t i = 0; i < count; ++i) {
         double value = rho_;
         for (int64_t j = 0; j < supports; ++j) {
           value += double{coefficients_[static_cast<size_t>(j)]} * block[static_cast<size_t>(i * supports + j)];
         }
-        y[r0 + i] = one_class_ ? (value > 0 ? 1.0f : -1.0f) : static_cast<float>(value);
+        y[r0 + i] = finish(value);
       }
     }
     return Status::ok();
   }
 
  private:
+  // The output value of a row's decision value: +-1 for one_class, through the post-transform.
+  float finish(double value) const {
+    double y = one_class_ ? (value > 0 ? 1.0 : -1.0) : value;
+    ml::apply_post_transform(post_, &y, 1);
+    return static_cast<float>(y);
+  }
+
   std::string description_;
   KernelFunction kernel_;
   std::vector<float> vectors_;
@@ -164,7 +190,7 @@ class SvmRegressorKernel final : public Kernel {
   double rho_;
   int64_t features_;
   bool one_class_;
-  std::vector<float> norms_;  // |v|^2 of the support vectors
+  ml::PostTransform post_;
 };
 
 Expected<std::unique_ptr<Kernel>> create_svm_regressor(const KernelInfo& info) {
@@ -176,7 +202,7 @@ Expected<std::unique_ptr<Kernel>> create_svm_regressor(const KernelInfo& info) {
   TRY_ASSIGN(const std::vector<float> rho, node.attr_floats("rho", {}));
   TRY_ASSIGN(const int64_t one_class, node.attr_int("one_class", 0));
   TRY_ASSIGN(KernelFunction kernel, kernel_function_of(node));
-  TRY(ml::post_transform_of(node).status());
+  TRY_ASSIGN(const ml::PostTransform post, ml::post_transform_of(node));
   if (coefficients.empty() || rho.empty() || supports < 0) {
     return make_error(StatusCode::kInvalidGraph, what, ": coefficients and rho are required and n_supports >= 0");
   }
@@ -192,7 +218,7 @@ Expected<std::unique_ptr<Kernel>> create_svm_regressor(const KernelInfo& info) {
     vectors.clear();
   }
   return std::unique_ptr<Kernel>(std::make_unique<SvmRegressorKernel>(
-      what, kernel, std::move(vectors), std::move(coefficients), rho[0], features, one_class != 0));
+      what, kernel, std::move(vectors), std::move(coefficients), rho[0], features, one_class != 0, post));
 }
 
 // libsvm's pairwise coupling (Wu, Lin and Weng 2004, method 2) as onnxruntime computes it in float: class
@@ -264,8 +290,7 @@ class SvmClassifierKernel final : public Kernel {
   };
 
   SvmClassifierKernel(std::string description, Model model)
-      : description_(std::move(description)), m_(std::move(model)),
-        norms_(squared_norms(m_.vectors, m_.supports, m_.features)) {}
+      : description_(std::move(description)), m_(std::move(model)) {}
 
   int64_t score_columns() const {
     if (m_.supports > 0 && m_.prob_a.empty()) return m_.classes > 2 ? m_.classes * (m_.classes - 1) / 2 : 2;
@@ -285,18 +310,8 @@ class SvmClassifierKernel final : public Kernel {
 
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
     TRY_ASSIGN(const ml::Matrix mx, ml::matrix_of(inputs[0], description_));
-    // As onnxruntime computes: in float, so other input types are converted once.
     std::vector<float> converted;
-    const float* x = nullptr;
-    visit_dtype<ml::NumericMlTypes>(inputs[0]->dtype(), [&]<class T>() {
-      if constexpr (std::is_same_v<T, float>) {
-        x = inputs[0]->data<float>();
-      } else {
-        const T* in = inputs[0]->data<T>();
-        converted.assign(in, in + mx.rows * mx.columns);
-        x = converted.data();
-      }
-    });
+    const float* x = as_float_rows(*inputs[0], converted);
     const int64_t columns = score_columns();
     std::vector<int64_t> labels(static_cast<size_t>(mx.rows));
     float* z = outputs[1].data<float>();
@@ -310,7 +325,7 @@ class SvmClassifierKernel final : public Kernel {
       std::vector<float> block(static_cast<size_t>(std::min(mx.rows, kKernelBlockRows) * m_.supports));
       for (int64_t r0 = 0; r0 < mx.rows; r0 += kKernelBlockRows) {
         const int64_t count = std::min(kKernelBlockRows, mx.rows - r0);
-        kernel_matrix(m_.kernel, x + r0 * m_.features, count, m_.vectors, norms_, m_.supports, m_.features,
+        kernel_matrix(m_.kernel, x + r0 * m_.features, count, m_.vectors, m_.supports, m_.features,
                       block.data(), pool);
         pool.parallel_for(count, 16, [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
@@ -422,7 +437,6 @@ class SvmClassifierKernel final : public Kernel {
 
   std::string description_;
   Model m_;
-  std::vector<float> norms_;  // |v|^2 of the support vectors
 };
 
 Expected<std::unique_ptr<Kernel>> create_svm_classifier(const KernelInfo& info) {
@@ -474,7 +488,7 @@ Expected<std::unique_ptr<Kernel>> create_svm_classifier(const KernelInfo& info) 
 }
 
 const KernelDef kSvmKernels[] = {
-    {"SVMRegressor", ml::kMlDomain, 1, kLatestOpset, type_mask(TypeList<float>{}), 0, create_svm_regressor},
+    {"SVMRegressor", ml::kMlDomain, 1, kLatestOpset, type_mask(ml::NumericMlTypes{}), 0, create_svm_regressor},
     {"SVMClassifier", ml::kMlDomain, 1, kLatestOpset, type_mask(ml::NumericMlTypes{}), 0, create_svm_classifier},
 };
 

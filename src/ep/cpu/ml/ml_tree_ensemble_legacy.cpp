@@ -311,11 +311,10 @@ Expected<std::unique_ptr<Kernel>> create_tree_ensemble_classifier(const KernelIn
 
 using ForestInputs = TypeList<float, double, int64_t, int32_t>;
 
+// Opsets 1 to 4: ai.onnx.ml opset 5 deprecates both ops (TreeEnsemble replaces them; onnxruntime refuses them there).
 const KernelDef kLegacyTreeKernels[] = {
-    {"TreeEnsembleRegressor", ml::kMlDomain, 1, kLatestOpset, type_mask(ForestInputs{}), 0,
-     create_tree_ensemble_regressor},
-    {"TreeEnsembleClassifier", ml::kMlDomain, 1, kLatestOpset, type_mask(ForestInputs{}), 0,
-     create_tree_ensemble_classifier},
+    {"TreeEnsembleRegressor", ml::kMlDomain, 1, 4, type_mask(ForestInputs{}), 0, create_tree_ensemble_regressor},
+    {"TreeEnsembleClassifier", ml::kMlDomain, 1, 4, type_mask(ForestInputs{}), 0, create_tree_ensemble_classifier},
 };
 
 }  // namespace

@@ -28,10 +28,10 @@ struct TreeNode {
   bool false_leaf = false;
 };
 
-// Whether feature value x takes the node's true branch (NaN goes true only where the node tracks missing values
-// as true; otherwise the comparison decides, and every comparison but != is false for NaN).
+// Whether feature value x takes the node's true branch. NaN takes the branch nodes_missing_value_tracks_true names:
+// true where it is 1, false where it is 0 or absent, whatever the mode (BRANCH_NEQ included).
 inline bool goes_true(const TreeNode& node, double x) {
-  if (std::isnan(x) && node.missing_true) return true;
+  if (std::isnan(x)) return node.missing_true;
   switch (node.mode) {
     case BranchMode::kLeq: return x <= node.split;
     case BranchMode::kLt: return x < node.split;

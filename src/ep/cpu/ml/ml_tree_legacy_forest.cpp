@@ -360,21 +360,7 @@ void aggregate_block(const LegacyForest& forest, Aggregate aggregate, bool first
 void write_score_vector(std::span<const Score> scores, PostTransform post, float* out) {
   std::vector<double> values(scores.size());
   for (size_t i = 0; i < scores.size(); ++i) values[i] = scores[i].read();
-  if (post == PostTransform::kSoftmaxZero) {
-    const double top = *std::max_element(values.begin(), values.end());
-    double sum = 0;
-    for (double& v : values) {
-      if (std::abs(v) > 1e-7) {
-        v = std::exp(v - top);
-        sum += v;
-      } else {
-        v *= std::exp(-top);
-      }
-    }
-    for (double& v : values) v /= sum;
-  } else {
-    ml::apply_post_transform(post, values.data(), static_cast<int64_t>(values.size()));
-  }
+  ml::apply_post_transform(post, values.data(), static_cast<int64_t>(values.size()));
   for (size_t i = 0; i < values.size(); ++i) out[i] = static_cast<float>(values[i]);
 }
 

@@ -73,8 +73,9 @@ Expected<LegacyForest> read_forest(const graph::Node& node, const std::string& p
 void aggregate_block(const LegacyForest& forest, Aggregate aggregate, bool first_only, const double* rows,
                      int64_t count, int64_t features, Score* scores);
 
-// Writes n >= 2 scores through the post-transform (unset scores read as 0). SOFTMAX_ZERO keeps (near-)zero scores
-// near zero and, as onnxruntime, normalizes by the other scores' sum only (NaN when every score is zero).
+// Writes n >= 2 scores through the post-transform (unset scores read as 0). SOFTMAX_ZERO is apply_post_transform's
+// (the reference's): (near-)zero scores stay near zero but count in the sum, and a row of zeros gives 0.5 each
+// (onnxruntime leaves them out of the sum and gives NaN there).
 void write_score_vector(std::span<const Score> scores, PostTransform post, float* out);
 
 }  // namespace nxrt::cpu::ml

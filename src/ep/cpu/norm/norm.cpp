@@ -5,6 +5,7 @@
 // f16/bf16/f32 and in double for f64. Variances are population variances (divide by the element count).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "ep/cpu/norm/norm_common.h"
@@ -79,16 +80,24 @@ Moments moments_of(const T* x, int64_t n) {
   const Acc shift = static_cast<Acc>(m.mean);
   const double offset = row_sum<false>(x, n, shift) / static_cast<double>(n);
   m.var = std::max(0.0, row_sum<true>(x, n, shift) / static_cast<double>(n) - offset * offset);
+  // A set holding NaN or an infinity has a non-finite mean and a NaN variance ((inf - inf)^2), which the clamp
+  // above would turn into 0.
+  if (!std::isfinite(m.mean)) m.var = std::numeric_limits<double>::quiet_NaN();
   return m;
 }
 
-// y = x * a + b over n elements, in the accumulator type of T.
+// y = (x - mean) * inv_std * scale + bias over n elements, in the accumulator type of T, in the order of the spec's
+// formulas. Folding the factors (x * a + (bias - mean * a) with a = scale * inv_std) loses the digits of x - mean
+// where x is close to the mean, turns an infinite scale into NaN for every x (inf - inf in the offset), and rounds
+// a product scale * inv_std that falls in the subnormal range to a few digits.
 template <class T>
-void affine(const T* x, T* y, int64_t n, double a, double b) {
+void normalize(const T* x, T* y, int64_t n, double mean, double inv_std, double scale, double bias) {
   using Acc = AccOf<T>;
-  const Acc fa = static_cast<Acc>(a);
-  const Acc fb = static_cast<Acc>(b);
-  for (int64_t i = 0; i < n; ++i) y[i] = store<T>(load(x[i]) * fa + fb);
+  const Acc m = static_cast<Acc>(mean);
+  const Acc r = static_cast<Acc>(inv_std);
+  const Acc s = static_cast<Acc>(scale);
+  const Acc b = static_cast<Acc>(bias);
+  for (int64_t i = 0; i < n; ++i) y[i] = store<T>((load(x[i]) - m) * r * s + b);
 }
 
 Status check_channel_input(const Tensor& x, const std::string& description) {
@@ -132,8 +141,11 @@ class BatchNormKernel final : public Kernel {
     outputs.assign(present_.size(), OutputDesc{});
     outputs[0] = OutputDesc{x.dtype(), x.shape()};
     for (size_t o = 1; o < present_.size(); ++o) {
-      const DataType type = opset_ >= 14 ? inputs[3 + (o - 1) % 2]->dtype() : x.dtype();
-      outputs[o] = OutputDesc{type, present_[o] ? Shape{params} : Shape{0}};
+      // Means follow input_mean and variances input_var: in shape ([C], or [C, D1, ...] for spatial 0 before
+      // opset 9) and, from opset 14, in type.
+      const Tensor& given = *inputs[3 + (o - 1) % 2];
+      const DataType type = opset_ >= 14 ? given.dtype() : x.dtype();
+      outputs[o] = OutputDesc{type, present_[o] ? given.shape() : Shape{0}};
     }
     return Status::ok();
   }
@@ -151,12 +163,8 @@ class BatchNormKernel final : public Kernel {
     std::vector<double> batch_mean = mean;
     std::vector<double> batch_var = var;
     if (training_) batch_statistics(x, params, batch_mean, batch_var, pool);
-    std::vector<double> a(static_cast<size_t>(params));
-    std::vector<double> b(static_cast<size_t>(params));
-    for (size_t p = 0; p < a.size(); ++p) {
-      a[p] = scale[p] / std::sqrt(batch_var[p] + epsilon_);
-      b[p] = bias[p] - batch_mean[p] * a[p];
-    }
+    std::vector<double> inv_std(static_cast<size_t>(params));
+    for (size_t p = 0; p < inv_std.size(); ++p) inv_std[p] = 1.0 / std::sqrt(batch_var[p] + epsilon_);
     visit_dtype<FloatTypes>(x.dtype(), [&]<class T>() {
       const T* px = x.data<T>();
       T* py = outputs[0].data<T>();
@@ -167,11 +175,12 @@ class BatchNormKernel final : public Kernel {
                             const T* xi = px + item * inner;
                             T* yi = py + item * inner;
                             if (spatial_) {
-                              affine(xi, yi, inner, a[static_cast<size_t>(ch)], b[static_cast<size_t>(ch)]);
+                              const auto p = static_cast<size_t>(ch);
+                              normalize(xi, yi, inner, batch_mean[p], inv_std[p], scale[p], bias[p]);
                             } else {
                               for (int64_t i = 0; i < inner; ++i) {
                                 const auto p = static_cast<size_t>(ch * inner + i);
-                                affine(xi + i, yi + i, 1, a[p], b[p]);
+                                normalize(xi + i, yi + i, 1, batch_mean[p], inv_std[p], scale[p], bias[p]);
                               }
                             }
                           }
@@ -291,8 +300,7 @@ class GroupNormKernel final : public Kernel {
           const double inv_std = 1.0 / std::sqrt(m.var + epsilon_);
           for (int64_t k = 0; k < channels_per_group; ++k) {
             const auto p = static_cast<size_t>(per_channel_params_ ? g * channels_per_group + k : g);
-            const double a = scale[p] * inv_std;
-            affine(xg + k * inner, yg + k * inner, inner, a, bias[p] - m.mean * a);
+            normalize(xg + k * inner, yg + k * inner, inner, m.mean, inv_std, scale[p], bias[p]);
           }
         }
       });

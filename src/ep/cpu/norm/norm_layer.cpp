@@ -5,9 +5,11 @@
 // elementwise pass runs in float (double for f64 inputs). f32 inputs with Scale (and B) contiguous along the row run
 // on the vector-math row functions (vector_row_moments or vector_row_mean_square, vector_normalize_row). LayerNormalization's
 // optional Mean and InvStdDev outputs have X's outer dims followed by ones and the stash_type element type.
-// Y takes X's element type (ONNX Runtime gives Y Scale's type where the two differ, which its exporters never write).
+// Y takes X's element type, except in the RMS forms, where the schemas (RMSNormalization, and ONNX Runtime's
+// SimplifiedLayerNormalization) give it the scale's type V.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "ep/cpu/norm/norm_common.h"
@@ -31,6 +33,12 @@ bool spans_row_exactly(const Shape& param, const Shape& x, size_t axis) {
   }
   return std::equal(param.begin() + static_cast<std::ptrdiff_t>(first), param.end(),
                     x.end() - static_cast<std::ptrdiff_t>(count));
+}
+
+// The variance of a row whose mean is not finite (it holds NaN or an infinity) is NaN, (inf - inf)^2; the moment
+// sums clamp a rounding-negative variance at 0, which would turn that NaN into 0.
+double variance_with_mean(double mean, double variance) {
+  return std::isfinite(mean) ? variance : std::numeric_limits<double>::quiet_NaN();
 }
 
 // The output slots of the row statistics; -1 where the op has none.
@@ -64,7 +72,8 @@ class RowNormKernel final : public Kernel {
               .status());
     }
     outputs.assign(present_.size(), OutputDesc{});
-    outputs[0] = OutputDesc{x.dtype(), x.shape()};
+    // RMSNormalization's Y has the scale's type (V); LayerNormalization's has X's (Scale shares it).
+    outputs[0] = OutputDesc{rms_ ? inputs[1]->dtype() : x.dtype(), x.shape()};
     Shape stat_shape = x.shape();
     for (size_t d = static_cast<size_t>(axis); d < stat_shape.size(); ++d) stat_shape[d] = 1;
     for (size_t o = 1; o < present_.size(); ++o) {
@@ -75,7 +84,17 @@ class RowNormKernel final : public Kernel {
 
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
     const Tensor& x = *inputs[0];
-    if (x.numel() == 0) return Status::ok();
+    if (x.numel() == 0) {
+      // Rows of no columns (the outer dims need not be empty): their mean is undefined, NaN as an empty float
+      // ReduceMean gives it (docs/numerics.md), and so is 1 / sqrt(NaN + epsilon).
+      for (const int slot : {slots_.mean, slots_.inv_std}) {
+        if (!wants(slot)) continue;
+        Tensor& statistic = outputs[static_cast<size_t>(slot)];
+        write_float_values(statistic, std::vector<double>(static_cast<size_t>(statistic.numel()),
+                                                          std::numeric_limits<double>::quiet_NaN()));
+      }
+      return Status::ok();
+    }
     TRY_ASSIGN(const int64_t axis_signed, normalized_axis(axis_, static_cast<int64_t>(x.rank()), description_, "axis"));
     const auto axis = static_cast<size_t>(axis_signed);
     const int64_t outer = shape_numel(std::span<const int64_t>(x.shape().data(), axis));
@@ -101,6 +120,7 @@ class RowNormKernel final : public Kernel {
             var = vector_row_mean_square(px + o * inner, inner);
           } else {
             vector_row_moments(px + o * inner, inner, &mean, &var);
+            var = variance_with_mean(mean, var);
           }
           const double inv_std = 1.0 / std::sqrt(var + epsilon_);
           if (!means.empty()) means[static_cast<size_t>(o)] = mean;
@@ -117,49 +137,56 @@ class RowNormKernel final : public Kernel {
       if (has_bias) {
         TRY_ASSIGN(bias_index, SplitBroadcast::make(inputs[2]->shape(), x.shape(), axis, description_, "B"));
       }
+      // Y has X's type, or the scale's for RMSNormalization; the element-wise pass runs in double when either is
+      // double, else in float.
       visit_dtype<FloatTypes>(x.dtype(), [&]<class T>() {
-        using Acc = AccOf<T>;
-        const auto scale = float_values<Acc>(*inputs[1]);
-        const auto bias = has_bias ? float_values<Acc>(*inputs[2]) : std::vector<Acc>();
-        const T* px = x.data<T>();
-        T* py = outputs[0].data<T>();
-        const int64_t* scale_inner = scale_index.inner_offsets().data();
-        const int64_t* bias_inner = has_bias ? bias_index.inner_offsets().data() : nullptr;
-        pool.parallel_for(outer, std::max<int64_t>(1, kGrain / inner), [&](int64_t begin, int64_t end) {
-          for (int64_t o = begin; o < end; ++o) {
-            const T* xr = px + o * inner;
-            T* yr = py + o * inner;
-            double mean = 0;
-            double var = 0;
-            if (rms_) {
-              var = row_sum<true>(xr, inner, Acc{0}) / static_cast<double>(inner);
-            } else {
-              mean = row_sum<false>(xr, inner, Acc{0}) / static_cast<double>(inner);
-              // Deviations from the rounded mean, corrected by the mean of those deviations.
-              const Acc shift = static_cast<Acc>(mean);
-              const double offset = row_sum<false>(xr, inner, shift) / static_cast<double>(inner);
-              var = std::max(0.0, row_sum<true>(xr, inner, shift) / static_cast<double>(inner) - offset * offset);
-            }
-            const double inv_std = 1.0 / std::sqrt(var + epsilon_);
-            if (!means.empty()) means[static_cast<size_t>(o)] = mean;
-            if (!inv_stds.empty()) inv_stds[static_cast<size_t>(o)] = inv_std;
-            const Acc m = static_cast<Acc>(mean);
-            const Acc r = static_cast<Acc>(inv_std);
-            const Acc* so = scale.data() + scale_index.outer_offset(o);
-            if (has_bias && scale_index.inner_contiguous() && bias_index.inner_contiguous()) {
-              const Acc* bo = bias.data() + bias_index.outer_offset(o);
-              for (int64_t i = 0; i < inner; ++i) yr[i] = store<T>((load(xr[i]) - m) * r * so[i] + bo[i]);
-            } else if (!has_bias && scale_index.inner_contiguous()) {
-              for (int64_t i = 0; i < inner; ++i) yr[i] = store<T>((load(xr[i]) - m) * r * so[i]);
-            } else if (has_bias) {
-              const Acc* bo = bias.data() + bias_index.outer_offset(o);
-              for (int64_t i = 0; i < inner; ++i) {
-                yr[i] = store<T>((load(xr[i]) - m) * r * so[scale_inner[i]] + bo[bias_inner[i]]);
+        visit_dtype<FloatTypes>(outputs[0].dtype(), [&]<class Y>() {
+          using Acc = std::conditional_t<std::is_same_v<T, double> || std::is_same_v<Y, double>, double, float>;
+          using RowAcc = AccOf<T>;
+          const auto scale = float_values<Acc>(*inputs[1]);
+          const auto bias = has_bias ? float_values<Acc>(*inputs[2]) : std::vector<Acc>();
+          const T* px = x.data<T>();
+          Y* py = outputs[0].data<Y>();
+          const int64_t* scale_inner = scale_index.inner_offsets().data();
+          const int64_t* bias_inner = has_bias ? bias_index.inner_offsets().data() : nullptr;
+          pool.parallel_for(outer, std::max<int64_t>(1, kGrain / inner), [&](int64_t begin, int64_t end) {
+            for (int64_t o = begin; o < end; ++o) {
+              const T* xr = px + o * inner;
+              Y* yr = py + o * inner;
+              double mean = 0;
+              double var = 0;
+              if (rms_) {
+                var = row_sum<true>(xr, inner, RowAcc{0}) / static_cast<double>(inner);
+              } else {
+                mean = row_sum<false>(xr, inner, RowAcc{0}) / static_cast<double>(inner);
+                // Deviations from the rounded mean, corrected by the mean of those deviations.
+                const RowAcc shift = static_cast<RowAcc>(mean);
+                const double offset = row_sum<false>(xr, inner, shift) / static_cast<double>(inner);
+                var = variance_with_mean(
+                    mean, std::max(0.0, row_sum<true>(xr, inner, shift) / static_cast<double>(inner) - offset * offset));
               }
-            } else {
-              for (int64_t i = 0; i < inner; ++i) yr[i] = store<T>((load(xr[i]) - m) * r * so[scale_inner[i]]);
+              const double inv_std = 1.0 / std::sqrt(var + epsilon_);
+              if (!means.empty()) means[static_cast<size_t>(o)] = mean;
+              if (!inv_stds.empty()) inv_stds[static_cast<size_t>(o)] = inv_std;
+              const Acc m = static_cast<Acc>(mean);
+              const Acc r = static_cast<Acc>(inv_std);
+              const auto xv = [&](int64_t i) { return static_cast<Acc>(load(xr[i])); };
+              const Acc* so = scale.data() + scale_index.outer_offset(o);
+              if (has_bias && scale_index.inner_contiguous() && bias_index.inner_contiguous()) {
+                const Acc* bo = bias.data() + bias_index.outer_offset(o);
+                for (int64_t i = 0; i < inner; ++i) yr[i] = store<Y>((xv(i) - m) * r * so[i] + bo[i]);
+              } else if (!has_bias && scale_index.inner_contiguous()) {
+                for (int64_t i = 0; i < inner; ++i) yr[i] = store<Y>((xv(i) - m) * r * so[i]);
+              } else if (has_bias) {
+                const Acc* bo = bias.data() + bias_index.outer_offset(o);
+                for (int64_t i = 0; i < inner; ++i) {
+                  yr[i] = store<Y>((xv(i) - m) * r * so[scale_inner[i]] + bo[bias_inner[i]]);
+                }
+              } else {
+                for (int64_t i = 0; i < inner; ++i) yr[i] = store<Y>((xv(i) - m) * r * so[scale_inner[i]]);
+              }
             }
-          }
+          });
         });
       });
     }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -47,7 +48,6 @@ class LpNormKernel final : public UnaryFloatKernel {
     TRY_ASSIGN(const int64_t axis, normalized_axis(axis_, static_cast<int64_t>(x.rank()), description_, "axis"));
     const AxisSplit s = split_at(x.shape(), static_cast<size_t>(axis));
     visit_dtype<FloatTypes>(x.dtype(), [&]<class T>() {
-      using Acc = AccOf<T>;
       const T* px = x.data<T>();
       T* py = outputs[0].data<T>();
       pool.parallel_for(s.outer * s.inner, std::max<int64_t>(1, kGrain / s.n), [&](int64_t begin, int64_t end) {
@@ -59,9 +59,11 @@ class LpNormKernel final : public UnaryFloatKernel {
             norm += p_ == 1 ? std::fabs(v) : v * v;
           }
           if (p_ == 2) norm = std::sqrt(norm);
-          const Acc inv = norm == 0 ? Acc{0} : static_cast<Acc>(1.0 / norm);
+          // x / norm in double: the reciprocal of a norm of subnormals overflows float (1 / 1e-45), and a
+          // multiplication by it would give inf or NaN where the quotient is finite.
           for (int64_t k = 0; k < s.n; ++k) {
-            py[base + k * s.inner] = store<T>(load(px[base + k * s.inner]) * inv);
+            const double v = static_cast<double>(load(px[base + k * s.inner]));
+            py[base + k * s.inner] = store<T>(norm == 0 ? 0.0 : v / norm);
           }
         }
       });
@@ -175,7 +177,9 @@ class MvnKernel final : public UnaryFloatKernel {
       std::vector<double> inv(sum.size());
       for (size_t k = 0; k < sum.size(); ++k) {
         mean[k] = sum[k] / per_stat;
-        const double var = std::max(0.0, sum_sq[k] / per_stat - mean[k] * mean[k]);
+        // NaN or an infinity in the set makes the variance NaN (inf - inf), which the clamp would turn into 0.
+        const double var = std::isfinite(mean[k]) ? std::max(0.0, sum_sq[k] / per_stat - mean[k] * mean[k])
+                                                  : std::numeric_limits<double>::quiet_NaN();
         inv[k] = 1.0 / (std::sqrt(var) + 1e-9);
       }
       for_each([&](int64_t i, int64_t stat) {

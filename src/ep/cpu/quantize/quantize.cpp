@@ -275,14 +275,32 @@ class QuantizeKernel final : public Kernel {
     const Tensor* zero_point = optional_input(inputs, 2);
     TRY_ASSIGN(const ScaleLayout layout,
                scale_layout(x.shape(), scale, zero_point, attributes_, opset_, description_));
-    std::vector<float> decoded;
+    // The division runs in `precision` (the attribute, else the scale's type; float for an int32 scale): both
+    // operands are converted to it and the quotient rounded to it, as the spec's "precision of the division".
+    // Float operands divide in float (an IEEE quotient of floats, correctly rounded); a float32 x with float32
+    // precision is read in place.
+    DataType precision = attributes_.precision;
+    if (precision == DataType::kUndefined) precision = scale.dtype();
+    const bool in_double = precision == DataType::kFloat64;
+    std::vector<double> x_doubles;
+    std::vector<double> scale_doubles;
+    std::vector<float> x_floats;
+    std::vector<float> scales;
     const float* xs = x.data<float>();
-    if (x.dtype() != DataType::kFloat32) {
-      TRY_ASSIGN(decoded, quant::to_floats(x, description_, pool));
-      xs = decoded.data();
+    if (in_double) {
+      TRY_ASSIGN(x_doubles, quant::to_doubles(x, description_, pool));
+      TRY_ASSIGN(scale_doubles, quant::to_doubles(scale, description_, pool));
+    } else {
+      if (x.dtype() != DataType::kFloat32 || precision != DataType::kFloat32) {
+        TRY_ASSIGN(x_floats, quant::to_floats(x, description_, pool));
+        for (float& v : x_floats) v = quant::round_to_precision(v, precision);
+        xs = x_floats.data();
+      }
+      TRY_ASSIGN(scales, quant::to_floats(scale, description_, pool));
+      for (float& v : scales) v = quant::round_to_precision(v, precision);
     }
-    TRY_ASSIGN(const std::vector<float> scales, quant::to_floats(scale, description_, pool));
-    std::vector<float> zeros(scales.size(), 0.0f);
+    const size_t parameters = in_double ? scale_doubles.size() : scales.size();
+    std::vector<float> zeros(parameters, 0.0f);
     if (zero_point != nullptr) {
       TRY_ASSIGN(zeros, quant::to_floats(*zero_point, description_, pool));
     }
@@ -290,13 +308,13 @@ class QuantizeKernel final : public Kernel {
     double lo = 0;
     double hi = 0;
     const bool integer = quant::integer_range(y.dtype(), lo, hi);
-    DataType precision = attributes_.precision;
-    if (precision == DataType::kUndefined) precision = scale.dtype();
     const auto quantized = [&](int64_t i) -> float {
       const size_t s = static_cast<size_t>(layout.index(i));
-      const float ratio = quant::round_to_precision(xs[i] / scales[s], precision);
-      if (!integer) return ratio + zeros[s];
-      const double v = std::isnan(ratio) ? lo : std::nearbyint(static_cast<double>(ratio)) + zeros[s];
+      const double ratio = in_double ? x_doubles[static_cast<size_t>(i)] / scale_doubles[s]
+                                     : static_cast<double>(quant::round_to_precision(xs[i] / scales[s], precision));
+      if (!integer) return static_cast<float>(ratio) + zeros[s];
+      // NaN quantizes to the low end (as the reference does); +-inf and huge ratios saturate.
+      const double v = std::isnan(ratio) ? lo : std::nearbyint(ratio) + zeros[s];
       return static_cast<float>(std::clamp(v, lo, hi));
     };
     const int64_t n = x.numel();

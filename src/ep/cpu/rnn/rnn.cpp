@@ -52,13 +52,16 @@ struct Activation {
   }
 };
 
-// One LSTM step of one batch row with the default activations (f = sigmoid, g = h = tanh) and no peepholes:
+// One LSTM step of one batch row with the default activations (f = sigmoid, g = h = tanh) and no P input:
 // the gates' pre-activations [i, o, f, c] are summed (and clipped when clip > 0) into `gates` (4 H floats),
 // i, o and f go through one vector sigmoid and c through one vector tanh, then c = f c + i c~, h = o tanh(c).
+// The absent P is P = 0 ("If not specified - assumed to be 0"): its terms 0 * C add nothing to finite states,
+// but an infinite or NaN cell state makes them NaN, as in the general path.
 void lstm_row_f32(const float* pre, const float* rec, int64_t H, float clip, float* gates, float* c_state,
                   float* h_state) {
   for (int64_t g = 0; g < 4 * H; ++g) {
-    const float v = pre[g] + rec[g];
+    const bool peephole_gate = g < H || (g >= 2 * H && g < 3 * H);  // i and f read C_{t-1}
+    const float v = pre[g] + rec[g] + (peephole_gate ? 0.0f * c_state[g % H] : 0.0f);
     gates[g] = clip > 0 ? std::clamp(v, -clip, clip) : v;
   }
   vector_sigmoid(gates, gates, 3 * H);
@@ -69,7 +72,10 @@ void lstm_row_f32(const float* pre, const float* rec, int64_t H, float clip, flo
     cell[e] = c_state[e];
   }
   vector_tanh(cell, cell, H);
-  for (int64_t e = 0; e < H; ++e) h_state[e] = gates[H + e] * cell[e];
+  // o reads C_t through its zero peephole: an infinite C_t makes it NaN.
+  for (int64_t e = 0; e < H; ++e) {
+    h_state[e] = std::isinf(c_state[e]) ? std::numeric_limits<float>::quiet_NaN() : gates[H + e] * cell[e];
+  }
 }
 
 struct ActivationSpec {

@@ -84,13 +84,20 @@ class DftKernel final : public Kernel {
           const auto at = [&](int64_t j) { return ((o * g.length + j) * g.inner + i) * g.components; };
           std::fill(line.begin(), line.end(), Complex(0, 0));
           if (real_output) {
-            // Hermitian extension of the one-sided spectrum.
+            // Hermitian extension of the one-sided spectrum. The bins that are their own mirror image (0, and
+            // n/2 for even n) must be real: their imaginary parts are dropped as numpy.fft.irfft drops them,
+            // except that a NaN or infinite one still poisons the result (re + 0 * im).
             const int64_t half = g.n / 2;
             for (int64_t k = 0; k <= half && k < g.length; ++k) {
-              const double re = static_cast<double>(x[at(k)]);
-              const double im = g.components == 2 ? static_cast<double>(x[at(k) + 1]) : 0.0;
+              double re = static_cast<double>(x[at(k)]);
+              double im = g.components == 2 ? static_cast<double>(x[at(k) + 1]) : 0.0;
+              const bool self_mirrored = k == 0 || 2 * k == g.n;
+              if (self_mirrored) {
+                re += 0.0 * im;
+                im = 0.0;
+              }
               line[static_cast<size_t>(k)] = Complex(re, im);
-              if (k > 0 && g.n - k > half) line[static_cast<size_t>(g.n - k)] = Complex(re, -im);
+              if (!self_mirrored) line[static_cast<size_t>(g.n - k)] = Complex(re, -im);
             }
           } else {
             for (int64_t j = 0; j < std::min(g.length, g.n); ++j) {
@@ -99,11 +106,11 @@ class DftKernel final : public Kernel {
               line[static_cast<size_t>(j)] = Complex(re, im);
             }
           }
-          if (!plan.transform(line.data(), inverse_, scratch, limits)) return;
           const double scale = inverse_ ? 1.0 / static_cast<double>(g.n) : 1.0;
+          if (!plan.transform(line.data(), inverse_, scratch, limits, scale)) return;
           for (int64_t k = 0; k < g.bins; ++k) {
             T* out = y + ((o * g.bins + k) * g.inner + i) * out_components;
-            const Complex v = line[static_cast<size_t>(k)] * scale;
+            const Complex v = line[static_cast<size_t>(k)];
             out[0] = T(v.real());
             if (!real_output) out[1] = T(v.imag());
           }

@@ -1,5 +1,6 @@
 #include "ep/cpu/signal/signal_fft.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <string>
@@ -66,6 +67,9 @@ Status FftPlan::build_tables(const RunLimits* limits) {
     const double angle = -2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(size);
     twiddles_[static_cast<size_t>(k)] = Complex(std::cos(angle), std::sin(angle));
   }
+  // The quarter turn exactly: cos(-pi / 2) rounds to 6e-17, which would leak a huge imaginary part into the real
+  // one (a rotation by -i is exact in numpy's FFT).
+  if (size >= 4) twiddles_[static_cast<size_t>(size / 4)] = Complex(0.0, -1.0);
   int bits = 0;
   while ((int64_t{1} << bits) < size) ++bits;
   // reverse(i) = reverse(i / 2) / 2 with i's lowest bit moved to the top: one step per entry.
@@ -120,8 +124,48 @@ bool FftPlan::radix2(Complex* data, int64_t size, const RunLimits* limits) const
   return true;
 }
 
-bool FftPlan::transform(Complex* data, bool inverse, std::vector<Complex>& scratch, const RunLimits* limits) const {
-  if (n_ <= 1) return true;
+namespace {
+
+// A power of two that brings data's largest finite component under 2^limit_exponent, or 1 when it already is:
+// data may hold any double, and the butterflies and Bluestein's convolution grow magnitudes by up to
+// padded^2 * 2n, which must not overflow where the transform's result does not.
+double overflow_guard_scale(const Complex* data, int64_t n, int limit_exponent) {
+  double peak = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    for (const double v : {std::abs(data[i].real()), std::abs(data[i].imag())}) {
+      if (std::isfinite(v)) peak = std::max(peak, v);
+    }
+  }
+  int exponent = 0;
+  std::frexp(peak, &exponent);
+  return exponent > limit_exponent ? std::ldexp(1.0, limit_exponent - exponent) : 1.0;
+}
+
+}  // namespace
+
+bool FftPlan::transform(Complex* data, bool inverse, std::vector<Complex>& scratch, const RunLimits* limits,
+                        double output_scale) const {
+  if (n_ <= 1) {
+    if (output_scale != 1.0 && n_ == 1) data[0] *= output_scale;
+    return true;
+  }
+  int growth_bits = 1;
+  while ((int64_t{1} << growth_bits) < std::max<int64_t>(padded_, n_)) ++growth_bits;
+  // Scaling by a power of two is exact (only components below the result's rounding error lose digits).
+  const double scale = overflow_guard_scale(data, n_, 1000 - 3 * growth_bits - 2);
+  if (scale != 1.0) {
+    for (int64_t i = 0; i < n_; ++i) data[i] *= scale;
+  }
+  if (!transform_unscaled(data, inverse, scratch, limits)) return false;
+  const double factor = output_scale / scale;  // exact: scale is a power of two
+  if (factor != 1.0) {
+    for (int64_t i = 0; i < n_; ++i) data[i] *= factor;
+  }
+  return true;
+}
+
+bool FftPlan::transform_unscaled(Complex* data, bool inverse, std::vector<Complex>& scratch,
+                                 const RunLimits* limits) const {
   if (inverse) conjugate(data, n_);
   if (power_of_two_) {
     if (!radix2(data, n_, limits)) return false;

@@ -32,14 +32,18 @@ class FftPlan {
   // Bytes of the plan's tables for length n (what create() checks), nullopt on overflow.
   static std::optional<size_t> table_bytes(int64_t n);
 
-  // In place on data[0..n): X_k = sum_j x_j exp(-+2 pi i jk/n) (the + sign for inverse), unnormalised. False when
-  // `limits` says the run must stop; data is then unspecified.
-  bool transform(Complex* data, bool inverse, std::vector<Complex>& scratch, const RunLimits* limits) const;
+  // In place on data[0..n): X_k = output_scale * sum_j x_j exp(-+2 pi i jk/n) (the + sign for inverse). False
+  // when `limits` says the run must stop; data is then unspecified. Data near the double range is scaled down by
+  // a power of two for the transform and back after (together with output_scale, e.g. an inverse's 1 / n), so a
+  // result overflows only where its value does.
+  bool transform(Complex* data, bool inverse, std::vector<Complex>& scratch, const RunLimits* limits,
+                 double output_scale = 1.0) const;
 
  private:
   explicit FftPlan(int64_t n);
   Status build_tables(const RunLimits* limits);
   bool radix2(Complex* data, int64_t size, const RunLimits* limits) const;
+  bool transform_unscaled(Complex* data, bool inverse, std::vector<Complex>& scratch, const RunLimits* limits) const;
 
   int64_t n_;
   bool power_of_two_;

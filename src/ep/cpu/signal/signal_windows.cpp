@@ -1,8 +1,11 @@
 // HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix.
-// Windows of size N use the denominator N (periodic = 1) or N - 1 (symmetric); a symmetric window of one
-// sample is [1]. MelWeightMatrix follows onnx.reference: num_mel_bins + 2 edges spread evenly on the mel scale
-// between the edge frequencies, each mapped to the DFT bin floor((dft_length + 1) * hz / sample_rate).
+// Windows of size N use the denominator N (periodic = 1) or N - 1 (symmetric). A symmetric window of one
+// sample is the spec's function body at N - 1 = 0: the angle 0 * (2 pi / 0) is NaN, so the window is [NaN], and
+// [0] for integer output types (float values convert to integers toward zero, NaN to 0).
+// MelWeightMatrix follows onnx.reference: num_mel_bins + 2 edges spread evenly on the mel scale between the edge
+// frequencies, each mapped to the DFT bin floor((dft_length + 1) * hz / sample_rate).
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <string>
 #include <type_traits>
@@ -17,10 +20,13 @@ namespace {
 
 enum class WindowKind { kHann, kHamming, kBlackman };
 
+// v in the output type; for integer types v is finite or NaN (which stores 0) and lies in [-1, 1].
 template <class T>
 T store_value(double v) {
   if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
     return T(static_cast<float>(v));
+  } else if constexpr (std::is_integral_v<T>) {
+    return std::isnan(v) ? T(0) : static_cast<T>(v);
   } else {
     return static_cast<T>(v);
   }
@@ -36,15 +42,25 @@ Expected<DataType> output_type(const graph::Node& node) {
   return type;
 }
 
+// Sample i of the window with denominator N (periodic) or N - 1 (symmetric); NaN for a denominator of 0 (the
+// spec's 0 * (2 pi / 0)). The formulas and the order of their operations are onnx.reference's in float64
+// (Hann as sin^2, Hamming's beta as 1 - alpha, Blackman summed from the cosine terms), so the windows' zeros
+// and ones come out as the reference's: Blackman(0) is exactly 0, not 0.42 - 0.5 + 0.08 = -1.4e-17.
 double window_value(WindowKind kind, int64_t i, double denominator) {
-  const double phase = 2.0 * std::numbers::pi * static_cast<double>(i) / denominator;
+  if (denominator == 0) return std::numeric_limits<double>::quiet_NaN();
+  constexpr double pi = std::numbers::pi;
+  const auto n = static_cast<double>(i);
   switch (kind) {
-    case WindowKind::kHann:
-      return 0.5 - 0.5 * std::cos(phase);
-    case WindowKind::kHamming:
-      return 25.0 / 46.0 - 21.0 / 46.0 * std::cos(phase);
+    case WindowKind::kHann: {
+      const double s = std::sin(n * pi / denominator);
+      return s * s;
+    }
+    case WindowKind::kHamming: {
+      constexpr double alpha = 25.0 / 46.0;
+      return alpha - std::cos(n * pi * 2.0 / denominator) * (1.0 - alpha);
+    }
     case WindowKind::kBlackman:
-      return 0.42 - 0.5 * std::cos(phase) + 0.08 * std::cos(2.0 * phase);
+      return std::cos(n * (pi * 2.0) / denominator) * -0.5 + std::cos(n * (pi * 4.0) / denominator) * 0.08 + 0.42;
   }
   return 0.0;
 }
@@ -66,7 +82,7 @@ class WindowKernel final : public Kernel {
     visit_dtype<NumericTypes>(type_, [&]<class T>() {
       T* y = outputs[0].data<T>();
       for (int64_t i = 0; i < size; ++i) {
-        y[i] = store_value<T>(denominator > 0 ? window_value(kind_, i, denominator) : 1.0);
+        y[i] = store_value<T>(window_value(kind_, i, denominator));
       }
     });
     return Status::ok();
@@ -105,6 +121,18 @@ Expected<double> read_scalar_float(const Tensor* t, const std::string& descripti
   return value;
 }
 
+// Python's float a // b (numpy's floor_divide) for b > 0: the floor of the exact quotient, through fmod, where
+// floor(a / b) may land one higher when a / b rounds up to an integer.
+double floor_divide(double a, double b) {
+  const double mod = std::fmod(a, b);
+  double quotient = (a - mod) / b;
+  if (mod != 0 && mod < 0) quotient -= 1.0;
+  if (quotient == 0) return 0.0;
+  double floored = std::floor(quotient);
+  if (quotient - floored > 0.5) floored += 1.0;
+  return floored;
+}
+
 struct MelParameters {
   int64_t mel_bins = 0;
   int64_t dft_length = 0;
@@ -126,7 +154,10 @@ class MelWeightMatrixKernel final : public Kernel {
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool&) const override {
     TRY_ASSIGN(const MelParameters p, parameters(inputs));
     const int64_t spectrogram_bins = p.dft_length / 2 + 1;
-    const auto to_mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
+    // The reference's float64 steps in its order (log1p and expm1 with ln 10), so the edges, which floor
+    // continuous values, fall on the same bins.
+    constexpr double ln10 = std::numbers::ln10;
+    const auto to_mel = [&](double hz) { return 2595.0 * std::log1p(hz / 700.0) / ln10; };
     const double low_mel = to_mel(p.lower_hz);
     const double step = (to_mel(p.upper_hz) - low_mel) / static_cast<double>(p.mel_bins + 2);
     // Bin edges stay doubles: extreme or non-finite inputs put them far outside int64, and only the rows inside
@@ -134,8 +165,8 @@ class MelWeightMatrixKernel final : public Kernel {
     std::vector<double> edges(static_cast<size_t>(p.mel_bins + 2));
     for (size_t i = 0; i < edges.size(); ++i) {
       const double mel = static_cast<double>(i) * step + low_mel;
-      const double hz = 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0);
-      edges[i] = std::floor(static_cast<double>(p.dft_length + 1) * hz / static_cast<double>(p.sample_rate));
+      const double hz = 700.0 * std::expm1(mel / 2595.0 * ln10);
+      edges[i] = floor_divide(static_cast<double>(p.dft_length + 1) * hz, static_cast<double>(p.sample_rate));
     }
     std::vector<double> matrix(static_cast<size_t>(spectrogram_bins * p.mel_bins), 0.0);
     const double last_row = static_cast<double>(spectrogram_bins - 1);

@@ -19,11 +19,17 @@ namespace {
 
 enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
 
+// Strings take add (concatenation, numpy's + on str objects, as the reference and onnxruntime give it) and max/min
+// (bytewise order of the UTF-8 bytes, which is code point order); mul has no meaning for them.
 using ReducibleTypes = TypeList<float, double, Float16, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t,
-                                uint16_t, uint32_t, uint64_t, bool, std::complex<float>, std::complex<double>>;
+                                uint16_t, uint32_t, uint64_t, bool, std::string, std::complex<float>,
+                                std::complex<double>>;
 
 template <class T>
 constexpr bool kIsComplex = std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
+
+template <class T>
+constexpr bool kIsString = std::is_same_v<T, std::string>;
 
 // Integer add/mul wrap modulo 2^bits (computed unsigned and at least 32 bits wide, so no promotion overflows).
 template <Reduction R, class T>
@@ -58,6 +64,16 @@ struct Combine {
       dst = combine_float<R>(dst, src);
     } else if constexpr (kIsComplex<T>) {
       dst = R == Reduction::kAdd ? dst + src : dst * src;
+    } else if constexpr (kIsString<T>) {
+      static_assert(R != Reduction::kMul, "strings have no mul reduction");
+      // std::string's operator< compares the bytes as unsigned char.
+      if constexpr (R == Reduction::kAdd) {
+        dst += src;
+      } else if constexpr (R == Reduction::kMax) {
+        if (dst < src) dst = src;
+      } else if (src < dst) {
+        dst = src;
+      }
     } else {
       dst = combine_integer<R>(dst, src);
     }
@@ -74,7 +90,9 @@ void visit_scatter(DataType dtype, Reduction reduction, Fn&& fn) {
   visit_dtype<ReducibleTypes>(dtype, [&]<class T>() {
     switch (reduction) {
       case Reduction::kAdd: fn.template operator()<T, Reduction::kAdd>(); break;
-      case Reduction::kMul: fn.template operator()<T, Reduction::kMul>(); break;
+      case Reduction::kMul:
+        if constexpr (!kIsString<T>) fn.template operator()<T, Reduction::kMul>();
+        break;
       case Reduction::kMax:
         if constexpr (!kIsComplex<T>) fn.template operator()<T, Reduction::kMax>();
         break;
@@ -115,7 +133,8 @@ Status check_scatter_inputs(KernelInputs inputs, Reduction reduction, const std:
   const bool complex = dtype == DataType::kComplex64 || dtype == DataType::kComplex128;
   if (reduction != Reduction::kNone &&
       (!type_list_contains(ReducibleTypes{}, dtype) ||
-       (complex && (reduction == Reduction::kMax || reduction == Reduction::kMin)))) {
+       (complex && (reduction == Reduction::kMax || reduction == Reduction::kMin)) ||
+       (dtype == DataType::kString && reduction == Reduction::kMul))) {
     return make_error(StatusCode::kNotImplemented, description, ": reduction '", reduction_name(reduction),
                       "' is not supported for type ", data_type_name(dtype));
   }

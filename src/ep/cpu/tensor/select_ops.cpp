@@ -68,8 +68,9 @@ class NonZeroKernel final : public Kernel {
       for (int64_t i = 0; i < x.numel(); ++i) count += is_nonzero(in[i]) ? 1 : 0;
     });
     if (!ok) return unsupported_type(description_, 0, x.dtype());
-    // A scalar is treated as a 1-element vector, as numpy does.
-    outputs.assign(1, OutputDesc{DataType::kInt64, Shape{std::max<int64_t>(1, static_cast<int64_t>(x.rank())), count}});
+    // Shape [rank, count]; a scalar gives [0, count] (the spec: "for scalar input, NonZero produces output shape
+    // (0, N) instead of (1, N), which is different from Numpy's behavior").
+    outputs.assign(1, OutputDesc{DataType::kInt64, Shape{static_cast<int64_t>(x.rank()), count}});
     return Status::ok();
   }
 
@@ -85,7 +86,6 @@ class NonZeroKernel final : public Kernel {
       int64_t column = 0;
       for (int64_t i = 0; i < x.numel(); ++i) {
         if (!is_nonzero(in[i])) continue;
-        if (rank == 0) out[column] = 0;
         for (int64_t d = 0; d < rank; ++d) {
           out[d * count + column] = (i / strides[static_cast<size_t>(d)]) % x.shape()[static_cast<size_t>(d)];
         }
@@ -338,10 +338,19 @@ class RangeKernel final : public Kernel {
         }
         count = static_cast<int64_t>(exact);
       } else {
-        const double start = static_cast<double>(static_cast<float>(*inputs[0]->data<T>()));
-        const double limit = static_cast<double>(static_cast<float>(*inputs[1]->data<T>()));
-        const double delta = static_cast<double>(static_cast<float>(delta_of<T>(inputs)));
-        const double exact = std::ceil((limit - start) / delta);
+        // In double (half types through float, exactly): a float64 delta of 2.2e-308 must not flush to 0.
+        const auto wide = [](T v) {
+          if constexpr (std::is_floating_point_v<T>) return static_cast<double>(v);
+          else return static_cast<double>(static_cast<float>(v));
+        };
+        const double start = wide(*inputs[0]->data<T>());
+        const double limit = wide(*inputs[1]->data<T>());
+        const double delta = wide(delta_of<T>(inputs));
+        const double distance = limit - start;
+        double exact = std::ceil(distance / delta);
+        // A quotient that underflows to 0 is still the sign of distance / delta: positive gives one element
+        // (start 2.2e-16, limit 0, delta -1.8e308), as numpy.arange counts it.
+        if (exact == 0 && distance != 0 && (distance > 0) == (delta > 0)) exact = 1;
         if (delta == 0 || !std::isfinite(exact) || exact > 9.0e15) {
           status = make_error(StatusCode::kInvalidArgument, description_, ": start ", start, ", limit ", limit,
                               ", delta ", delta, " do not give a finite range");
@@ -407,7 +416,10 @@ std::optional<int64_t> integer_value(T value) {
 
 class OneHotKernel final : public Kernel {
  public:
-  OneHotKernel(std::string description, int64_t axis) : description_(std::move(description)), axis_(axis) {}
+  // negative_from_back: opset >= 11, where an index in [-depth, -1] counts from the back; before, indices outside
+  // [0, depth) select no class ("will result in one-hot representation with all 'off_value' values").
+  OneHotKernel(std::string description, int64_t axis, bool negative_from_back)
+      : description_(std::move(description)), axis_(axis), negative_from_back_(negative_from_back) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     for (size_t i = 0; i < 3; ++i) TRY(require_input(description_, inputs, i));
@@ -444,7 +456,7 @@ class OneHotKernel final : public Kernel {
         const T* in = indices.data<T>();
         for (int64_t i = 0; i < indices.numel(); ++i) {
           std::optional<int64_t> index = integer_value(in[i]);
-          if (!index || *index < -depth || *index >= depth) continue;
+          if (!index || *index < (negative_from_back_ ? -depth : 0) || *index >= depth) continue;
           if (*index < 0) *index += depth;
           const int64_t o = i / inner, e = i % inner;
           out[(o * depth + *index) * inner + e] = on;
@@ -470,6 +482,7 @@ class OneHotKernel final : public Kernel {
 
   std::string description_;
   int64_t axis_;
+  bool negative_from_back_;
 };
 
 Expected<std::optional<int64_t>> optional_axis(const graph::Node& node) {
@@ -500,7 +513,7 @@ Expected<std::unique_ptr<Kernel>> create_range(const KernelInfo& info) {
 
 Expected<std::unique_ptr<Kernel>> create_one_hot(const KernelInfo& info) {
   TRY_ASSIGN(const int64_t axis, info.node.attr_int("axis", -1));
-  return std::unique_ptr<Kernel>(std::make_unique<OneHotKernel>(info.node.describe(), axis));
+  return std::unique_ptr<Kernel>(std::make_unique<OneHotKernel>(info.node.describe(), axis, info.opset() >= 11));
 }
 
 const KernelDef kSelectKernels[] = {

@@ -359,12 +359,15 @@ class PadKernel final : public Kernel {
         return make_error(StatusCode::kInvalidArgument, description_, ": pads ", shape_to_string(pads),
                           " are out of range");
       }
-      const int64_t out_dim = dim + before[d] + after[d];
-      if (out_dim < 0) {
+      // Negative pads remove elements first; the positive ones then pad what is left (reflect and wrap repeat
+      // the remaining elements, as onnxruntime does: wrap of [1, 2, 3, 4] with pads [-1, 1] is [2, 3, 4, 2]).
+      const int64_t kept = dim + std::min<int64_t>(before[d], 0) + std::min<int64_t>(after[d], 0);
+      if (kept < 0) {
         return make_error(StatusCode::kInvalidArgument, description_, ": pads ", shape_to_string(pads),
                           " remove more than input 0 shape ", shape_to_string(x.shape()), " holds on axis ", d);
       }
-      if (dim == 0 && out_dim > 0 && mode_ != PadMode::kConstant) {
+      const int64_t out_dim = dim + before[d] + after[d];
+      if (kept == 0 && out_dim > 0 && mode_ != PadMode::kConstant) {
         return make_error(StatusCode::kInvalidArgument, description_, ": cannot pad empty axis ", d,
                           " in a non-constant mode");
       }
@@ -380,13 +383,19 @@ class PadKernel final : public Kernel {
     for (size_t d = 0; with_maps && *out_count > 0 && d < static_cast<size_t>(rank); ++d) {
       std::vector<int64_t>& map = plan.maps[d];
       map.resize(static_cast<size_t>(plan.out_shape[d]));
+      const int64_t first_kept = std::max<int64_t>(-before[d], 0);
+      const int64_t kept = x.shape()[d] - first_kept - std::max<int64_t>(-after[d], 0);
+      const int64_t added_before = std::max<int64_t>(before[d], 0);
       for (int64_t i = 0; i < plan.out_shape[d]; ++i) {
-        map[static_cast<size_t>(i)] = source_index(i - before[d], x.shape()[d]);
+        const int64_t source = source_index(i - added_before, kept);
+        map[static_cast<size_t>(i)] = source == kFill ? kFill : first_kept + source;
       }
     }
     return plan;
   }
 
+  // The index into the kept elements (`dim` of them) that position j of the padded axis repeats (j in [0, dim):
+  // itself), or kFill for the constant mode.
   int64_t source_index(int64_t j, int64_t dim) const {
     if (j >= 0 && j < dim) return j;
     switch (mode_) {

@@ -179,7 +179,12 @@ TEST(ScatterElementsTest, IntegerWrapBoolAndHalf) {
   const Tensor ho = run_one(NodeBuilder("ScatterElements", 18).attr_string("reduction", "add").node(),
                             {h, make_tensor<int64_t>({2}, {1, 1}), make_half_tensor<Float16>({2}, {0.25f, 0.25f})});
   EXPECT_EQ(to_float_vector(ho), (std::vector<float>{1.5f, 2.5f}));
-  auto strings = run_kernel(NodeBuilder("ScatterElements", 18).attr_string("reduction", "add").node(),
+  // Strings add by concatenation; they have no product.
+  const Tensor joined = run_one(NodeBuilder("ScatterElements", 18).attr_string("reduction", "add").node(),
+                                {make_tensor<std::string>({1}, {"a"}), make_tensor<int64_t>({1}, {0}),
+                                 make_tensor<std::string>({1}, {"b"})});
+  EXPECT_EQ(to_vector<std::string>(joined), (std::vector<std::string>{"ab"}));
+  auto strings = run_kernel(NodeBuilder("ScatterElements", 18).attr_string("reduction", "mul").node(),
                             {make_tensor<std::string>({1}, {"a"}), make_tensor<int64_t>({1}, {0}),
                              make_tensor<std::string>({1}, {"b"})});
   EXPECT_FALSE(strings.has_value());

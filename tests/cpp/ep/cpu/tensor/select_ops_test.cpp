@@ -20,8 +20,9 @@ TEST(NonZeroTest, CoordinatesRowMajor) {
   Tensor s = run_one(NodeBuilder("NonZero", 13).node(), {make_tensor<std::string>({3}, {"", "a", ""})});
   EXPECT_EQ(to_vector<int64_t>(s), (std::vector<int64_t>{1}));
   EXPECT_EQ(run_one(NodeBuilder("NonZero", 9).node(), {make_tensor<int32_t>({0, 3}, {})}).shape(), (Shape{2, 0}));
+  // A scalar has no coordinates to list: rank 0 rows, one column for its one nonzero element.
   Tensor scalar = run_one(NodeBuilder("NonZero", 13).node(), {make_tensor<bool>({}, {true})});
-  EXPECT_EQ(scalar.shape(), (Shape{1, 1}));
+  EXPECT_EQ(scalar.shape(), (Shape{0, 1}));
   EXPECT_EQ(run_one(NodeBuilder("NonZero", 13).node(), {make_half_tensor<Float16>({2}, {0.0f, -0.0f})}).shape(),
             (Shape{1, 0}));
 }
