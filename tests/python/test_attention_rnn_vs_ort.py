@@ -256,7 +256,7 @@ def test_attention_float64_matches_numpy_reference(seed):
         past_value=feeds["past_value"], _validate_attention25=False, **kwargs)
     if "softcap" in kwargs and kwargs.get("qk_matmul_output_mode", 0) == 0:
         # Mode 0 is the raw QK^T (the function body's Identity(QKAttnWeight)); the reference gives it soft-capped
-        # (a known difference in tests/python/properties/known_differences.py).
+        # (a known difference in tests/python/properties/known_differences/).
         del kwargs["softcap"]
         qk = _compute_attention(
             feeds["Q"], feeds["K"], feeds["V"], attn_mask=feeds["attn_mask"], past_key=feeds["past_key"],

@@ -1,6 +1,6 @@
 """The com.microsoft contrib ops as onnxruntime's contrib spec (docs/ContribOperators.md) defines them, in float64
 numpy, for the types onnxruntime's CPU provider lacks and the cases where its answer is wrong
-(known_differences.py). Each function takes (op, inputs, attrs) and returns the list of outputs, rounded once to the
+(known_differences/). Each function takes (op, inputs, attrs) and returns the list of outputs, rounded once to the
 op's type. Float attributes are float32 in the model, so they enter as float32 values."""
 
 import math
@@ -363,3 +363,82 @@ def qattention(op, inputs, attrs):
                      w_scale.astype(np.float64)).astype(np.float32)
     floats = [dequantized_x, dequantized_w, bias, mask]
     return run_onnxruntime(contrib_model("Attention", floats, attrs), floats)
+
+
+def rotate_half_pairs(x, cos, sin, interleaved):
+    """Rotary embedding of float64 head rows x [..., H] by one position's cos / sin [R / 2]: pairs (i, i + R / 2),
+    or (2i, 2i + 1) when interleaved, turned by that angle; columns from R on pass unchanged."""
+    half = len(cos)
+    x = x.copy()
+    first = slice(0, 2 * half, 2) if interleaved else slice(0, half)
+    second = slice(1, 2 * half, 2) if interleaved else slice(half, 2 * half)
+    x1, x2 = x[..., first].copy(), x[..., second].copy()
+    x[..., first] = x1 * cos - x2 * sin
+    x[..., second] = x2 * cos + x1 * sin
+    return x
+
+
+def sparse_layout_hides(rows, cols, layout, block, position):
+    """Whether block-sparse `layout` (CSR rows [L, M + 1], cols [L, nnz]) masks keys of the query at `position`,
+    and the block columns its block row lists. As onnxruntime's kernel reads the layouts: a layout with as many
+    blocks as the dense causal mask (M (M + 1) / 2) masks nothing, nor does a block row that lists r + 1 blocks."""
+    blocks = rows.shape[1] - 1
+    r = position // block
+    listed = cols[layout, rows[layout, r]:rows[layout, r + 1]]
+    sparse = rows[layout, -1] < blocks * (blocks + 1) // 2 and len(listed) != r + 1
+    return sparse, listed
+
+
+def sparse_attention(op, inputs, attrs):
+    """SparseAttention in float64: outputs (output, present_key, present_value), each rounded once to T.
+
+    The step is a prompt when total_sequence_length equals S (every entry's past length P_b is then 0), else
+    P_b = key_total_sequence_lengths[b] - S. The S new key / value rows (rotated at positions P_b + s with
+    do_rotary, as is the query) go to rows P_b + s of the caches, which otherwise keep the past. Query head n reads
+    key / value head n / (N / Nk) and layout n % L; the query at position p sees keys j <= p with j < T_b; a sparse
+    layout gives the keys outside the blocks its block row lists float32's lowest score (so a row whose every key
+    is masked so attends to them uniformly). Scores scale * q . k (default 1 / sqrt(H)), softmax, and then the
+    product with the first T_b value rows in IEEE arithmetic: a hidden key has probability 0, and 0 * NaN is NaN."""
+    query, key, value, past_key, past_value, rows, cols, total, lengths, cos, sin = (list(inputs) + [None] * 11)[:11]
+    heads, kv_heads, block = attrs["num_heads"], attrs["kv_num_heads"], attrs["sparse_block_size"]
+    batch, seq, width = query.shape
+    packed = key is None
+    head = width // (heads + 2 * kv_heads) if packed else width // heads
+    q = wide(query).reshape(batch, seq, -1, head)
+    k = q[:, :, heads:heads + kv_heads] if packed else wide(key).reshape(batch, seq, kv_heads, head)
+    v = q[:, :, heads + kv_heads:] if packed else wide(value).reshape(batch, seq, kv_heads, head)
+    q = q[:, :, :heads]
+    rotary, interleaved = attrs.get("do_rotary", 0), attrs.get("rotary_interleaved", 0)
+    scale = attr_float(attrs, "scale", 0.0) or 1.0 / math.sqrt(head)
+    present_key, present_value = wide(past_key), wide(past_value)
+    output = np.zeros((batch, seq, heads, head))
+    prompt = int(total) == seq
+    with np.errstate(all="ignore"):
+        for b in range(batch):
+            t = int(lengths[b])
+            past = 0 if prompt else t - seq
+            for s in range(seq):
+                new_key = k[b, s]
+                if rotary:
+                    new_key = rotate_half_pairs(new_key, wide(cos[past + s]), wide(sin[past + s]), interleaved)
+                present_key[b, :, past + s] = new_key
+                present_value[b, :, past + s] = v[b, s]
+            for n in range(heads):
+                g, layout = n // (heads // kv_heads), n % rows.shape[0]
+                for s in range(seq):
+                    position = past + s
+                    row = q[b, s, n]
+                    if rotary:
+                        row = rotate_half_pairs(row, wide(cos[position]), wide(sin[position]), interleaved)
+                    scores = scale * (present_key[b, g, :t] @ row)
+                    visible = min(position + 1, t)
+                    sparse, listed = sparse_layout_hides(rows, cols, layout, block, position)
+                    if sparse:
+                        hidden = ~np.isin(np.arange(visible) // block, listed)
+                        scores[:visible][hidden] = float(np.finfo(np.float32).min)
+                    scores[visible:] = -np.inf
+                    weights = np.exp(scores - np.max(scores))
+                    output[b, s, n] = (weights / np.sum(weights)) @ present_value[b, g, :t]
+    dtype = query.dtype
+    return [rounded(output.reshape(batch, seq, heads * head), dtype), rounded(present_key, dtype),
+            rounded(present_value, dtype)]

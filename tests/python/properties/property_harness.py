@@ -3,7 +3,7 @@
 A case is (op, opset, inputs, attributes). `check_node` builds a one-node model at that opset, runs both, and
 compares every output: same dtype and shape, values within the tolerance of the dtype (rtol 1e-3 for float16 and
 bfloat16, 1e-5 for float32, 1e-7 for float64, exact for integers, bools and strings; atol 0; NaN equals NaN, and
--0.0 equals 0.0). Where the reference itself is wrong for a case, known_differences.py says what to compare
+-0.0 equals 0.0). Where the reference itself is wrong for a case, known_differences/ says what to compare
 against instead, and why.
 
 NXRT_PROPERTY_EXAMPLES sets hypothesis' example count per test (default: the short deterministic CI run); the
@@ -194,8 +194,8 @@ def reference_in_float(op, opset, inputs, attrs, outputs, domain, elementwise=0)
     """The reference evaluated on float32 copies of float16 / bfloat16 inputs, its float32 results rounded back
     to the op's half type once. For an element-wise op (`elementwise` > 0: its first `elementwise` inputs
     broadcast together; the others, e.g. Clip's bounds, pass as they are) those inputs are also broadcast and
-    flattened to one dimension and the results reshaped. known_differences.py says why: the reference rounds half
-    types after every step and fails on some rank-0 inputs."""
+    flattened to one dimension and the results reshaped. known_differences/elementwise.py says why: the
+    reference rounds half types after every step and fails on some rank-0 inputs."""
     present = [a for a in inputs[:elementwise] if a is not None]
     shape = np.broadcast_shapes(*(a.shape for a in present)) if elementwise else None
     # The op's float type is that of its first float input (Pow's base, Where's x); its results come back in it.
@@ -219,10 +219,10 @@ def reference_in_float(op, opset, inputs, attrs, outputs, domain, elementwise=0)
 def check_node(op, opset, inputs, attrs=None, outputs=1, domain="", expected=None, elementwise=0, atol=0.0,
                half_in_float=False, node_inputs=None):
     """Runs the case on nxrt and compares with the reference (or with `expected`, a function of the inputs that
-    replaces the reference where known_differences.py documents the reference as wrong). `elementwise` > 0: the
+    replaces the reference where known_differences/ documents the reference as wrong). `elementwise` > 0: the
     op is element-wise over its first `elementwise` inputs, and half_in_float: an op whose half-type results are
     the float32 ones rounded once (see reference_in_float). `atol`: an absolute tolerance that
-    known_differences.py states for an nxrt kernel (0 elsewhere)."""
+    known_differences/ states for an nxrt kernel (0 elsewhere)."""
     attrs = attrs or {}
     model = node_model(op, opset, inputs, attrs, outputs, domain, node_inputs)
     context = describe(op, opset, inputs, attrs)

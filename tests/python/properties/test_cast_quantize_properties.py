@@ -9,7 +9,7 @@
   points of every type, saturation, ties to even, the `precision` attribute (23+).
 
 Where the spec leaves a result undefined (a float out of an integer type's range, a string that is not a number
-literal) nxrt's rule from docs/numerics.md is checked in place of the reference's; known_differences.py lists the
+literal) nxrt's rule from docs/numerics.md is checked in place of the reference's; known_differences/ lists the
 cases where the reference is wrong."""
 
 import math
@@ -132,7 +132,7 @@ def with_undefined_elements(result, x, to):
 def check_casts(op, opset, x, targets, saturate):
     """Casts x to each dtype of `targets` in one model (Cast nodes, or CastLike nodes with a target_type input
     per dtype, empty or of one element) and compares every output: with the reference, or with the
-    known_differences.py oracle of that pair, the spec-undefined float -> integer elements with nxrt's rule."""
+    known_differences/ oracle of that pair, the spec-undefined float -> integer elements with nxrt's rule."""
     attrs = saturate_attrs(opset, saturate)
     like = [np.zeros((i % 2,), to) if to != STRING else np.array([""] * (i % 2), object) for i, to in
             enumerate(targets)]

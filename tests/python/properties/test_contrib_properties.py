@@ -3,7 +3,7 @@ BiasGelu, QuickGelu, BiasAdd, BiasSoftmax, SkipLayerNormalization, SkipSimplifie
 EmbedLayerNormalization, FusedGemm, FusedMatMul, FusedConv, Inverse, Range, Trilu, RotaryEmbedding), every dtype
 of their contrib type constraint that nxrt registers, against onnxruntime's CPU provider where it has the op and
 type, else against the contrib spec's formula in float64 (contrib_spec.py); where onnxruntime is wrong,
-known_differences.py says so and gives the spec's answer. onnx.reference has none of these ops, so each test states
+known_differences/ says so and gives the spec's answer. onnx.reference has none of these ops, so each test states
 its tolerance and why. Values include NaN, infinities, -0.0, huge and subnormal numbers (ops that sum products
 take no huge finite values: their partial sums overflow in one order and not in another)."""
 
@@ -53,7 +53,7 @@ GELU_FAMILY = ("Gelu", "FastGelu", "BiasGelu", "QuickGelu")
 # to 2.5e-7 (ep/cpu/microkernels/vector_math_coefficients.h), so results below ~0.1 keep only that absolute
 # accuracy; its float16 Gelu is off by up to 3e-5 (Gelu(-2.5625) = -0.01333 there, -0.013315 exactly); 1e-3 is one
 # float16 ulp (both round a float32 result once). float64 (onnxruntime has no float64 Gelu or BiasGelu, and its
-# FastGelu / QuickGelu lose digits there: known_differences.py) against the formula in float64, which nxrt
+# FastGelu / QuickGelu lose digits there: known_differences/) against the formula in float64, which nxrt
 # computes in double; bfloat16 against the formula too: nxrt computes it in float32 (2.5e-7 absolute) rounded once
 # (8e-3: one bfloat16 ulp).
 GELU_TOLERANCE = {F32: (1e-5, 1e-6), F16: (1e-3, 6e-5), F64: (1e-7, 0.0), BF16: (8e-3, 2.5e-7)}

@@ -248,7 +248,7 @@ def positive_scales():
 
 
 def peer_or_spec(op, a_type, b_type, inputs, attrs, spec):
-    """onnxruntime (None) but where it is wrong (known_differences.py) or has no kernel: int8 A with uint8 B, which
+    """onnxruntime (None) but where it is wrong (known_differences/) or has no kernel: int8 A with uint8 B, which
     the schema and nxrt take; there the formula (contrib_spec.py)."""
     different = known_differences.expected_for(f"com.microsoft.{op}", 1, inputs, attrs)
     if different is not None or not (a_type == np.int8 and b_type == np.uint8):

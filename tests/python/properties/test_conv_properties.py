@@ -4,7 +4,7 @@ dims (DeformConv: 1-D to 3-D, the reference runs 2-D only), zero-size batches, e
 with NaN, infinities and the dtype's extremes, at every opset version where the schema changed (from 7) and every
 dtype of the type constraint that nxrt registers.
 
-Oracle: the ONNX reference, except where known_differences.py documents it wrong (then window_oracles.py's
+Oracle: the ONNX reference, except where known_differences/ documents it wrong (then window_oracles.py's
 implementation of the spec's words). A sum of products has no single float answer where the order of the additions,
 or a fused multiply-add, decides it beyond the tolerance (terms that cancel, overflowing partial sums or products):
 window_oracles.sums marks those and such inputs are left out."""

@@ -1,7 +1,7 @@
 """Generator, selection and layout operators on generated inputs (Shape, Size, Constant in each value form,
 ConstantOfShape, EyeLike, Range, NonZero, OneHot, TopK, Unique, Compress, CumProd, DepthToSpace, SpaceToDepth,
 ReverseSequence, CenterCropPad), at every opset version where their schema changed (from 7) and every dtype of
-their type constraints, strings included, against the ONNX reference (known_differences.py where it is wrong)."""
+their type constraints, strings included, against the ONNX reference (known_differences/ where it is wrong)."""
 
 import numpy as np
 import pytest
@@ -25,7 +25,7 @@ MANY_CASES_SETTINGS = settings(SETTINGS, max_examples=max(4, EXAMPLES // 2))
 
 
 def check(op, opset, inputs, attrs=None, outputs=1):
-    """check_node with the known_differences.py oracle where the reference is wrong for this case."""
+    """check_node with the known_differences/ oracle where the reference is wrong for this case."""
     check_node(op, opset, inputs, attrs, outputs=outputs,
                expected=known_differences.expected_for(op, opset, inputs, attrs or {}))
 

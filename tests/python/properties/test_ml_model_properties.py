@@ -6,7 +6,7 @@ and tensor attributes) and TreeEnsemble (opset 5, set membership, float16). Inpu
 +-inf, -0.0, subnormals, the type's extremes and the models' own split values (so that ties occur), in every dtype
 of the type constraints, [N, F] with N = 0, 1 or more, or [F].
 
-Oracle: onnx.reference, or where known_differences.py documents it as wrong, the replacement stated there (mostly
+Oracle: onnx.reference, or where known_differences/ documents it as wrong, the replacement stated there (mostly
 the reference on float64 copies and its own post-transforms)."""
 
 import math

@@ -3,7 +3,7 @@ Imputer, ArrayFeatureExtractor, FeatureVectorizer, OneHotEncoder, LabelEncoder (
 value type, list and tensor attributes, defaults), CategoryMapper, ZipMap, DictVectorizer and CastMap, at every
 opset of their schemas and every dtype of their type constraints.
 
-Oracles: onnx.reference for the tensor ops (known_differences.py lists where it is wrong and what replaces it);
+Oracles: onnx.reference for the tensor ops (known_differences/ lists where it is wrong and what replaces it);
 onnxruntime, exactly, for the ops the reference does not implement (LabelEncoder-1, CategoryMapper, ZipMap, CastMap
 of float maps); the spec's rule for DictVectorizer and for CastMap of string maps, whose values onnxruntime's
 Python binding cannot feed (DictVectorizer of float maps is also compared with onnxruntime)."""

@@ -4,7 +4,7 @@ spatial dims, zero-size batches, every auto_pad, explicit pads, strides, dilatio
 p, values with NaN, infinities and the dtype's extremes, at every opset version where the schema changed (from 7) and
 every dtype of the type constraint.
 
-Oracle: the ONNX reference, except where known_differences.py documents it wrong (then window_oracles.py's
+Oracle: the ONNX reference, except where known_differences/ documents it wrong (then window_oracles.py's
 implementation of the spec's words). GlobalLpPool has no reference implementation: the spec defines it as LpPool over
 the whole plane, which window_oracles computes. MaxRoiPool has none either: onnxruntime's (Caffe's ROI pooling, as
 the spec's pooled_shape / spatial_scale describe) decides which input value each bin takes (see

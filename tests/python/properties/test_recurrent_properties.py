@@ -5,7 +5,7 @@ and the LSTM peepholes, every activation function of the spec with activation_al
 GRU linear_before_reset, LSTM input_forget and both layouts, on values with NaN, infinities and extremes.
 
 The oracle is the ONNX reference where it implements the case; it ignores sequence_lens, clip, input_forget and
-the activations, and there known_differences.py compares with the spec's equations in float64 instead. Half
+the activations, and there known_differences/ compares with the spec's equations in float64 instead. Half
 types are compared with the reference on float32 copies rounded once (nxrt carries the state in float32)."""
 
 import math

@@ -3,7 +3,7 @@
 and cubic, every coordinate_transformation_mode and nearest_mode of the version, cubic_coeff_a, exclude_outside,
 extrapolation_value with tf_crop_and_resize and its roi, antialias, axes (negative ones too),
 keep_aspect_ratio_policy, scales (growing, shrinking, not integral) against sizes, zero-size dims, and values with
-NaN, infinities and extremes, against the ONNX reference (known_differences.py says where it is wrong: Resize-10,
+NaN, infinities and extremes, against the ONNX reference (known_differences/ says where it is wrong: Resize-10,
 nearest next to NaN or inf, infinities clipped to max, Upsample beyond integer nearest).
 
 AffineGrid (opset 20, every float type, 2-D and 3-D, align_corners) is compared with the spec's grid in float64:

@@ -1,7 +1,7 @@
 """Index-tuple and scatter operators and Pad on generated inputs (GatherND with batch_dims; ScatterND and
 ScatterElements with every reduction of their opset; the deprecated Scatter; Pad in each mode, with negative
 pads and the axes input), at every opset version where their schema changed (from 7) and every dtype of their
-type constraints, strings included, against the ONNX reference (known_differences.py where it is wrong).
+type constraints, strings included, against the ONNX reference (known_differences/ where it is wrong).
 Scatter has no reference implementation; the spec calls it ScatterElements without reductions, so the reference's
 ScatterElements-11 is its oracle."""
 
@@ -36,7 +36,7 @@ def reductions(opset, dtype):
 
 
 def check(op, opset, inputs, attrs=None):
-    """check_node with the known_differences.py oracle where the reference is wrong for this case."""
+    """check_node with the known_differences/ oracle where the reference is wrong for this case."""
     check_node(op, opset, inputs, attrs, expected=known_differences.expected_for(op, opset, inputs, attrs or {}))
 
 

@@ -50,7 +50,7 @@ def assert_same_values(actual, expected, context):
 
 
 def check_graph(nodes, feeds, outputs, opset, dtype, expected=None):
-    """Runs the graph on nxrt and compares with the reference, or with `expected` (the outputs known_differences.py
+    """Runs the graph on nxrt and compares with the reference, or with `expected` (the outputs known_differences/
     gives where the reference is wrong)."""
     model = graph_model(nodes, feeds, outputs, opset, dtype)
     shown = {k: ([a.shape for a in v] if isinstance(v, list) else (v.shape, v.ravel()[:4].tolist()))

@@ -434,7 +434,7 @@ def lrn_by_the_spec(x, attrs):
 
 
 
-# Where onnx.reference's pools are wrong (known_differences.py states each with its reason). Each takes the case as
+# Where onnx.reference's pools are wrong (known_differences/ states each with its reason). Each takes the case as
 # known_differences' predicates do: (op, opset, inputs, attrs).
 
 def _geometry(inputs, attrs):

@@ -127,11 +127,13 @@ inline void softmax_row_with_sink(float* row, int64_t t, float sink) {
 // Attention of `count` query rows q (row stride ldq) over t keys k [t, hk] and values v [t, hv]:
 // scores = scale q k^T, then finish(i, row) adds the masks and biases of row i, the softmax (with `sink` in its
 // denominator when given), and y (row stride ldy) = probabilities v. `scores` holds count * t floats. With no keys
-// the rows of y are zero.
+// the rows of y are zero. `values_finite`: every value row of v is finite, so rows of one or two queries may skip
+// the keys of probability 0 (they add nothing); otherwise y is the IEEE product over all t keys, where a hidden
+// key's NaN or infinite value gives 0 * NaN = NaN.
 template <class Finish>
 void attend_rows(const float* q, int64_t ldq, const float* k, const float* v, int64_t count, int64_t t, int64_t hk,
                  int64_t hv, float scale, float* scores, float* y, int64_t ldy, Finish&& finish,
-                 std::optional<float> sink = std::nullopt) {
+                 std::optional<float> sink = std::nullopt, bool values_finite = true) {
   ThreadPool& pool = single_thread_pool();
   if (t == 0) {
     for (int64_t i = 0; i < count; ++i) std::fill_n(y + i * ldy, hv, 0.0f);
@@ -152,7 +154,7 @@ void attend_rows(const float* q, int64_t ldq, const float* k, const float* v, in
     }
   }
   if (hv == 0) return;
-  if (count <= 2) {
+  if (count <= 2 && values_finite) {
     // Decode rows: y = p V accumulated row by row of V; packing V for the GEMM would cost more than the product.
     for (int64_t i = 0; i < count; ++i) vector_weighted_rows(scores + i * t, v, t, hv, hv, y + i * ldy);
     return;

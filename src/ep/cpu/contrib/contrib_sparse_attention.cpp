@@ -15,9 +15,11 @@
 // lists fewer than p / block + 1 blocks, only the keys in the listed blocks keep their score, the others get the
 // lowest float (a row whose every key is hidden that way attends to them uniformly, as ONNX Runtime's kernel does).
 // A layout is sparse when it has fewer nonzero blocks than the M (M + 1) / 2 of a dense causal mask.
-// Scores: scale * Q K^T (scale 0: 1 / sqrt(H)), softmax, times V. Computed in float; half types round once.
+// Scores: scale * Q K^T (scale 0: 1 / sqrt(H)), softmax, times V over the entry's T_b keys in IEEE arithmetic (a
+// hidden key's NaN value reaches the row: 0 * NaN). Computed in float; half types round once.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -99,6 +101,17 @@ class SparseAttentionKernel final : public Kernel {
       store_cache_floats(keys, outputs[1].data<T>(), cache);
       store_cache_floats(values, outputs[2].data<T>(), cache);
     }
+    // P V is the product over the entry's T_b keys in IEEE arithmetic: a key the masks hide has probability 0, and a
+    // NaN or infinite value of it still gives 0 * NaN = NaN. attend_rows may skip keys of probability 0 only where
+    // every value row of the key / value head is finite.
+    std::vector<uint8_t> finite_values(static_cast<size_t>(d.b * kv));
+    pool.parallel_for(d.b * kv, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t head = begin; head < end; ++head) {
+        const float* v = values + head * d.capacity * h;
+        finite_values[static_cast<size_t>(head)] =
+            std::all_of(v, v + d.total[head / kv] * h, [](float x) { return std::isfinite(x); });
+      }
+    });
     const RowBlocks split = row_blocks(d.s, d.capacity);
     const int64_t rows_per_task = split.rows, blocks = split.blocks;
     const float scale = c_.scale != 0.0f ? c_.scale : 1.0f / std::sqrt(static_cast<float>(h));
@@ -118,7 +131,8 @@ class SparseAttentionKernel final : public Kernel {
         const int64_t layout = n % d.layouts;
         attend_rows(q + ((b * d.s + s0) * n_heads + n) * h, n_heads * h, keys + kv_head * d.capacity * h,
                     values + kv_head * d.capacity * h, count, d.total[b], h, h, scale, scores, rows, h,
-                    [&](int64_t i, float* row) { hide_keys(d, inputs, layout, d.past[b] + s0 + i, d.total[b], listed, row); });
+                    [&](int64_t i, float* row) { hide_keys(d, inputs, layout, d.past[b] + s0 + i, d.total[b], listed, row); },
+                    std::nullopt, finite_values[static_cast<size_t>(kv_head)] != 0);
         for (int64_t i = 0; i < count; ++i) {
           T* y = out + ((b * d.s + s0 + i) * n_heads + n) * h;
           for (int64_t e = 0; e < h; ++e) y[e] = T(rows[i * h + e]);

@@ -1,8 +1,11 @@
 // GridSample, AffineGrid, Col2Im, CenterCropPad.
 // GridSample samples X (N, C, D1..Dk) at the normalized grid points (N, O1..Ok, k), whose last dimension lists
 // coordinates innermost axis first (x, y, z). Every axis is resolved on its own into weighted taps; a tap that
-// falls outside the input under zeros padding contributes nothing. Coordinates are computed in the grid's
-// precision (float, or double for a double grid), as the reference does.
+// falls outside the input under zeros padding contributes nothing. Coordinates, weights and sums are computed in
+// double for every type and rounded once (integers half to even, saturating), as Resize does. A point whose
+// coordinate is NaN (a NaN grid value, or inf * 0 on a one-pixel axis with align_corners), or infinite under
+// reflection padding, has no position: it samples NaN (0 for integer data). An infinite coordinate is beyond the
+// image: zeros padding gives 0, border padding the edge pixel.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -51,6 +54,7 @@ void cubic_weights(C t, C* w) {
 // Taps of one axis: input index (-1: zero padding) and weight.
 template <class C>
 struct AxisSample {
+  bool undefined = false;  // the coordinate has no position (see the file comment)
   int count = 0;
   std::array<int64_t, kMaxTaps> index{};
   std::array<C, kMaxTaps> weight{};
@@ -75,9 +79,11 @@ template <class C>
 AxisSample<C> sample_axis(C normalized, int64_t length, const SampleConfig& config) {
   const C size = static_cast<C>(length);
   C x = config.align_corners ? (normalized + 1) / 2 * (size - 1) : ((normalized + 1) * size - 1) / 2;
-  // Keeps the integer conversions below defined for NaN, infinite and absurd coordinates.
-  constexpr C kLimit = C(1e9);
-  x = std::isnan(x) ? -kLimit : std::clamp(x, -kLimit, kLimit);
+  AxisSample<C> s;
+  if (std::isnan(x) || (std::isinf(x) && config.padding == Padding::kReflection)) {
+    s.undefined = true;
+    return s;
+  }
   const C lo = config.align_corners ? C(0) : C(-0.5);
   const C hi = config.align_corners ? size - 1 : size - C(0.5);
   if (config.mode == SampleMode::kNearest) x = std::nearbyint(x);
@@ -85,7 +91,9 @@ AxisSample<C> sample_axis(C normalized, int64_t length, const SampleConfig& conf
     if (config.padding == Padding::kBorder) x = std::clamp(x, C(0), size - 1);
     if (config.padding == Padding::kReflection) x = reflect_into(x, lo, hi);
   }
-  AxisSample<C> s;
+  // Beyond this every tap is outside the image; the limit keeps the integer conversions below defined.
+  constexpr C kLimit = C(1e9);
+  x = std::clamp(x, -kLimit, kLimit);
   if (config.mode == SampleMode::kNearest) {
     s.count = 1;
     s.index[0] = resolve_index<C>(static_cast<int64_t>(x), length, config.padding, lo, hi);
@@ -108,17 +116,15 @@ AxisSample<C> sample_axis(C normalized, int64_t length, const SampleConfig& conf
   return s;
 }
 
+// The sampled value `v` in T: integers round half to even and saturate (NaN, an undefined point's value, is 0).
 template <class T>
-using AccOf = std::conditional_t<std::is_same_v<T, double> || (std::is_integral_v<T> && sizeof(T) >= 4), double,
-                                 float>;
-
-template <class T>
-T store(AccOf<T> v) {
+T store(double v) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    const double value = static_cast<double>(v);
-    if (!(value > static_cast<double>(std::numeric_limits<T>::lowest()))) return std::numeric_limits<T>::lowest();
-    if (value >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-    return static_cast<T>(value);
+    if (std::isnan(v)) return T(0);
+    const double rounded = std::nearbyint(v);
+    if (!(rounded > static_cast<double>(std::numeric_limits<T>::lowest()))) return std::numeric_limits<T>::lowest();
+    if (rounded >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return static_cast<T>(rounded);
   } else if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
     return T(static_cast<float>(v));
   } else {
@@ -128,8 +134,8 @@ T store(AccOf<T> v) {
 
 template <class T, class G>
 void grid_sample_typed(const Tensor& x, const Tensor& grid, Tensor& y, const SampleConfig& config, ThreadPool& pool) {
-  using C = std::conditional_t<std::is_same_v<G, double>, double, float>;
-  using Acc = AccOf<T>;
+  using C = double;
+  using Acc = double;
   const Shape& xs = x.shape();
   const size_t k = xs.size() - 2;
   const int64_t batch = xs[0];
@@ -154,8 +160,16 @@ void grid_sample_typed(const Tensor& x, const Tensor& grid, Tensor& y, const Sam
       const int64_t n = item / out_points;
       const int64_t p = item % out_points;
       const G* g = gd + item * static_cast<int64_t>(k);
+      bool undefined = false;
       for (size_t d = 0; d < k; ++d) {
         samples[d] = sample_axis<C>(static_cast<C>(g[k - 1 - d]), xs[d + 2], config);
+        undefined = undefined || samples[d].undefined;
+      }
+      if (undefined) {
+        for (int64_t c = 0; c < channels; ++c) {
+          yd[(n * channels + c) * out_points + p] = store<T>(std::numeric_limits<double>::quiet_NaN());
+        }
+        continue;
       }
       offsets.assign(1, 0);
       weights.assign(1, Acc(1));
