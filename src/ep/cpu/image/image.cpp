@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ep/cpu/image/image_ops.h"
+#include "ep/cpu/image/resize_compute.h"
 #include "ep/cpu/kernel.h"
 
 namespace nxrt::cpu {
@@ -116,22 +117,6 @@ AxisSample<C> sample_axis(C normalized, int64_t length, const SampleConfig& conf
   return s;
 }
 
-// The sampled value `v` in T: integers round half to even and saturate (NaN, an undefined point's value, is 0).
-template <class T>
-T store(double v) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    if (std::isnan(v)) return T(0);
-    const double rounded = std::nearbyint(v);
-    if (!(rounded > static_cast<double>(std::numeric_limits<T>::lowest()))) return std::numeric_limits<T>::lowest();
-    if (rounded >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-    return static_cast<T>(rounded);
-  } else if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
-    return T(static_cast<float>(v));
-  } else {
-    return static_cast<T>(v);
-  }
-}
-
 template <class T, class G>
 void grid_sample_typed(const Tensor& x, const Tensor& grid, Tensor& y, const SampleConfig& config, ThreadPool& pool) {
   using C = double;
@@ -149,6 +134,9 @@ void grid_sample_typed(const Tensor& x, const Tensor& grid, Tensor& y, const Sam
   const T* xd = x.data<T>();
   const G* gd = grid.data<G>();
   T* yd = y.data<T>();
+  // What a point without a position samples: NaN, or 0 for integer data.
+  const T undefined_value =
+      std::is_integral_v<T> ? T(0) : interpolated_element<T>(std::numeric_limits<double>::quiet_NaN());
   const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, channels));
   pool.parallel_for(batch * out_points, grain, [&](int64_t begin, int64_t end) {
     std::vector<AxisSample<C>> samples(k);
@@ -167,7 +155,7 @@ void grid_sample_typed(const Tensor& x, const Tensor& grid, Tensor& y, const Sam
       }
       if (undefined) {
         for (int64_t c = 0; c < channels; ++c) {
-          yd[(n * channels + c) * out_points + p] = store<T>(std::numeric_limits<double>::quiet_NaN());
+          yd[(n * channels + c) * out_points + p] = undefined_value;
         }
         continue;
       }
@@ -191,7 +179,7 @@ void grid_sample_typed(const Tensor& x, const Tensor& grid, Tensor& y, const Sam
         const T* plane = xd + (n * channels + c) * in_points;
         Acc sum = 0;
         for (size_t j = 0; j < offsets.size(); ++j) sum += weights[j] * static_cast<Acc>(plane[offsets[j]]);
-        yd[(n * channels + c) * out_points + p] = store<T>(sum);
+        yd[(n * channels + c) * out_points + p] = interpolated_element<T>(sum);
       }
     }
   });

@@ -125,20 +125,6 @@ double clamp_coordinate(double x) {
   return std::isnan(x) ? 0.0 : std::clamp(x, -kLimit, kLimit);
 }
 
-template <class T, class Acc>
-T from_acc(Acc value) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    const double rounded = std::nearbyint(static_cast<double>(value));
-    if (!(rounded > static_cast<double>(std::numeric_limits<T>::lowest()))) return std::numeric_limits<T>::lowest();
-    if (rounded >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-    return static_cast<T>(rounded);
-  } else if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
-    return T(static_cast<float>(value));
-  } else {
-    return static_cast<T>(value);
-  }
-}
-
 Shape output_shape(const std::vector<ResizeAxis>& axes) {
   Shape shape;
   for (const ResizeAxis& axis : axes) shape.push_back(axis.out_len);
@@ -165,7 +151,7 @@ void resize_nearest(const ResizeSampling& sampling, const std::vector<ResizeAxis
     }
     stride *= axis.in_len;
   }
-  const T fill = from_acc<T>(sampling.extrapolation_value);
+  const T fill = interpolated_element<T>(sampling.extrapolation_value);
   // Trailing axes that map every output index to itself (the channel lanes of a blocked image, or C of NHWC) make
   // each output position a run of `inner` contiguous input elements: copied whole.
   size_t kept = rank;
@@ -281,7 +267,7 @@ void resize_interpolate(const ResizeSampling& sampling, const std::vector<Resize
     current.swap(next);
     shape[d] = axis.out_len;
   }
-  for (size_t i = 0; i < current.size(); ++i) y[i] = from_acc<T>(current[i]);
+  for (size_t i = 0; i < current.size(); ++i) y[i] = interpolated_element<T>(current[i]);
 }
 
 using ResizeTypes = TypeList<float, double, Float16, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,

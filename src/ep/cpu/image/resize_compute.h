@@ -3,13 +3,33 @@
 // indices already clamped) and, for tf_crop_and_resize, a flag that the output position lies outside the input.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
+#include "core/half.h"
 #include "core/tensor.h"
 #include "core/thread_pool.h"
 
 namespace nxrt::cpu {
+
+// An interpolated value (computed in double) as element type T, rounded once: integers half to even, saturating
+// (NaN to the lowest value); the half types through float. Resize and GridSample store their results with it.
+template <class T>
+T interpolated_element(double value) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    const double rounded = std::nearbyint(value);
+    if (!(rounded > static_cast<double>(std::numeric_limits<T>::lowest()))) return std::numeric_limits<T>::lowest();
+    if (rounded >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return static_cast<T>(rounded);
+  } else if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
+    return T(static_cast<float>(value));
+  } else {
+    return static_cast<T>(value);
+  }
+}
 
 enum class ResizeMode { kNearest, kLinear, kCubic };
 enum class CoordinateMode {

@@ -11,9 +11,10 @@ from . import (attention_training, control_flow, data_movement, elementwise, lin
 from .common import Difference
 from .normalization import batch_norm_by_the_spec, lp_norm_by_the_spec, mvn_by_the_spec
 from .recurrent import recurrent_rounding_atol
+from .reductions import saturated
 
 __all__ = ["DIFFERENCES", "Difference", "KERNEL_ATOL", "batch_norm_by_the_spec", "expected_for", "kernel_atol",
-           "lp_norm_by_the_spec", "mvn_by_the_spec", "recurrent_rounding_atol"]
+           "lp_norm_by_the_spec", "mvn_by_the_spec", "recurrent_rounding_atol", "saturated"]
 
 _AREAS = (elementwise, reductions, data_movement, control_flow, linalg_quantize, ml, signal_image, strings,
           normalization, pool_conv, recurrent, resize, attention_training)

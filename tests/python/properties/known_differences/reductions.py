@@ -7,7 +7,7 @@ import numpy as np
 from .common import Difference
 
 
-def _saturated(values, dtype):
+def saturated(values, dtype):
     """float64 values converted toward zero into integer `dtype`, saturating at its range, NaN to 0 (nxrt's
     conversion wherever an integer op computes in float)."""
     info = np.iinfo(dtype)
@@ -57,13 +57,13 @@ def _exact_integer_mean(op, opset, inputs, attrs):
 
 def _reduce_in_float64(reduce):
     """An integer reduction computed on float64 values by `reduce(values, axes, keepdims)` and converted back as
-    _saturated does."""
+    saturated does."""
     def expected(op, opset, inputs, attrs):
         x = inputs[0]
         axes = _reduction_axes(op, opset, inputs, attrs)
         with np.errstate(all="ignore"):
             values = reduce(x.astype(np.float64), axes, bool(attrs.get("keepdims", 1)))
-        return [_saturated(values, x.dtype)]
+        return [saturated(values, x.dtype)]
     return expected
 
 
