@@ -5,7 +5,6 @@
 // f16/bf16/f32 and in double for f64. Variances are population variances (divide by the element count).
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <string>
 
 #include "ep/cpu/norm/norm_common.h"
@@ -80,9 +79,7 @@ Moments moments_of(const T* x, int64_t n) {
   const Acc shift = static_cast<Acc>(m.mean);
   const double offset = row_sum<false>(x, n, shift) / static_cast<double>(n);
   m.var = std::max(0.0, row_sum<true>(x, n, shift) / static_cast<double>(n) - offset * offset);
-  // A set holding NaN or an infinity has a non-finite mean and a NaN variance ((inf - inf)^2), which the clamp
-  // above would turn into 0.
-  if (!std::isfinite(m.mean)) m.var = std::numeric_limits<double>::quiet_NaN();
+  m.var = variance_with_mean(m.mean, m.var);
   return m;
 }
 

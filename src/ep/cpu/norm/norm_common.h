@@ -3,7 +3,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -12,6 +14,12 @@
 #include "ep/cpu/kernel.h"
 
 namespace nxrt::cpu::norm {
+
+// The variance of a set whose mean is not finite (it holds NaN or an infinity) is NaN, (inf - inf)^2; the moment
+// sums clamp a rounding-negative variance at 0, which would turn that NaN into 0.
+inline double variance_with_mean(double mean, double variance) {
+  return std::isfinite(mean) ? variance : std::numeric_limits<double>::quiet_NaN();
+}
 
 // f16/bf16/f32 compute in float, f64 in double.
 template <class T>

@@ -35,12 +35,6 @@ bool spans_row_exactly(const Shape& param, const Shape& x, size_t axis) {
                     x.end() - static_cast<std::ptrdiff_t>(count));
 }
 
-// The variance of a row whose mean is not finite (it holds NaN or an infinity) is NaN, (inf - inf)^2; the moment
-// sums clamp a rounding-negative variance at 0, which would turn that NaN into 0.
-double variance_with_mean(double mean, double variance) {
-  return std::isfinite(mean) ? variance : std::numeric_limits<double>::quiet_NaN();
-}
-
 // The output slots of the row statistics; -1 where the op has none.
 struct StatisticSlots {
   int mean = -1;
