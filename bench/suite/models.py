@@ -239,6 +239,22 @@ def gemm(n, dtype):
     return Case(f"{kind} {n}^3", model, feeds, rtol=tol[0], atol=tol[1], notes="MatMul of two inputs")
 
 
+def reduce_sum(shape, axis, dtype):
+    """ReduceSum over one axis: the last (contiguous rows) or an outer one (strided columns)."""
+    proto = TensorProto.FLOAT if dtype == np.float32 else TensorProto.DOUBLE
+    g = GraphBuilder(np.random.default_rng(14))
+    axes = g.const(np.array([axis], np.int64), "axes")
+    finish(g, g.op("ReduceSum", ["x", axes], keepdims=0), "y")
+    out_shape = [d for i, d in enumerate(shape) if i != axis % len(shape)]
+    model = g.model("reduce_sum", [tensor_info("x", proto, shape)], [tensor_info("y", proto, out_shape)])
+    feeds = {"x": np.random.default_rng(15).standard_normal(shape).astype(dtype)}
+    kind = "f32" if dtype == np.float32 else "f64"
+    tol = (1e-4, 1e-3) if dtype == np.float32 else (1e-10, 1e-10)
+    dims = "x".join(str(d) for d in shape)
+    return Case(f"reduce_sum {kind} {dims} axis {axis}", model, feeds, rtol=tol[0], atol=tol[1],
+                notes="compensated float sums (docs/numerics.md)")
+
+
 def build_all():
     """Every benchmark case, in table order."""
     return [
@@ -253,4 +269,9 @@ def build_all():
         weno_stencil(),
         gemm(1024, np.float32),
         gemm(1024, np.float64),
+        reduce_sum([1024, 4096], -1, np.float32),
+        reduce_sum([4096, 1024], 0, np.float32),
+        reduce_sum([64, 1024, 64], 1, np.float32),
+        reduce_sum([1024, 4096], -1, np.float64),
+        reduce_sum([4096, 1024], 0, np.float64),
     ]

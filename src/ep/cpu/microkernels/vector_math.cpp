@@ -65,6 +65,20 @@ void vector_normalize_row(const float* x, float mean, float inv_std, const float
   selected().kernels.normalize_row(x, mean, inv_std, scale, bias, y, n);
 }
 
+void vector_compensated_sum(const float* x, int64_t n, float* sum, float* lost) {
+  selected().kernels.compensated_sum_f32(x, n, sum, lost);
+}
+void vector_compensated_sum(const double* x, int64_t n, double* sum, double* lost) {
+  selected().kernels.compensated_sum_f64(x, n, sum, lost);
+}
+void vector_compensated_column_sums(const float* base, const int64_t* offsets, int64_t rows, int64_t n, float* sum,
+                                    float* lost) {
+  selected().kernels.compensated_column_sums_f32(base, offsets, rows, n, sum, lost);
+}
+void vector_compensated_column_sums(const double* base, const int64_t* offsets, int64_t rows, int64_t n,
+                                    double* sum, double* lost) {
+  selected().kernels.compensated_column_sums_f64(base, offsets, rows, n, sum, lost);
+}
 BinaryArrayFn<float> binary_array_f32(int op, int shape) { return selected().kernels.binary_f32[op][shape]; }
 BinaryArrayFn<double> binary_array_f64(int op, int shape) { return selected().kernels.binary_f64[op][shape]; }
 

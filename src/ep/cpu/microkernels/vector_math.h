@@ -38,6 +38,15 @@ void vector_weighted_rows(const float* p, const float* v, int64_t rows, int64_t 
 // Softmax of one float row as the Softmax kernel computes it (defined in softmax.cpp); x and y may alias.
 void softmax_row_f32(const float* x, float* y, int64_t n);
 
+// The compensated sum of x[0 .. n) as the pair (*sum, *lost) (see VectorMathKernels::compensated_sum_f32).
+void vector_compensated_sum(const float* x, int64_t n, float* sum, float* lost);
+void vector_compensated_sum(const double* x, int64_t n, double* sum, double* lost);
+// For j < n: (sum[j], lost[j]) = the compensated sum of base[offsets[r] + j] over r < rows.
+void vector_compensated_column_sums(const float* base, const int64_t* offsets, int64_t rows, int64_t n, float* sum,
+                                    float* lost);
+void vector_compensated_column_sums(const double* base, const int64_t* offsets, int64_t rows, int64_t n,
+                                    double* sum, double* lost);
+
 // Elementwise arithmetic over arrays for the binary kernels: `op` 0 add, 1 sub, 2 mul, 3 div; `shape` 0 both
 // arrays, 1 a is a scalar (a[0]), 2 b is a scalar. out[i] = a op b for i < n.
 BinaryArrayFn<float> binary_array_f32(int op, int shape);

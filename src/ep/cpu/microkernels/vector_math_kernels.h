@@ -43,6 +43,16 @@ struct VectorMathKernels {
   // out[e] = sum over j < rows with p[j] != 0 of p[j] * v[j * ldv + e], for e < n (zero weights skip their rows,
   // so rows that a softmax masked out are never read into the sum, whatever they hold).
   void (*weighted_rows)(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t n, float* out);
+  // The compensated sum of x[0 .. n) (n >= 0) as a pair: *sum the rounded sum, *lost the exact errors of its
+  // additions (TwoSum in every lane, lanes merged by TwoSum); *sum + *lost is the sum to within about one rounding
+  // while *sum is finite (an infinite or NaN *sum is the result, *lost then meaningless).
+  void (*compensated_sum_f32)(const float* x, int64_t n, float* sum, float* lost);
+  void (*compensated_sum_f64)(const double* x, int64_t n, double* sum, double* lost);
+  // For j < n: (sum[j], lost[j]) = the compensated sum of base[offsets[r] + j] over r < rows (column sums).
+  void (*compensated_column_sums_f32)(const float* base, const int64_t* offsets, int64_t rows, int64_t n,
+                                      float* sum, float* lost);
+  void (*compensated_column_sums_f64)(const double* base, const int64_t* offsets, int64_t rows, int64_t n,
+                                      double* sum, double* lost);
   BinaryArrayFn<float> binary_f32[kBinaryOps][kBinaryShapes];
   BinaryArrayFn<double> binary_f64[kBinaryOps][kBinaryShapes];
 };

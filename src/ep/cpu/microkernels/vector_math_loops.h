@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "ep/cpu/microkernels/two_sum.h"
 #include "ep/cpu/microkernels/vector_math_kernels.h"
 
 #ifndef NXRT_VECTOR_MATH_ISA
@@ -331,6 +332,96 @@ void binary_array_loop(const T* a, const T* b, T* out, int64_t n) {
   }
 }
 
+// Native-width vectors of the including translation unit's ISA (16 bytes generic, 32 AVX2, 64 AVX-512): wider
+// portable vectors split over registers and spill.
+typedef float FloatVector __attribute__((vector_size(__BIGGEST_ALIGNMENT__)));
+typedef double DoubleVector __attribute__((vector_size(__BIGGEST_ALIGNMENT__)));
+
+// VectorMathKernels::compensated_sum_*: four independent vector accumulators (their additions overlap in the
+// pipeline), the tail and then every lane folded into one pair by TwoSum.
+template <class F, class V>
+void compensated_sum_loop(const F* x, int64_t n, F* sum_out, F* lost_out) {
+  constexpr int64_t kWidth = sizeof(V) / sizeof(F);
+  constexpr int kVectors = 4;
+  V sum[kVectors] = {};
+  V lost[kVectors] = {};
+  int64_t i = 0;
+  for (; i + kVectors * kWidth <= n; i += kVectors * kWidth) {
+    for (int k = 0; k < kVectors; ++k) {
+      V v;
+      __builtin_memcpy(&v, x + i + k * kWidth, sizeof(v));
+      two_sum_add(sum[k], lost[k], v);
+    }
+  }
+  for (; i + kWidth <= n; i += kWidth) {
+    V v;
+    __builtin_memcpy(&v, x + i, sizeof(v));
+    two_sum_add(sum[0], lost[0], v);
+  }
+  for (int k = 1; k < kVectors; ++k) {
+    two_sum_add(sum[0], lost[0], sum[k]);
+    lost[0] += lost[k];
+  }
+  F total = 0;
+  F total_lost = 0;
+  for (; i < n; ++i) two_sum_add(total, total_lost, x[i]);
+  for (int64_t l = 0; l < kWidth; ++l) {
+    two_sum_add(total, total_lost, sum[0][l]);
+    total_lost += lost[0][l];
+  }
+  *sum_out = total;
+  *lost_out = total_lost;
+}
+
+// VectorMathKernels::compensated_column_sums_*: the rows in tiles of about 16 KiB (each tile is read from memory
+// once and then from L1); within a tile, column chunks of up to kVectors vectors accumulate in registers over the
+// tile's rows, then single vectors, then single columns.
+template <class F, class V>
+void compensated_column_sums_loop(const F* base, const int64_t* offsets, int64_t rows, int64_t n, F* sum_out,
+                                  F* lost_out) {
+  constexpr int64_t kWidth = sizeof(V) / sizeof(F);
+  constexpr int kVectors = 4;
+  const int64_t row_bytes = n * static_cast<int64_t>(sizeof(F));
+  const int64_t tile = row_bytes >= 16384 ? 1 : 16384 / (row_bytes > 0 ? row_bytes : 1);
+  for (int64_t j = 0; j < n; ++j) sum_out[j] = lost_out[j] = 0;
+  for (int64_t first = 0; first < rows; first += tile) {
+    const int64_t last = first + tile < rows ? first + tile : rows;
+    int64_t j = 0;
+    for (; j + kVectors * kWidth <= n; j += kVectors * kWidth) {
+      V sum[kVectors];
+      V lost[kVectors];
+      __builtin_memcpy(sum, sum_out + j, sizeof(sum));
+      __builtin_memcpy(lost, lost_out + j, sizeof(lost));
+      for (int64_t r = first; r < last; ++r) {
+        const F* row = base + offsets[r] + j;
+        for (int k = 0; k < kVectors; ++k) {
+          V v;
+          __builtin_memcpy(&v, row + k * kWidth, sizeof(v));
+          two_sum_add(sum[k], lost[k], v);
+        }
+      }
+      __builtin_memcpy(sum_out + j, sum, sizeof(sum));
+      __builtin_memcpy(lost_out + j, lost, sizeof(lost));
+    }
+    for (; j + kWidth <= n; j += kWidth) {
+      V sum;
+      V lost;
+      __builtin_memcpy(&sum, sum_out + j, sizeof(sum));
+      __builtin_memcpy(&lost, lost_out + j, sizeof(lost));
+      for (int64_t r = first; r < last; ++r) {
+        V v;
+        __builtin_memcpy(&v, base + offsets[r] + j, sizeof(v));
+        two_sum_add(sum, lost, v);
+      }
+      __builtin_memcpy(sum_out + j, &sum, sizeof(sum));
+      __builtin_memcpy(lost_out + j, &lost, sizeof(lost));
+    }
+    for (; j < n; ++j) {
+      for (int64_t r = first; r < last; ++r) two_sum_add(sum_out[j], lost_out[j], base[offsets[r] + j]);
+    }
+  }
+}
+
 template <class T, int Op>
 void fill_binary_row(BinaryArrayFn<T> (&row)[kBinaryShapes]) {
   row[0] = binary_array_loop<T, Op, 0>;
@@ -362,6 +453,10 @@ VectorMathKernels make_kernels() {
   kernels.row_mean_square = row_mean_square_loop;
   kernels.normalize_row = normalize_row_loop;
   kernels.weighted_rows = weighted_rows_loop;
+  kernels.compensated_sum_f32 = compensated_sum_loop<float, FloatVector>;
+  kernels.compensated_sum_f64 = compensated_sum_loop<double, DoubleVector>;
+  kernels.compensated_column_sums_f32 = compensated_column_sums_loop<float, FloatVector>;
+  kernels.compensated_column_sums_f64 = compensated_column_sums_loop<double, DoubleVector>;
   fill_binary_table<float>(kernels.binary_f32);
   fill_binary_table<double>(kernels.binary_f64);
   return kernels;

@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "ep/cpu/kernel.h"
+#include "ep/cpu/microkernels/vector_math.h"
 #include "ep/cpu/reduce/reduce_ops.h"
 
 namespace nxrt::cpu {
@@ -82,8 +83,32 @@ int64_t kept_offset(const ReducePlan& plan, int64_t unit) {
   return offset;
 }
 
+// A compensated sum of a contiguous run (every compensated op adds widen(x)): float and double runs go to the
+// vectorised kernel; half types widen each element into 8 float lanes.
+template <class F, class T>
+CompensatedSum<F> compensated_contiguous(const T* x, int64_t n) {
+  if constexpr (std::is_same_v<T, F>) {
+    CompensatedSum<F> total;
+    vector_compensated_sum(x, n, &total.sum, &total.lost);
+    return total;
+  }
+  F sum[8] = {};
+  F lost[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int j = 0; j < 8; ++j) two_sum_add(sum[j], lost[j], static_cast<F>(widen(x[i + j])));
+  }
+  for (; i < n; ++i) two_sum_add(sum[0], lost[0], static_cast<F>(widen(x[i])));
+  CompensatedSum<F> total;
+  for (int j = 0; j < 8; ++j) total = total + CompensatedSum<F>{sum[j], lost[j]};
+  return total;
+}
+
 template <class Op, class T, class Acc>
 Acc reduce_contiguous(const T* x, int64_t n, Acc shift) {
+  if constexpr (kCompensated<Acc>) {
+    return compensated_contiguous<decltype(Acc::sum)>(x, n);
+  }
   Acc lanes[8];
   for (Acc& lane : lanes) lane = Op::init();
   int64_t i = 0;
@@ -133,6 +158,23 @@ void fold_row(Acc* acc, const T* row, int64_t len, const Acc* shift) {
   }
 }
 
+// acc[j] = the compensated sum of column j (< len) over the rows at `offsets` from base; float and double rows
+// go to the vectorised kernel, half types widen each element.
+template <class F, class T>
+void fold_rows_compensated(CompensatedSum<F>* acc, const T* base, const std::vector<int64_t>& offsets, int64_t len) {
+  F sum[kBlock] = {};
+  F lost[kBlock] = {};
+  if constexpr (std::is_same_v<T, F>) {
+    vector_compensated_column_sums(base, offsets.data(), static_cast<int64_t>(offsets.size()), len, sum, lost);
+  } else {
+    for (const int64_t off : offsets) {
+      const T* row = base + off;
+      for (int64_t j = 0; j < len; ++j) two_sum_add(sum[j], lost[j], static_cast<F>(widen(row[j])));
+    }
+  }
+  for (int64_t j = 0; j < len; ++j) acc[j] = CompensatedSum<F>{sum[j], lost[j]};
+}
+
 template <class Op, class T>
 void reduce_inner_kept(const T* x, T* y, const ReducePlan& plan, int64_t begin, int64_t end) {
   using Acc = typename Op::Acc;
@@ -153,8 +195,12 @@ void reduce_inner_kept(const T* x, T* y, const ReducePlan& plan, int64_t begin, 
       }
       for (int64_t j = 0; j < len; ++j) shift[j] = usable_shift(shift[j]);
     }
-    for (int64_t j = 0; j < len; ++j) acc[j] = Op::init();
-    for (const int64_t off : plan.red_offsets) fold_row<Op>(acc, base + off, len, shift);
+    if constexpr (kCompensated<Acc>) {
+      fold_rows_compensated(acc, base, plan.red_offsets, len);
+    } else {
+      for (int64_t j = 0; j < len; ++j) acc[j] = Op::init();
+      for (const int64_t off : plan.red_offsets) fold_row<Op>(acc, base + off, len, shift);
+    }
     T* out = y + unit * plan.inner + col;
     for (int64_t j = 0; j < len; ++j) out[j] = Op::finish(acc[j], plan.count, shift[j]);
   }

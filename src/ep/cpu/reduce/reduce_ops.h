@@ -1,5 +1,6 @@
 // Per-op policies for the Reduce kernels (reduce.cpp). Each OpT<T> provides:
-//   Acc                      accumulator type (float for f16/bf16, uint64 for wrapping integer sums/products)
+//   Acc                      accumulator type (float for f16/bf16, uint64 for wrapping integer sums/products,
+//                            CompensatedSum for the float sums whose terms can cancel)
 //   init()                   identity of the reduction
 //   step(acc, x, shift)      folds one element in (shift: the max subtracted by LogSumExp, else unused)
 //   merge(a, b)              combines two partial accumulators (lanes, chunks)
@@ -14,6 +15,7 @@
 #include <type_traits>
 
 #include "core/half.h"
+#include "ep/cpu/microkernels/two_sum.h"
 
 namespace nxrt::cpu {
 
@@ -23,9 +25,53 @@ inline constexpr bool kIsHalf = std::is_same_v<T, Float16> || std::is_same_v<T, 
 template <class T>
 using FloatAcc = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
+// A compensated float sum: `sum` is the rounded running sum and `lost` the exact errors of its additions
+// (two_sum_add), so value() is the sum of the terms to within about one rounding whatever their order, as long as
+// the running sum stays finite (max + 1 - max is 1, not 0). Once `sum` is infinite or NaN it stays so and is the
+// value (`lost` is then meaningless). The converting constructor lets callers write Acc{0}.
+template <class F>
+struct CompensatedSum {
+  F sum{0};
+  F lost{0};
+  constexpr CompensatedSum() = default;
+  constexpr CompensatedSum(F v) : sum(v) {}  // NOLINT(google-explicit-constructor)
+  constexpr CompensatedSum(F s, F l) : sum(s), lost(l) {}
+  CompensatedSum plus(F x) const {
+    CompensatedSum total = *this;
+    two_sum_add(total.sum, total.lost, x);
+    return total;
+  }
+  friend CompensatedSum operator+(const CompensatedSum& a, const CompensatedSum& b) {
+    const CompensatedSum total = a.plus(b.sum);
+    return {total.sum, total.lost + b.lost};
+  }
+  friend CompensatedSum operator+(const CompensatedSum& a, F x) { return a.plus(x); }
+  F value() const { return std::isfinite(sum) ? sum + lost : sum; }
+};
+
+template <class Acc>
+inline constexpr bool kCompensated = false;
+template <class F>
+inline constexpr bool kCompensated<CompensatedSum<F>> = true;
+
+// The value of an accumulator: plain ones are their value, compensated ones add what they lost.
+template <class Acc>
+auto acc_value(const Acc& a) {
+  if constexpr (std::is_arithmetic_v<Acc>) {
+    return a;
+  } else {
+    return a.value();
+  }
+}
+
 // Integer reductions accumulate modulo 2^64; converting back to T keeps the low bits (numpy's wrap-around).
 template <class T>
 using SumAcc = std::conditional_t<std::is_integral_v<T>, uint64_t, FloatAcc<T>>;
+
+// Sums whose terms can have both signs (Sum, Mean, LogSum) compensate float additions; sums of non-negative
+// terms (L1, L2, SumSquare, LogSumExp) cannot cancel and add plainly.
+template <class T>
+using SignedSumAcc = std::conditional_t<std::is_integral_v<T>, uint64_t, CompensatedSum<FloatAcc<T>>>;
 
 template <class T>
 T saturate_from_double(double v) {
@@ -75,30 +121,37 @@ struct AddingOp {
   static Acc merge(Acc a, Acc b) { return a + b; }
 };
 
-template <class T>
-struct SumOp : AddingOp<T, SumAcc<T>> {
-  using Acc = SumAcc<T>;
+// Adds widen(x) of every element into A; the result is A's value converted back to T.
+template <class T, class A>
+struct SummingOp : AddingOp<T, A> {
+  using Acc = A;
   static Acc step(Acc a, T x, Acc) { return a + widen(x); }
   static T finish(Acc a, int64_t, Acc) {
     if constexpr (std::is_integral_v<T>) return static_cast<T>(a);
-    return from_float_acc<T>(a);
+    return from_float_acc<T>(acc_value(a));
   }
 };
+
+template <class T>
+struct SumOp : SummingOp<T, SignedSumAcc<T>> {};
 
 // Integer means are exact: the sum in 128 bits (no element count can overflow it), divided toward zero, so the
 // mean of {INT64_MAX, INT64_MAX} is INT64_MAX (a wrapped sum would give -1). The mean of nothing is 0.
 template <class T>
-using MeanAcc = std::conditional_t<std::is_integral_v<T>, __int128, FloatAcc<T>>;
+using MeanAcc = std::conditional_t<std::is_integral_v<T>, __int128, CompensatedSum<FloatAcc<T>>>;
 
 template <class T>
 struct MeanOp : AddingOp<T, MeanAcc<T>> {
   using Acc = MeanAcc<T>;
-  static Acc step(Acc a, T x, Acc) { return a + value_as<Acc>(x); }
+  static Acc step(Acc a, T x, Acc) {
+    if constexpr (std::is_integral_v<T>) return a + static_cast<Acc>(x);
+    return a + widen(x);
+  }
   static T finish(Acc a, int64_t count, Acc) {
     if constexpr (std::is_integral_v<T>) {
       return count == 0 ? T{0} : static_cast<T>(a / static_cast<Acc>(count));
     } else {
-      return from_float_acc<T>(a / static_cast<Acc>(count));
+      return from_float_acc<T>(a.value() / static_cast<FloatAcc<T>>(count));
     }
   }
 };
@@ -111,11 +164,14 @@ struct ProdOp {
   static Acc init() { return Acc{1}; }
   static Acc step(Acc a, T x, Acc) { return a * widen(x); }
   static Acc merge(Acc a, Acc b) { return a * b; }
-  static T finish(Acc a, int64_t, Acc) { return SumOp<T>::finish(a, 0, a); }
+  static T finish(Acc a, int64_t, Acc) {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(a);
+    return from_float_acc<T>(a);
+  }
 };
 
 template <class T>
-struct L1Op : SumOp<T> {
+struct L1Op : SummingOp<T, SumAcc<T>> {
   using Acc = SumAcc<T>;
   static Acc step(Acc a, T x, Acc) {
     if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
@@ -140,7 +196,7 @@ SumAcc<T> square_of(T x) {
 }
 
 template <class T>
-struct SumSquareOp : SumOp<T> {
+struct SumSquareOp : SummingOp<T, SumAcc<T>> {
   using Acc = SumAcc<T>;
   static Acc step(Acc a, T x, Acc) { return a + square_of(x); }
 };
@@ -163,10 +219,16 @@ struct L2Op : AddingOp<T, RealAcc<T>> {
 };
 
 template <class T>
-struct LogSumOp : AddingOp<T, RealAcc<T>> {
-  using Acc = RealAcc<T>;
-  static Acc step(Acc a, T x, Acc) { return a + value_as<Acc>(x); }
-  static T finish(Acc a, int64_t, Acc) { return from_float_acc<T>(std::log(a)); }
+using LogSumAcc = std::conditional_t<std::is_integral_v<T>, double, SignedSumAcc<T>>;
+
+template <class T>
+struct LogSumOp : AddingOp<T, LogSumAcc<T>> {
+  using Acc = LogSumAcc<T>;
+  static Acc step(Acc a, T x, Acc) {
+    if constexpr (std::is_integral_v<T>) return a + static_cast<double>(x);
+    return a + widen(x);
+  }
+  static T finish(Acc a, int64_t, Acc) { return from_float_acc<T>(std::log(acc_value(a))); }
 };
 
 template <class T>

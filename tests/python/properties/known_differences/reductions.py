@@ -2,6 +2,8 @@
 along an axis. The element-wise rules stated in elementwise.py (rank 0, half types rounded once) apply to
 reductions too."""
 
+import math
+
 import numpy as np
 
 from .common import Difference
@@ -30,6 +32,52 @@ def _reduction_axes(op, opset, inputs, attrs):
     if not axes:
         return () if axes_input and attrs.get("noop_with_empty_axes", 0) else tuple(range(x.ndim))
     return tuple(a % x.ndim for a in axes)
+
+
+def cancels_beyond_precision(x):
+    """Whether x holds large terms of both signs next to terms below their precision (max + 1 - max): a sum
+    whose rounding the order of the additions decides."""
+    values = x.astype(np.float64).ravel()
+    signed = values[np.isfinite(values) & (values != 0)]
+    magnitudes = np.abs(signed)
+    if magnitudes.size < 3:
+        return False
+    digits = {2: 11, 4: 24, 8: 53}.get(x.dtype.itemsize, 24)
+    large = magnitudes > magnitudes.min() * 2.0 ** digits
+    return bool(large.any() and (signed[large] > 0).any() and (signed[large] < 0).any())
+
+
+def _exact_sum(values):
+    """The sum of float64 `values` correctly rounded (math.fsum), with IEEE's rules for infinities and NaN."""
+    if np.isnan(values).any() or (np.isposinf(values).any() and np.isneginf(values).any()):
+        return np.nan
+    infinite = values[np.isinf(values)]
+    return float(infinite[0]) if infinite.size else math.fsum(values.tolist())
+
+
+def _exact_sums(op, opset, inputs, attrs):
+    """ReduceSum / ReduceMean / ReduceLogSum of float inputs from the correctly rounded sum of each reduced set,
+    then the op's transform (mean: / count, log), rounded once to the input type."""
+    x = inputs[0]
+    axes = _reduction_axes(op, opset, inputs, attrs)
+    keep = bool(attrs.get("keepdims", 1))
+    wide = x.astype(np.float64)
+    if axes:
+        moved = np.moveaxis(wide, axes, tuple(range(x.ndim - len(axes), x.ndim)))
+        kept_shape = moved.shape[:x.ndim - len(axes)]
+        count = int(np.prod(moved.shape[x.ndim - len(axes):], dtype=np.int64))
+        rows = moved.reshape(int(np.prod(kept_shape, dtype=np.int64)), count)
+        sums = np.array([_exact_sum(row) for row in rows], np.float64).reshape(kept_shape)
+        if keep:
+            sums = np.expand_dims(sums, axes)
+    else:
+        sums, count = wide, 1
+    with np.errstate(all="ignore"):
+        if op == "ReduceMean":
+            sums = sums / count
+        elif op == "ReduceLogSum":
+            sums = np.log(sums)
+        return [np.asarray(sums).astype(x.dtype)]
 
 
 def _log_sum_exp(v, axes, keep):
@@ -175,6 +223,15 @@ DIFFERENCES = [
         lambda opset, inputs, attrs: inputs[0].dtype.kind in "iu",
         _reduce_in_float64(_log_sum_exp),
     ),
+    *[Difference(
+        op,
+        "The reference sums floats in numpy's pairwise order in the input type (float32 for half types), so terms "
+        "that cancel beyond the type's precision round by that order (max + 1 - max is 0). The spec's sum is the "
+        "exact one; nxrt sums with TwoSum compensation (within about one rounding of it while no partial sum "
+        "overflows). Compared with the correctly rounded sum (math.fsum) of each reduced set.",
+        lambda opset, inputs, attrs: inputs[0].dtype.kind not in "iu" and cancels_beyond_precision(inputs[0]),
+        _exact_sums,
+    ) for op in ("ReduceSum", "ReduceMean", "ReduceLogSum")],
     Difference(
         "ReduceLogSumExp",
         "The reference subtracts the largest value before exp; when that is infinite it computes inf - inf = NaN. "

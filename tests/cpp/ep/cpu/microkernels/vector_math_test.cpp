@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -273,6 +274,45 @@ TEST_P(VectorMathTest, WeightedRowsMatchDoubleSumsAndSkipZeroWeights) {
     }
     EXPECT_EQ(out[static_cast<size_t>(n)], 12345.0f) << "wrote past n=" << n;
   }
+}
+
+// Integers behind cancelling pairs of large values (a plain float sum loses them): the compensated pair adds up
+// to their sum exactly, for every length around the vector widths, as a row and as columns of strided rows.
+template <class F>
+void expect_compensated_sums_exact(int big_exponent) {
+  std::mt19937 rng(23);
+  for (int64_t triples : {0, 1, 2, 3, 5, 11, 21, 43, 700}) {
+    const int64_t n = 3 * triples;
+    std::vector<F> x(static_cast<size_t>(n));
+    F expected = 0;
+    for (int64_t i = 0; i < n; i += 3) {
+      const F big = std::ldexp(static_cast<F>(1 + rng() % 7), big_exponent);
+      x[static_cast<size_t>(i)] = big;
+      x[static_cast<size_t>(i + 1)] = static_cast<F>(1 + rng() % 9);
+      x[static_cast<size_t>(i + 2)] = -big;
+      expected += x[static_cast<size_t>(i + 1)];
+    }
+    std::shuffle(x.begin(), x.end(), rng);
+    F sum = -1, lost = -1;
+    vector_compensated_sum(x.data(), n, &sum, &lost);
+    EXPECT_EQ(sum + lost, expected) << "row of n=" << n;
+    // The same values as one column of n rows (stride 5; columns 1..4 hold copies), 5 columns summed at once.
+    std::vector<F> strided(static_cast<size_t>(5 * n));
+    std::vector<int64_t> offsets(static_cast<size_t>(n));
+    for (int64_t r = 0; r < n; ++r) {
+      for (int64_t c = 0; c < 5; ++c) strided[static_cast<size_t>(5 * r + c)] = x[static_cast<size_t>(r)];
+      offsets[static_cast<size_t>(r)] = 5 * r;
+    }
+    std::vector<F> sums(6, -1), losts(6, -1);
+    vector_compensated_column_sums(strided.data(), offsets.data(), n, 5, sums.data(), losts.data());
+    for (int c = 0; c < 5; ++c) EXPECT_EQ(sums[c] + losts[c], expected) << "column " << c << " of n=" << n;
+    EXPECT_EQ(sums[5], -1) << "wrote past the columns";
+  }
+}
+
+TEST_P(VectorMathTest, CompensatedSumsKeepTermsThatCancellingPairsHide) {
+  expect_compensated_sums_exact<float>(90);
+  expect_compensated_sums_exact<double>(600);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, VectorMathTest, ::testing::Values("generic", "avx2", "avx512"),

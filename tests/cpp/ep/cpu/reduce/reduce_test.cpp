@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -259,6 +260,39 @@ TEST(Reduce, PrecisionOfWideAndNarrowTypes) {
                         threads);
     EXPECT_EQ(to_float_vector(bf), (std::vector<float>{1.0f, 1.0f}));
   }
+}
+
+// Terms a plain sum loses behind cancelling pairs (1e30 + 1 - 1e30): the compensated sums keep them, over a
+// contiguous run, over strided rows (the reduced axis outer) and for half types, with one thread and several.
+TEST(Reduce, SumsKeepTermsThatCancellingPairsHide) {
+  const int64_t n = 3 * 700;
+  std::vector<float> values(static_cast<size_t>(n));
+  std::mt19937 rng(17);
+  double expected = 0;
+  for (int64_t i = 0; i < n; i += 3) {
+    const float big = std::ldexp(static_cast<float>(1 + rng() % 7), 90);
+    const float small = static_cast<float>(1 + rng() % 9);
+    values[static_cast<size_t>(i)] = big;
+    values[static_cast<size_t>(i + 1)] = small;
+    values[static_cast<size_t>(i + 2)] = -big;
+    expected += small;
+  }
+  std::shuffle(values.begin(), values.end(), rng);
+  std::vector<double> wide(values.begin(), values.end());
+  for (int threads : {1, 3}) {
+    const Tensor row = run_one(NodeBuilder("ReduceSum", 13).node(), {make_tensor<float>({n}, values)}, threads);
+    EXPECT_EQ(to_vector<float>(row)[0], static_cast<float>(expected));
+    const Tensor column = run_one(NodeBuilder("ReduceSum", 13).attr_int("keepdims", 0).node(),
+                                  {make_tensor<double>({n, 1}, wide), axes_tensor({0})}, threads);
+    EXPECT_EQ(to_vector<double>(column)[0], expected);
+    const Tensor mean = run_one(NodeBuilder("ReduceMean", 18).node(), {make_tensor<float>({n}, values)}, threads);
+    EXPECT_FLOAT_EQ(to_vector<float>(mean)[0], static_cast<float>(expected / static_cast<double>(n)));
+  }
+  // Half types accumulate in float: 2^-20 (a float16 subnormal) is below the precision of 60000 there too.
+  const float tiny = std::ldexp(1.0f, -20);
+  const Tensor half = run_one(NodeBuilder("ReduceSum", 13).node(),
+                              {make_half_tensor<Float16>({3}, std::vector<float>{60000.0f, tiny, -60000.0f})});
+  EXPECT_EQ(to_float_vector(half)[0], tiny);
 }
 
 TEST(Reduce, LogSumExpIsStable) {
