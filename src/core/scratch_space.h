@@ -39,6 +39,8 @@ enum class ScratchUse : uint8_t {
   kContribAttention,    // com.microsoft attention: a task's scores and head rows
   kContribProjection,   // com.microsoft Attention: the caller's Q, K, V projections, shared by the tasks
   kVariadicSum,         // Sum / Mean of half types: the caller's float sums, shared by the tasks
+  kReduceOffsets,       // Reduce*: the caller's offsets of the reduced rows, shared by the tasks
+  kReducePartials,      // Reduce*: the caller's per-chunk partial results of one long reduction
   kCount,
 };
 

@@ -7,7 +7,8 @@ bfloat16, 1e-5 for float32, 1e-7 for float64, exact for integers, bools and stri
 against instead, and why.
 
 NXRT_PROPERTY_EXAMPLES sets hypothesis' example count per test (default: the short deterministic CI run); the
-examples are derandomized, so a CI failure reproduces locally with the same count."""
+examples are derandomized, so a CI failure reproduces locally with the same count. long_run.py is the long mode:
+at least 500 passing examples per operator, counted from hypothesis' statistics."""
 
 import os
 import warnings

@@ -10,9 +10,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <string>
 #include <type_traits>
 
+#include "core/scratch_space.h"
 #include "ep/cpu/kernel.h"
 #include "ep/cpu/microkernels/vector_math.h"
 #include "ep/cpu/reduce/reduce_ops.h"
@@ -24,19 +26,24 @@ namespace {
 constexpr int64_t kGrain = 16384;
 constexpr int64_t kBlock = 256;
 
+// 1 for each reduced axis of the input (Shape's inline storage: no allocation up to Shape::kInlineDims axes).
+using AxisFlags = Shape;
+
+// The offsets of red_offsets live in the calling thread's scratch space (ScratchUse::kReduceOffsets): a plan is
+// used by one run, and its tasks only read them.
 struct ReducePlan {
   int64_t inner = 1;
   bool inner_reduced = true;
-  std::vector<int64_t> kept_dims;     // outer kept groups, outermost first
-  std::vector<int64_t> kept_strides;  // their input strides
-  std::vector<int64_t> red_offsets;   // input offsets of every combination of outer reduced groups
-  int64_t units = 1;                  // product of kept_dims
-  int64_t count = 1;                  // reduced elements per output
+  Shape kept_dims;                       // outer kept groups, outermost first
+  Shape kept_strides;                    // their input strides
+  std::span<const int64_t> red_offsets;  // input offsets of every combination of outer reduced groups
+  int64_t units = 1;                     // product of kept_dims
+  int64_t count = 1;                     // reduced elements per output
 };
 
-ReducePlan make_plan(const Shape& shape, const std::vector<bool>& reduced) {
-  std::vector<int64_t> dims;
-  std::vector<bool> flags;
+ReducePlan make_plan(const Shape& shape, const AxisFlags& reduced) {
+  Shape dims;
+  AxisFlags flags;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 1) continue;
     if (!flags.empty() && flags.back() == reduced[i]) {
@@ -48,29 +55,39 @@ ReducePlan make_plan(const Shape& shape, const std::vector<bool>& reduced) {
   }
   if (dims.empty()) {
     dims.push_back(1);
-    flags.push_back(true);
+    flags.push_back(1);
   }
-  std::vector<int64_t> strides(dims.size(), 1);
+  Shape strides;
+  for (size_t i = 0; i < dims.size(); ++i) strides.push_back(1);
   for (size_t i = dims.size() - 1; i-- > 0;) strides[i] = strides[i + 1] * dims[i + 1];
   ReducePlan plan;
   plan.inner = dims.back();
-  plan.inner_reduced = flags.back();
-  plan.red_offsets.push_back(0);
+  plan.inner_reduced = flags.back() != 0;
+  int64_t combinations = 1;
   for (size_t i = 0; i + 1 < dims.size(); ++i) {
     if (flags[i]) {
-      std::vector<int64_t> next;
-      next.reserve(plan.red_offsets.size() * static_cast<size_t>(dims[i]));
-      for (const int64_t base : plan.red_offsets) {
-        for (int64_t k = 0; k < dims[i]; ++k) next.push_back(base + k * strides[i]);
-      }
-      plan.red_offsets = std::move(next);
+      combinations *= dims[i];
     } else {
       plan.kept_dims.push_back(dims[i]);
       plan.kept_strides.push_back(strides[i]);
       plan.units *= dims[i];
     }
   }
-  plan.count = static_cast<int64_t>(plan.red_offsets.size()) * (plan.inner_reduced ? plan.inner : 1);
+  // Offsets in odometer order: the innermost outer reduced group varies fastest.
+  auto* offsets = static_cast<int64_t*>(
+      scratch_buffer(ScratchUse::kReduceOffsets, static_cast<size_t>(combinations) * sizeof(int64_t)));
+  for (int64_t r = 0; r < combinations; ++r) {
+    int64_t rest = r;
+    int64_t offset = 0;
+    for (size_t i = dims.size() - 1; i-- > 0;) {
+      if (!flags[i]) continue;
+      offset += (rest % dims[i]) * strides[i];
+      rest /= dims[i];
+    }
+    offsets[r] = offset;
+  }
+  plan.red_offsets = std::span<const int64_t>(offsets, static_cast<size_t>(combinations));
+  plan.count = combinations * (plan.inner_reduced ? plan.inner : 1);
   return plan;
 }
 
@@ -161,7 +178,7 @@ void fold_row(Acc* acc, const T* row, int64_t len, const Acc* shift) {
 // acc[j] = the compensated sum of column j (< len) over the rows at `offsets` from base; float and double rows
 // go to the vectorised kernel, half types widen each element.
 template <class F, class T>
-void fold_rows_compensated(CompensatedSum<F>* acc, const T* base, const std::vector<int64_t>& offsets, int64_t len) {
+void fold_rows_compensated(CompensatedSum<F>* acc, const T* base, std::span<const int64_t> offsets, int64_t len) {
   F sum[kBlock] = {};
   F lost[kBlock] = {};
   if constexpr (std::is_same_v<T, F>) {
@@ -212,16 +229,16 @@ void reduce_all_parallel(const T* x, T* y, int64_t n, ThreadPool& pool) {
   using Acc = typename Op::Acc;
   const int64_t chunk = std::max<int64_t>(kGrain, n / (4 * pool.num_threads()));
   const int64_t chunks = (n + chunk - 1) / chunk;
-  std::vector<Acc> partial(static_cast<size_t>(chunks));
+  auto* partial = static_cast<Acc*>(scratch_buffer(ScratchUse::kReducePartials, static_cast<size_t>(chunks) * sizeof(Acc)));
   auto pass = [&]<class P>(Acc shift) {
     pool.parallel_for(chunks, 1, [&](int64_t begin, int64_t end) {
       for (int64_t c = begin; c < end; ++c) {
         const int64_t start = c * chunk;
-        partial[static_cast<size_t>(c)] = reduce_contiguous<P>(x + start, std::min(chunk, n - start), shift);
+        partial[c] = reduce_contiguous<P>(x + start, std::min(chunk, n - start), shift);
       }
     });
     Acc total = P::init();
-    for (const Acc& p : partial) total = P::merge(total, p);
+    for (int64_t c = 0; c < chunks; ++c) total = P::merge(total, partial[c]);
     return total;
   };
   Acc shift{0};
@@ -273,7 +290,7 @@ class ReduceKernel final : public Kernel {
         noop_with_empty_axes_(noop_with_empty_axes) {}
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
-    TRY_ASSIGN(const std::vector<bool> reduced, reduced_axes(inputs));
+    TRY_ASSIGN(const AxisFlags reduced, reduced_axes(inputs));
     const Tensor& x = *inputs[0];
     Shape out;
     for (size_t i = 0; i < x.rank(); ++i) {
@@ -288,7 +305,7 @@ class ReduceKernel final : public Kernel {
   }
 
   Status run(KernelInputs inputs, std::span<Tensor> outputs, ThreadPool& pool) const override {
-    TRY_ASSIGN(const std::vector<bool> reduced, reduced_axes(inputs));
+    TRY_ASSIGN(const AxisFlags reduced, reduced_axes(inputs));
     const ReducePlan plan = make_plan(inputs[0]->shape(), reduced);
     visit_dtype<AllPodTypes>(inputs[0]->dtype(), [&]<class T>() {
       if constexpr (OpT<T>::kSupported) reduce_typed<OpT, T>(*inputs[0], outputs[0], plan, pool);
@@ -297,7 +314,7 @@ class ReduceKernel final : public Kernel {
   }
 
  private:
-  Expected<std::vector<bool>> reduced_axes(KernelInputs inputs) const {
+  Expected<AxisFlags> reduced_axes(KernelInputs inputs) const {
     if (inputs.empty() || inputs[0] == nullptr) {
       return make_error(StatusCode::kInvalidArgument, description_, ": missing input 0 (data)");
     }
@@ -307,17 +324,18 @@ class ReduceKernel final : public Kernel {
       return make_error(StatusCode::kInvalidArgument, description_, ": unsupported input 0 type ",
                         data_type_name(dtype));
     }
-    std::vector<int64_t> axes = axes_;
+    std::span<const int64_t> axes = axes_;
     if (axes_from_input_ && inputs.size() > 1 && inputs[1] != nullptr) {
       const Tensor& t = *inputs[1];
       if (t.dtype() != DataType::kInt64 || t.rank() > 1) {
         return make_error(StatusCode::kInvalidArgument, description_, ": input 1 (axes) must be a 1-D int64 tensor, got ",
                           data_type_name(t.dtype()), " shape ", shape_to_string(t.shape()));
       }
-      axes.assign(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+      axes = std::span<const int64_t>(t.data<int64_t>(), static_cast<size_t>(t.numel()));
     }
     const int64_t rank = static_cast<int64_t>(x.rank());
-    std::vector<bool> reduced(x.rank(), axes.empty() && !noop_with_empty_axes_);
+    AxisFlags reduced;
+    for (size_t i = 0; i < x.rank(); ++i) reduced.push_back(axes.empty() && !noop_with_empty_axes_ ? 1 : 0);
     for (const int64_t axis : axes) {
       if (axis < -rank || axis >= rank) {
         return make_error(StatusCode::kInvalidArgument, description_, ": axis ", axis,
@@ -327,7 +345,7 @@ class ReduceKernel final : public Kernel {
       if (reduced[index]) {
         return make_error(StatusCode::kInvalidArgument, description_, ": axis ", axis, " is repeated in axes");
       }
-      reduced[index] = true;
+      reduced[index] = 1;
     }
     return reduced;
   }

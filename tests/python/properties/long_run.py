@@ -1,0 +1,105 @@
+"""The property suite's long mode: at least --per-op passing examples for every operator (issue 25's long run).
+
+A test function's cases (its parametrizations) that name the same registered op share that op's examples: a case
+of an op with k cases in that function runs ceil(per_op / k) examples, so an op tested at 12 opset / dtype
+combinations gets 12 * 42 = 504 examples where a single-case op gets 500. Cases whose id names no registered op
+(the attention tests' [float32]) count as one op per function. Cases with the same example count run in one
+pytest invocation (NXRT_PROPERTY_EXAMPLES, the derandomized seeds of the CI run); hypothesis' statistics give the
+passing examples each case really ran (filtered examples do not count), summed per (function, op).
+
+    PYTHONPATH=build/python NXRT_CLI=build/nxrt .venv/bin/python tests/python/properties/long_run.py \\
+        [--per-op 500] [--workers 2] [--log DIR] [FILES or node ids ...]
+
+Prints per-op totals below --per-op, the failures and the wall time; exits 1 on a failure or a short op."""
+
+import argparse
+import collections
+import math
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[2]
+
+
+def collect(targets):
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                          *targets], cwd=REPO, capture_output=True, text=True, check=False).stdout
+    return [line.strip() for line in out.splitlines() if "::" in line and not line.startswith(" ")]
+
+
+def registered_ops():
+    import nxrt._nxrt as native
+
+    return {op.rsplit(".", 1)[-1] for op in native.registered_ops() if not op.startswith("com.nxrt.")}
+
+
+def case_key(node_id, ops):
+    """(test function, the op its parameters name or None)."""
+    function, _, params = node_id.partition("[")
+    named = [token for token in params.rstrip("]").split("-") if token in ops]
+    return function, (named[0] if named else None)
+
+
+def passing_examples(output):
+    """node id -> passing examples, from hypothesis' --hypothesis-show-statistics report."""
+    counts, current = {}, None
+    for line in output.splitlines():
+        header = re.match(r"^(\S+::\S+):\s*$", line.strip())
+        if header:
+            current = header.group(1)
+            continue
+        found = re.search(r"(\d+) passing\b", line)
+        if found and current is not None:
+            counts[current] = counts.get(current, 0) + int(found.group(1))
+    return counts
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("targets", nargs="*", default=[str(HERE)])
+    parser.add_argument("--per-op", type=int, default=500)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--log", default="/tmp/nxrt-property-long-run")
+    args = parser.parse_args()
+    log_dir = pathlib.Path(args.log)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    ids = [i for i in collect(args.targets) if "test_property_coverage" not in i]
+    ops = registered_ops()
+    keys = {i: case_key(i, ops) for i in ids}
+    cases_per_key = collections.Counter(keys.values())
+    buckets = collections.defaultdict(list)
+    for node_id, key in keys.items():
+        buckets[math.ceil(args.per_op / cases_per_key[key])].append(node_id)
+    start, failures, ran = time.time(), [], {}
+    for examples, bucket in sorted(buckets.items()):
+        env = {**os.environ, "NXRT_PROPERTY_EXAMPLES": str(examples)}
+        list_file = log_dir / f"ids-{examples}.txt"
+        list_file.write_text("\n".join(bucket) + "\n")
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", str(args.workers),
+                   "--hypothesis-show-statistics", *bucket]
+        result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=False)
+        (log_dir / f"run-{examples}.log").write_text(result.stdout + result.stderr)
+        ran.update(passing_examples(result.stdout))
+        failures += [line for line in result.stdout.splitlines() if line.startswith("FAILED")]
+        print(f"{len(bucket):5d} cases at {examples:4d} examples: exit {result.returncode}, "
+              f"{time.time() - start:7.0f} s so far", flush=True)
+    totals = collections.Counter()
+    for node_id, key in keys.items():
+        totals[key] += ran.get(node_id, 0)
+    short = {key: n for key, n in totals.items() if n < args.per_op}
+    print(f"{len(ids)} cases, {len(totals)} (function, op) groups, {sum(totals.values())} passing examples in "
+          f"{time.time() - start:.0f} s; fewest per group: {min(totals.values()) if totals else 0}")
+    for (function, op), n in sorted(short.items(), key=lambda item: item[1]):
+        print(f"  below {args.per_op}: {function} {op or '(all cases)'}: {n}")
+    for line in failures:
+        print(line)
+    return 1 if failures or short else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
