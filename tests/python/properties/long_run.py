@@ -4,13 +4,16 @@ A test function's cases (its parametrizations) that name the same registered op 
 of an op with k cases in that function runs ceil(per_op / k) examples, so an op tested at 12 opset / dtype
 combinations gets 12 * 42 = 504 examples where a single-case op gets 500. Cases whose id names no registered op
 (the attention tests' [float32]) count as one op per function. Cases with the same example count run in one
-pytest invocation (NXRT_PROPERTY_EXAMPLES, the derandomized seeds of the CI run); hypothesis' statistics give the
+pytest invocation (NXRT_PROPERTY_EXAMPLES, with NXRT_PROPERTY_UNSCALED=1 so that the suites the CI run gives a
+fraction of the examples run them all; derandomized as in CI); hypothesis' statistics give the
 passing examples each case really ran (filtered examples do not count), summed per (function, op).
 
     PYTHONPATH=build/python NXRT_CLI=build/nxrt .venv/bin/python tests/python/properties/long_run.py \\
         [--per-op 500] [--workers 2] [--log DIR] [FILES or node ids ...]
 
-Prints per-op totals below --per-op, the failures and the wall time; exits 1 on a failure or a short op."""
+Prints per-op totals below --per-op, the failures and the wall time; exits 1 on a failure or a short op. Cases
+without hypothesis statistics are plain tests (fixed inputs) and count no examples. --report-only summarises the
+logs of an earlier run."""
 
 import argparse
 import collections
@@ -65,6 +68,7 @@ def main():
     parser.add_argument("--per-op", type=int, default=500)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--log", default="/tmp/nxrt-property-long-run")
+    parser.add_argument("--report-only", action="store_true", help="summarise the logs of an earlier run in --log")
     args = parser.parse_args()
     log_dir = pathlib.Path(args.log)
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -75,25 +79,31 @@ def main():
     buckets = collections.defaultdict(list)
     for node_id, key in keys.items():
         buckets[math.ceil(args.per_op / cases_per_key[key])].append(node_id)
-    start, failures, ran = time.time(), [], {}
-    for examples, bucket in sorted(buckets.items()):
-        env = {**os.environ, "NXRT_PROPERTY_EXAMPLES": str(examples)}
+    start = time.time()
+    for examples, bucket in [] if args.report_only else sorted(buckets.items()):
+        env = {**os.environ, "NXRT_PROPERTY_EXAMPLES": str(examples), "NXRT_PROPERTY_UNSCALED": "1"}
         list_file = log_dir / f"ids-{examples}.txt"
         list_file.write_text("\n".join(bucket) + "\n")
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", str(args.workers),
                    "--hypothesis-show-statistics", *bucket]
         result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=False)
         (log_dir / f"run-{examples}.log").write_text(result.stdout + result.stderr)
-        ran.update(passing_examples(result.stdout))
-        failures += [line for line in result.stdout.splitlines() if line.startswith("FAILED")]
         print(f"{len(bucket):5d} cases at {examples:4d} examples: exit {result.returncode}, "
               f"{time.time() - start:7.0f} s so far", flush=True)
+    ran, failures = {}, []
+    for log in sorted(log_dir.glob("run-*.log")):
+        output = log.read_text()
+        ran.update(passing_examples(output))
+        failures += [line for line in output.splitlines() if line.startswith("FAILED")]
+    # Cases without hypothesis statistics are plain tests (fixed inputs): they ran, and count no examples.
     totals = collections.Counter()
     for node_id, key in keys.items():
-        totals[key] += ran.get(node_id, 0)
+        if node_id in ran:
+            totals[key] += ran[node_id]
+    plain = sum(1 for node_id in keys if node_id not in ran)
     short = {key: n for key, n in totals.items() if n < args.per_op}
-    print(f"{len(ids)} cases, {len(totals)} (function, op) groups, {sum(totals.values())} passing examples in "
-          f"{time.time() - start:.0f} s; fewest per group: {min(totals.values()) if totals else 0}")
+    print(f"{len(ids)} cases ({plain} plain tests), {len(totals)} (function, op) groups, {sum(totals.values())} "
+          f"passing examples in {time.time() - start:.0f} s; fewest per group: {min(totals.values(), default=0)}")
     for (function, op), n in sorted(short.items(), key=lambda item: item[1]):
         print(f"  below {args.per_op}: {function} {op or '(all cases)'}: {n}")
     for line in failures:

@@ -29,6 +29,14 @@ EXAMPLES = int(os.environ.get("NXRT_PROPERTY_EXAMPLES", "12"))
 # compiles nothing, but the reference evaluator is slow on some ops).
 SETTINGS = settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
                     suppress_health_check=list(HealthCheck))
+# long_run.py sets NXRT_PROPERTY_UNSCALED=1: every test then runs NXRT_PROPERTY_EXAMPLES examples, where the CI
+# run gives some suites (copies of data, slow references) a fraction of them through scaled().
+UNSCALED = os.environ.get("NXRT_PROPERTY_UNSCALED") == "1"
+
+
+def scaled(divisor, minimum):
+    """SETTINGS with EXAMPLES // divisor examples (at least `minimum`), or EXAMPLES in the long run."""
+    return settings(SETTINGS, max_examples=EXAMPLES if UNSCALED else max(minimum, EXAMPLES // divisor))
 
 # ONNX type strings of the type constraints -> numpy dtypes (the ones these tests generate).
 NUMPY_OF_TYPE = {

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
 import known_differences
-from property_harness import (EXAMPLES, SETTINGS, allowed_dtypes, assert_same, check_node, describe, elem_type,
-                              op_cases, run_nxrt, run_reference, versions)
+from property_harness import (SETTINGS, allowed_dtypes, assert_same, check_node, describe, elem_type, op_cases,
+                              run_nxrt, run_reference, scaled, versions)
 from property_values import arrays, elements, is_float, is_float8, shapes, special_values
 
 STRING = np.dtype(object)
@@ -34,9 +34,9 @@ PACKED = {TensorProto.INT4: ("int4", 21), TensorProto.UINT4: ("uint4", 21),
 # Fewer examples where one example checks many conversions (a model of one node per destination, arrays of
 # literals), where the cases are many (QuantizeLinear's opsets and types) or the reference is slow (its
 # convolutions); the long mode scales them all.
-HALF_SETTINGS = settings(SETTINGS, max_examples=max(2, EXAMPLES // 2))
-MATRIX_SETTINGS = settings(SETTINGS, max_examples=max(2, EXAMPLES // 4))
-STRING_SETTINGS = settings(SETTINGS, max_examples=max(2, EXAMPLES // 6))
+HALF_SETTINGS = scaled(2, 2)
+MATRIX_SETTINGS = scaled(4, 2)
+STRING_SETTINGS = scaled(6, 2)
 
 
 def model_of(nodes, inputs, outputs, opset):

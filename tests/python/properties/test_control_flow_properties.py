@@ -10,12 +10,12 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
 import known_differences
-from property_harness import EXAMPLES, SETTINGS, allowed_dtypes, check_node, elem_type, feeds_of, node_model, versions
+from property_harness import SETTINGS, allowed_dtypes, check_node, elem_type, feeds_of, node_model, scaled, versions
 from property_values import arrays, shapes
 
 # The ops move tensors without looking at their values, so each op/opset/dtype case runs fewer examples than
 # the element-wise suites (the long run scales them with NXRT_PROPERTY_EXAMPLES all the same).
-FEWER = settings(SETTINGS, max_examples=max(3, EXAMPLES // 4))
+FEWER = scaled(4, 3)
 
 
 def tensor_cases(op, type_param="V", first=1):

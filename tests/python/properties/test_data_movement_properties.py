@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from onnx import numpy_helper
 
 import known_differences
-from property_harness import (EXAMPLES, SETTINGS, allowed_dtypes, assert_same, check_node, describe, elem_type,
-                              node_model, op_cases, run_nxrt, run_reference, versions)
+from property_harness import (SETTINGS, allowed_dtypes, assert_same, check_node, describe, elem_type, node_model,
+                              op_cases, run_nxrt, run_reference, scaled, versions)
 from property_values import arrays, elements, is_float, shapes
 
 
@@ -19,9 +19,9 @@ from property_values import arrays, elements, is_float, shapes
 # EyeLike's ones: one path per element size, plus strings) run each (opset, dtype) case on fewer examples: the op's
 # logic gets them over all its cases together, and the suite stays in its CI budget. Ops that compare or combine
 # values keep SETTINGS.
-COPY_SETTINGS = settings(SETTINGS, max_examples=max(2, EXAMPLES // 5))
+COPY_SETTINGS = scaled(5, 2)
 # Ops that compare or combine values over many (opset, dtype) cases: half the examples a case, still hundreds an op.
-MANY_CASES_SETTINGS = settings(SETTINGS, max_examples=max(4, EXAMPLES // 2))
+MANY_CASES_SETTINGS = scaled(2, 4)
 
 
 def check(op, opset, inputs, attrs=None, outputs=1):

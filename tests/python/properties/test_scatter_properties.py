@@ -13,15 +13,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import known_differences
-from property_harness import EXAMPLES, SETTINGS, allowed_dtypes, check_node, node_model, op_cases, run_reference
+from property_harness import SETTINGS, allowed_dtypes, check_node, node_model, op_cases, run_reference, scaled
 from property_values import arrays, elements, shapes
 
 # Kernels that move elements without computing on them (one path per element size, plus strings) run each
 # (opset, dtype) case on fewer examples: the op's logic gets them over all its cases together, and the suite stays
 # in its CI budget. Ops that compare or combine values keep SETTINGS.
-COPY_SETTINGS = settings(SETTINGS, max_examples=max(2, EXAMPLES // 5))
+COPY_SETTINGS = scaled(5, 2)
 # Ops that compare or combine values over many (opset, dtype) cases: half the examples a case, still hundreds an op.
-MANY_CASES_SETTINGS = settings(SETTINGS, max_examples=max(4, EXAMPLES // 2))
+MANY_CASES_SETTINGS = scaled(2, 4)
 
 
 # Reductions of ScatterND and ScatterElements: "none" always, add and mul from opset 16, min and max from 18.

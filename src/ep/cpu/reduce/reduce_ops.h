@@ -140,13 +140,18 @@ struct SumOp : SummingOp<T, SignedSumAcc<T>> {};
 template <class T>
 using MeanAcc = std::conditional_t<std::is_integral_v<T>, __int128, CompensatedSum<FloatAcc<T>>>;
 
-template <class T>
-struct MeanOp : AddingOp<T, MeanAcc<T>> {
-  using Acc = MeanAcc<T>;
-  static Acc step(Acc a, T x, Acc) {
-    if constexpr (std::is_integral_v<T>) return a + static_cast<Acc>(x);
+// Adds every element into A: integers converted to A (a wide integer or double), floats widened.
+template <class T, class A>
+struct ConvertingSumOp : AddingOp<T, A> {
+  static A step(A a, T x, A) {
+    if constexpr (std::is_integral_v<T>) return a + static_cast<A>(x);
     return a + widen(x);
   }
+};
+
+template <class T>
+struct MeanOp : ConvertingSumOp<T, MeanAcc<T>> {
+  using Acc = MeanAcc<T>;
   static T finish(Acc a, int64_t count, Acc) {
     if constexpr (std::is_integral_v<T>) {
       return count == 0 ? T{0} : static_cast<T>(a / static_cast<Acc>(count));
@@ -222,12 +227,8 @@ template <class T>
 using LogSumAcc = std::conditional_t<std::is_integral_v<T>, double, SignedSumAcc<T>>;
 
 template <class T>
-struct LogSumOp : AddingOp<T, LogSumAcc<T>> {
+struct LogSumOp : ConvertingSumOp<T, LogSumAcc<T>> {
   using Acc = LogSumAcc<T>;
-  static Acc step(Acc a, T x, Acc) {
-    if constexpr (std::is_integral_v<T>) return a + static_cast<double>(x);
-    return a + widen(x);
-  }
   static T finish(Acc a, int64_t, Acc) { return from_float_acc<T>(std::log(acc_value(a))); }
 };
 
