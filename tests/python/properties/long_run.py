@@ -49,17 +49,41 @@ def case_key(node_id, ops):
 
 
 def passing_examples(output):
-    """node id -> passing examples, from hypothesis' --hypothesis-show-statistics report."""
+    """node id -> [passing examples, whether it stopped at max_examples], from hypothesis'
+    --hypothesis-show-statistics report (a case that stopped earlier exhausted its inputs)."""
     counts, current = {}, None
     for line in output.splitlines():
         header = re.match(r"^(\S+::\S+):\s*$", line.strip())
         if header:
             current = header.group(1)
+            counts[current] = [0, False]
             continue
         found = re.search(r"(\d+) passing\b", line)
         if found and current is not None:
-            counts[current] = counts.get(current, 0) + int(found.group(1))
+            counts[current][0] += int(found.group(1))
+        if "Stopped because settings.max_examples" in line and current is not None:
+            counts[current][1] = True
     return counts
+
+
+def run_bucket(ids, examples, workers, log):
+    env = {**os.environ, "NXRT_PROPERTY_EXAMPLES": str(examples), "NXRT_PROPERTY_UNSCALED": "1"}
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", str(workers),
+               "--hypothesis-show-statistics", *ids]
+    result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=False)
+    log.write_text(result.stdout + result.stderr)
+    return result.returncode
+
+
+def read_logs(log_dir):
+    """node id -> [passing, stopped at max] over the logs in run order (a top-up run replaces a case's count),
+    and the FAILED lines."""
+    ran, failures = {}, []
+    for log in sorted(log_dir.glob("run-*.log"), key=lambda path: (path.stem.startswith("run-topup"), path.stem)):
+        output = log.read_text()
+        ran.update(passing_examples(output))
+        failures += [line for line in output.splitlines() if line.startswith("FAILED")]
+    return ran, failures
 
 
 def main():
@@ -81,25 +105,29 @@ def main():
         buckets[math.ceil(args.per_op / cases_per_key[key])].append(node_id)
     start = time.time()
     for examples, bucket in [] if args.report_only else sorted(buckets.items()):
-        env = {**os.environ, "NXRT_PROPERTY_EXAMPLES": str(examples), "NXRT_PROPERTY_UNSCALED": "1"}
-        list_file = log_dir / f"ids-{examples}.txt"
-        list_file.write_text("\n".join(bucket) + "\n")
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", str(args.workers),
-                   "--hypothesis-show-statistics", *bucket]
-        result = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=False)
-        (log_dir / f"run-{examples}.log").write_text(result.stdout + result.stderr)
-        print(f"{len(bucket):5d} cases at {examples:4d} examples: exit {result.returncode}, "
-              f"{time.time() - start:7.0f} s so far", flush=True)
-    ran, failures = {}, []
-    for log in sorted(log_dir.glob("run-*.log")):
-        output = log.read_text()
-        ran.update(passing_examples(output))
-        failures += [line for line in output.splitlines() if line.startswith("FAILED")]
-    # Cases without hypothesis statistics are plain tests (fixed inputs): they ran, and count no examples.
+        (log_dir / f"ids-{examples}.txt").write_text("\n".join(bucket) + "\n")
+        code = run_bucket(bucket, examples, args.workers, log_dir / f"run-{examples}.log")
+        print(f"{len(bucket):5d} cases at {examples:4d} examples: exit {code}, {time.time() - start:7.0f} s so far",
+              flush=True)
+    ran, failures = read_logs(log_dir)
+    # Top-up: a group below per_op whose cases include some that exhausted their inputs early (an opset that only
+    # checks a refusal) gives its other cases the examples those could not run.
+    for number, key in enumerate([] if args.report_only else sorted(set(keys.values()), key=str)):
+        cases = [i for i, k in keys.items() if k == key and i in ran]
+        done = sum(ran[i][0] for i in cases)
+        open_cases = [i for i in cases if ran[i][1]]
+        if done >= args.per_op or not open_cases or len(open_cases) == len(cases):
+            continue
+        exhausted = sum(ran[i][0] for i in cases if not ran[i][1])
+        examples = math.ceil((args.per_op - exhausted) / len(open_cases))
+        code = run_bucket(open_cases, examples, args.workers, log_dir / f"run-topup-{number}.log")
+        print(f"top-up {key[0].split('::')[-1]} {key[1]}: {len(open_cases)} cases at {examples} examples: exit "
+              f"{code}", flush=True)
+    ran, failures = read_logs(log_dir)
     totals = collections.Counter()
     for node_id, key in keys.items():
         if node_id in ran:
-            totals[key] += ran[node_id]
+            totals[key] += ran[node_id][0]
     plain = sum(1 for node_id in keys if node_id not in ran)
     short = {key: n for key, n in totals.items() if n < args.per_op}
     print(f"{len(ids)} cases ({plain} plain tests), {len(totals)} (function, op) groups, {sum(totals.values())} "
