@@ -130,6 +130,30 @@ def run_feeds(runtime, model, feeds, constants=()):
     return session.run(None, {k: v for k, v in feeds if v is not None and k not in constants})
 
 
+def run_with_caches_in_place(runtime, session, feeds, caches, outputs):
+    """Runs `session` (of `runtime`: nxrt or onnxruntime) through IO binding with each cache input in one buffer
+    that is also bound as its output (`caches`: input name -> output name), as kernels that update a cache in place
+    require (onnxruntime's SparseAttention). `feeds`: name -> array (None: omitted; a cache feed is copied, the run
+    overwrites its buffer). Returns the arrays of `outputs`, then each cache after the run."""
+    binding = session.io_binding()
+    copies, values = {}, {}  # an OrtValue made from an array does not keep the array alive
+    for name, value in feeds.items():
+        if value is None:
+            continue
+        if name in caches:
+            copies[name] = value.copy()
+            values[name] = runtime.OrtValue.ortvalue_from_numpy(copies[name])
+            binding.bind_ortvalue_input(name, values[name])
+        else:
+            binding.bind_cpu_input(name, value)
+    for name in outputs:
+        binding.bind_output(name)
+    for name, output in caches.items():
+        binding.bind_ortvalue_output(output, values[name])
+    session.run_with_iobinding(binding)
+    return [*binding.copy_outputs_to_cpu()[:len(outputs)], *(values[name].numpy().copy() for name in caches)]
+
+
 def assert_outputs_match(got, want, rtol=1e-5, atol=1e-5):
     """Output lists of two runtimes: same count and shapes; labels (integers, strings) equal; floats within rtol and
     atol times max(1, the largest |value| of the reference), NaN where the reference has NaN."""

@@ -87,23 +87,8 @@ def sparse_case(seed, dtype):
 def run_shared(runtime, model, feeds):
     """Runs with past_key / past_value bound as present_key / present_value too; returns output, key and value."""
     session = runtime.InferenceSession(model, providers=["CPUExecutionProvider"])
-    binding = session.io_binding()
-    caches, arrays = {}, {}  # an OrtValue made from an array does not keep the array alive
-    for name, value in feeds:
-        if value is None:
-            continue
-        if name in ("past_key", "past_value"):
-            arrays[name] = value.copy()
-            caches[name] = runtime.OrtValue.ortvalue_from_numpy(arrays[name])
-            binding.bind_ortvalue_input(name, caches[name])
-        else:
-            binding.bind_cpu_input(name, value)
-    binding.bind_output("out0")
-    binding.bind_ortvalue_output("out1", caches["past_key"])
-    binding.bind_ortvalue_output("out2", caches["past_value"])
-    session.run_with_iobinding(binding)
-    (output,) = binding.copy_outputs_to_cpu()[:1]
-    return output, caches["past_key"].numpy().copy(), caches["past_value"].numpy().copy()
+    return helpers.run_with_caches_in_place(runtime, session, dict(feeds), {"past_key": "out1", "past_value": "out2"},
+                                            ["out0"])
 
 
 def rotate(x, cos, sin, position, interleaved):

@@ -28,6 +28,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import contrib_spec
+import helpers
 import known_differences
 from contrib_harness import BF16, F16, F32, check_contrib, contrib_model
 from property_harness import SETTINGS, feeds_of, run_nxrt
@@ -302,20 +303,7 @@ def run_onnxruntime_shared_caches(inputs, attrs):
     options.intra_op_num_threads = 1
     session = onnxruntime.InferenceSession(contrib_model("SparseAttention", inputs, attrs, 3).SerializeToString(),
                                            options, providers=["CPUExecutionProvider"])
-    binding = session.io_binding()
-    copies, caches = {}, {}  # an OrtValue over an array does not keep the array alive
-    for name, a in feeds_of(inputs).items():
-        if name in ("x3", "x4"):  # past_key, past_value: copies, which the run overwrites
-            copies[name] = a.copy()
-            caches[name] = onnxruntime.OrtValue.ortvalue_from_numpy(copies[name])
-            binding.bind_ortvalue_input(name, caches[name])
-        else:
-            binding.bind_cpu_input(name, a)
-    binding.bind_output("y0")
-    binding.bind_ortvalue_output("y1", caches["x3"])
-    binding.bind_ortvalue_output("y2", caches["x4"])
-    session.run_with_iobinding(binding)
-    return [binding.copy_outputs_to_cpu()[0], caches["x3"].numpy().copy(), caches["x4"].numpy().copy()]
+    return helpers.run_with_caches_in_place(onnxruntime, session, feeds_of(inputs), {"x3": "y1", "x4": "y2"}, ["y0"])
 
 
 @pytest.mark.parametrize("dtype", TYPES + [BF16], ids=str)

@@ -57,8 +57,7 @@ ReducePlan make_plan(const Shape& shape, const AxisFlags& reduced) {
     dims.push_back(1);
     flags.push_back(1);
   }
-  Shape strides;
-  for (size_t i = 0; i < dims.size(); ++i) strides.push_back(1);
+  Shape strides(dims.size(), 1);
   for (size_t i = dims.size() - 1; i-- > 0;) strides[i] = strides[i + 1] * dims[i + 1];
   ReducePlan plan;
   plan.inner = dims.back();
@@ -229,7 +228,8 @@ void reduce_all_parallel(const T* x, T* y, int64_t n, ThreadPool& pool) {
   using Acc = typename Op::Acc;
   const int64_t chunk = std::max<int64_t>(kGrain, n / (4 * pool.num_threads()));
   const int64_t chunks = (n + chunk - 1) / chunk;
-  auto* partial = static_cast<Acc*>(scratch_buffer(ScratchUse::kReducePartials, static_cast<size_t>(chunks) * sizeof(Acc)));
+  auto* partial =
+      static_cast<Acc*>(scratch_buffer(ScratchUse::kReducePartials, static_cast<size_t>(chunks) * sizeof(Acc)));
   auto pass = [&]<class P>(Acc shift) {
     pool.parallel_for(chunks, 1, [&](int64_t begin, int64_t end) {
       for (int64_t c = begin; c < end; ++c) {
@@ -334,8 +334,7 @@ class ReduceKernel final : public Kernel {
       axes = std::span<const int64_t>(t.data<int64_t>(), static_cast<size_t>(t.numel()));
     }
     const int64_t rank = static_cast<int64_t>(x.rank());
-    AxisFlags reduced;
-    for (size_t i = 0; i < x.rank(); ++i) reduced.push_back(axes.empty() && !noop_with_empty_axes_ ? 1 : 0);
+    AxisFlags reduced(x.rank(), axes.empty() && !noop_with_empty_axes_ ? 1 : 0);
     for (const int64_t axis : axes) {
       if (axis < -rank || axis >= rank) {
         return make_error(StatusCode::kInvalidArgument, description_, ": axis ", axis,

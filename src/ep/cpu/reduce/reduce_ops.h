@@ -111,7 +111,16 @@ Acc value_as(T x) {
   return static_cast<Acc>(x);
 }
 
-// The ops that add their elements into an Acc from 0 (Sum and its relatives): all but step and finish.
+// An accumulator converted back to T: integers keep the low bits (wrap-around), floats as from_float_acc.
+template <class T, class Acc>
+T from_acc(Acc a) {
+  if constexpr (std::is_integral_v<T>) return static_cast<T>(a);
+  return from_float_acc<T>(acc_value(a));
+}
+
+// The ops that add their elements into an Acc from 0 (Sum and its relatives): all but finish. step adds the
+// element itself, integers converted to A (wrapping uint64, a wide integer or double), floats widened; the ops
+// that add a function of it (|x|, x^2) replace step.
 template <class T, class A>
 struct AddingOp {
   static constexpr bool kSupported = !std::is_same_v<T, bool>;
@@ -119,17 +128,16 @@ struct AddingOp {
   using Acc = A;
   static Acc init() { return Acc{0}; }
   static Acc merge(Acc a, Acc b) { return a + b; }
+  static Acc step(Acc a, T x, Acc) {
+    if constexpr (std::is_integral_v<T>) return a + static_cast<Acc>(x);
+    return a + widen(x);
+  }
 };
 
-// Adds widen(x) of every element into A; the result is A's value converted back to T.
+// The result is A's value converted back to T.
 template <class T, class A>
 struct SummingOp : AddingOp<T, A> {
-  using Acc = A;
-  static Acc step(Acc a, T x, Acc) { return a + widen(x); }
-  static T finish(Acc a, int64_t, Acc) {
-    if constexpr (std::is_integral_v<T>) return static_cast<T>(a);
-    return from_float_acc<T>(acc_value(a));
-  }
+  static T finish(A a, int64_t, A) { return from_acc<T>(a); }
 };
 
 template <class T>
@@ -140,17 +148,8 @@ struct SumOp : SummingOp<T, SignedSumAcc<T>> {};
 template <class T>
 using MeanAcc = std::conditional_t<std::is_integral_v<T>, __int128, CompensatedSum<FloatAcc<T>>>;
 
-// Adds every element into A: integers converted to A (a wide integer or double), floats widened.
-template <class T, class A>
-struct ConvertingSumOp : AddingOp<T, A> {
-  static A step(A a, T x, A) {
-    if constexpr (std::is_integral_v<T>) return a + static_cast<A>(x);
-    return a + widen(x);
-  }
-};
-
 template <class T>
-struct MeanOp : ConvertingSumOp<T, MeanAcc<T>> {
+struct MeanOp : AddingOp<T, MeanAcc<T>> {
   using Acc = MeanAcc<T>;
   static T finish(Acc a, int64_t count, Acc) {
     if constexpr (std::is_integral_v<T>) {
@@ -169,10 +168,7 @@ struct ProdOp {
   static Acc init() { return Acc{1}; }
   static Acc step(Acc a, T x, Acc) { return a * widen(x); }
   static Acc merge(Acc a, Acc b) { return a * b; }
-  static T finish(Acc a, int64_t, Acc) {
-    if constexpr (std::is_integral_v<T>) return static_cast<T>(a);
-    return from_float_acc<T>(a);
-  }
+  static T finish(Acc a, int64_t, Acc) { return from_acc<T>(a); }
 };
 
 template <class T>
@@ -227,7 +223,7 @@ template <class T>
 using LogSumAcc = std::conditional_t<std::is_integral_v<T>, double, SignedSumAcc<T>>;
 
 template <class T>
-struct LogSumOp : ConvertingSumOp<T, LogSumAcc<T>> {
+struct LogSumOp : AddingOp<T, LogSumAcc<T>> {
   using Acc = LogSumAcc<T>;
   static T finish(Acc a, int64_t, Acc) { return from_float_acc<T>(std::log(acc_value(a))); }
 };
