@@ -118,13 +118,16 @@ def test_group_query_attention(seed, dtype):
             compare(g[entry, :, :total], w[entry, :, :total], dtype, f"{name} entry {entry} {attrs}")
 
 
-@pytest.mark.parametrize("case", ["prompt", "padded prompt", "chunk after past", "local window"])
+@pytest.mark.parametrize("case", ["prompt", "padded prompt", "chunk after past", "local window", "late NaN value"])
 def test_group_query_attention_long_prompts_in_several_row_blocks(case):
-    # Prompts longer than one block of query rows (each block attends only up to its last row's position).
+    # Prompts longer than one block of query rows (each block attends only up to its last row's position, unless
+    # a value row past it is NaN: P V is one product over all keys, and 0 * NaN reaches every row, as onnxruntime's).
     rng = np.random.default_rng(11)
     past = 37 if case == "chunk after past" else 0
     b, s, heads, kv, head = 1 if past else 2, 150, 4, 2, 16  # onnxruntime takes a chunk after a past at batch 1
     q, k, v = (rng.standard_normal((b, s, n * head)).astype(np.float32) for n in (heads, kv, kv))
+    if case == "late NaN value":
+        v[1, 140, 3] = np.nan  # entry 1, key / value head 0, hidden from rows 0-139
     totals = np.full(b, past + s)
     if case == "padded prompt":
         totals[1] = 90  # the second entry's last 60 rows are padding
@@ -138,6 +141,9 @@ def test_group_query_attention_long_prompts_in_several_row_blocks(case):
     model = helpers.one_node_model("GroupQueryAttention", feeds, (True, True, True), attrs, MS)
     got = helpers.run_feeds(nxrt, model, feeds)
     want = helpers.run_feeds(onnxruntime, model, feeds)
+    if case == "late NaN value":
+        # Column 3 of the heads that read key / value head 0 (heads 0 and 1), in every row; nothing else.
+        assert np.isnan(want[0][1, :, [3, head + 3]]).all() and np.isnan(want[0]).sum() == 2 * s
     for entry, total in enumerate(totals):
         valid = min(s, int(total) - past)
         compare(got[0][entry, :valid], want[0][entry, :valid], np.float32, f"{case} output entry {entry}")

@@ -3,9 +3,9 @@ QAttention, SparseAttention) against onnxruntime's CPU provider (contrib_harness
 at float32 and float16 (onnxruntime's CPU types; the schemas also list bfloat16, which onnxruntime's CPU kernels
 lack: SparseAttention's bfloat16 is compared with the spec's formula in float64, contrib_spec.sparse_attention).
 
-Values: ordinary numbers in [-3, 3] mixed with +-0 and subnormals, and for SparseAttention NaN (a NaN reaches every
-output its row's softmax touches; a NaN in one of an entry's first T_b value rows reaches every output row of the
-heads that read it, keys the masks hide included: P V is a product, and 0 * NaN is NaN). Infinities are left out:
+Values: ordinary numbers in [-3, 3] mixed with +-0 and subnormals, and NaN in the values (a NaN in one of an
+entry's first T_b value rows reaches every output row of the heads that read it, keys the masks hide included: P V
+is a product, and 0 * NaN is NaN); SparseAttention's arrays also hold NaN in queries and keys. Infinities are left out:
 an infinite score makes the softmax inf - inf, and whether a masked or causally hidden infinite key reaches the sum
 depends on where each runtime applies the mask (before the product or as an additive -10000), which the schemas
 leave open.
@@ -44,11 +44,21 @@ def edge_values(dtype, nan=True):
 
 
 def values(dtype):
-    # Without NaN: in nxrt's GroupQueryAttention (and the other kernels on contrib_attention_common's attend_rows)
-    # rows of one or two queries skip zero probabilities, so the NaN value of a key a query cannot see does not
-    # reach its output there, and does with three or more rows (onnxruntime: always, 0 * NaN). SparseAttention's
-    # arrays (seeded_array) include NaN.
+    # Without NaN: a NaN in a query or key makes a score NaN, and whether a masked NaN score reaches the softmax
+    # depends on where each runtime applies the mask (nxrt sets hidden scores, onnxruntime adds -10000 to some).
+    # NaN values come from with_nan_value.
     return st.one_of(st.sampled_from(edge_values(dtype, nan=False)), st.floats(-3, 3, width=16))
+
+
+def with_nan_value(data, a, label):
+    """`a` (a value tensor: V or a past V) with one drawn element set to NaN, in about a third of the cases. P V is
+    one product over all of an entry's keys: the NaN reaches every output row of the heads that read the key, keys
+    the masks hide included (0 * NaN), in both runtimes."""
+    if a is None or a.size == 0 or data.draw(st.integers(0, 2), label=f"{label} NaN") != 0:
+        return a
+    a = a.copy()
+    a.reshape(-1)[data.draw(st.integers(0, a.size - 1), label=f"{label} NaN index")] = np.nan
+    return a
 
 
 def largest_magnitude(*tensors):
@@ -83,6 +93,7 @@ def test_attention(dtype, data):
     hidden = heads * head
     x = data.draw(arrays(dtype, (batch, seq, hidden_in), values(dtype)), label="input")
     weights = data.draw(arrays(dtype, (hidden_in, 3 * hidden), values(dtype)), label="weights")
+    weights[:, 2 * hidden:] = with_nan_value(data, weights[:, 2 * hidden:], "value weights")
     bias = data.draw(arrays(dtype, (3 * hidden,), values(dtype)), label="bias")
     form = data.draw(st.sampled_from([None, "lengths", "2d", "3d"]), label="mask form")
     mask = None if form is None else key_mask(data, form, batch, seq, seq)
@@ -120,6 +131,7 @@ def test_multi_head_attention(dtype, data):
                                label="attention_bias")
     past_kv = [data.draw(arrays(dtype, (batch, heads, past, head), values(dtype)), label=name)
                for name in ("past_key", "past_value")] if past else [None, None]
+    value, past_kv[1] = with_nan_value(data, value, "value"), with_nan_value(data, past_kv[1], "past_value")
     attrs = {"num_heads": heads}
     # unidirectional: onnxruntime's CPU kernel applies the causal rule to self attention (query and keys of one
     # length, no past) only.
@@ -157,6 +169,7 @@ def test_group_query_attention(dtype, data):
     value = data.draw(arrays(dtype, (batch, seq, kv_heads * head), values(dtype)), label="value")
     past_kv = [data.draw(arrays(dtype, (batch, kv_heads, past, head), values(dtype)), label=name)
                for name in ("past_key", "past_value")] if past else [None, None]
+    value, past_kv[1] = with_nan_value(data, value, "value"), with_nan_value(data, past_kv[1], "past_value")
     if data.draw(st.booleans(), label="packed QKV"):
         query, key, value = np.concatenate([query, key, value], axis=2), None, None
     inputs = [query, key, value, *past_kv, np.array(totals, np.int32) - 1, np.array(total, np.int32)]

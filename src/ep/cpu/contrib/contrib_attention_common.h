@@ -127,13 +127,14 @@ inline void softmax_row_with_sink(float* row, int64_t t, float sink) {
 // Attention of `count` query rows q (row stride ldq) over t keys k [t, hk] and values v [t, hv]:
 // scores = scale q k^T, then finish(i, row) adds the masks and biases of row i, the softmax (with `sink` in its
 // denominator when given), and y (row stride ldy) = probabilities v. `scores` holds count * t floats. With no keys
-// the rows of y are zero. `values_finite`: every value row of v is finite, so rows of one or two queries may skip
-// the keys of probability 0 (they add nothing); otherwise y is the IEEE product over all t keys, where a hidden
-// key's NaN or infinite value gives 0 * NaN = NaN.
+// the rows of y are zero. y is the IEEE product over all t keys, at every count: a key the masks hide has
+// probability 0 and its NaN or infinite value still gives 0 * NaN = NaN (as onnxruntime's products). With
+// `values_finite` (the caller knows every value row of v is finite) rows may skip the keys of probability 0, which
+// then add exactly nothing.
 template <class Finish>
 void attend_rows(const float* q, int64_t ldq, const float* k, const float* v, int64_t count, int64_t t, int64_t hk,
                  int64_t hv, float scale, float* scores, float* y, int64_t ldy, Finish&& finish,
-                 std::optional<float> sink = std::nullopt, bool values_finite = true) {
+                 std::optional<float> sink = std::nullopt, bool values_finite = false) {
   ThreadPool& pool = single_thread_pool();
   if (t == 0) {
     for (int64_t i = 0; i < count; ++i) std::fill_n(y + i * ldy, hv, 0.0f);
@@ -154,9 +155,9 @@ void attend_rows(const float* q, int64_t ldq, const float* k, const float* v, in
     }
   }
   if (hv == 0) return;
-  if (count <= 2 && values_finite) {
+  if (count <= 2) {
     // Decode rows: y = p V accumulated row by row of V; packing V for the GEMM would cost more than the product.
-    for (int64_t i = 0; i < count; ++i) vector_weighted_rows(scores + i * t, v, t, hv, hv, y + i * ldy);
+    for (int64_t i = 0; i < count; ++i) vector_weighted_rows(scores + i * t, v, t, hv, hv, y + i * ldy, values_finite);
     return;
   }
   gemm_f32(GemmArgs{false, false, count, hv, t, t, hv, ldy}, 1.0f, scores, v, 0.0f, y, pool);

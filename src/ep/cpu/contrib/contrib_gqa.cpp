@@ -128,6 +128,11 @@ class GroupQueryAttentionKernel final : public Kernel {
       split = {kCausalBlockRows, (d.s + kCausalBlockRows - 1) / kCausalBlockRows};
     }
     const int64_t block = split.rows, blocks = split.blocks;
+    // Causal blocks after the first leave out the keys past their last row (below). Their probabilities are 0, and
+    // P V is still the IEEE product over all of the entry's keys: where a left-out value row is not finite, the
+    // block takes every key, so that 0 * NaN reaches its rows as in one product over all keys.
+    std::vector<int64_t> last_nonfinite_row;
+    if (c_.causal && blocks > 1) last_nonfinite_row = last_nonfinite_value_rows(d, values, pool);
     const float scale = c_.scale != 0.0f ? c_.scale : 1.0f / std::sqrt(static_cast<float>(h));
     T* const out = outputs[0].data<T>();
     pool.parallel_for(d.b * n_heads * blocks, 1, [&](int64_t begin, int64_t end) {
@@ -141,9 +146,10 @@ class GroupQueryAttentionKernel final : public Kernel {
         const int64_t count = std::min(block, d.s - s0);
         const int64_t valid = std::clamp<int64_t>(d.valid[b] - s0, 0, count);
         // Causal: no row of the block sees a key past its last valid row's position, so those keys are left out
-        // (their probabilities would be exactly 0).
-        const int64_t t = c_.causal ? std::min(d.total[b], d.past[b] + s0 + valid) : d.total[b];
+        // (their probabilities would be exactly 0) unless one of their value rows is not finite.
         const int64_t kv_head = b * kv + n / (n_heads / kv);
+        int64_t t = c_.causal ? std::min(d.total[b], d.past[b] + s0 + valid) : d.total[b];
+        if (!last_nonfinite_row.empty() && last_nonfinite_row[static_cast<size_t>(kv_head)] >= t) t = d.total[b];
         if (valid > 0) {
           contrib_detail::attend_rows(
               q + ((b * d.s + s0) * n_heads + n) * h, n_heads * h, keys + kv_head * d.capacity * h,
@@ -160,6 +166,25 @@ class GroupQueryAttentionKernel final : public Kernel {
         }
       }
     });
+  }
+
+  // For each key / value head (b * kv_heads + head): the index of the last of its entry's d.total[b] value rows that
+  // holds a NaN or an infinity, or -1.
+  std::vector<int64_t> last_nonfinite_value_rows(const GqaDims& d, const float* values, ThreadPool& pool) const {
+    const int64_t kv = c_.kv_heads, h = d.head;
+    std::vector<int64_t> last(static_cast<size_t>(d.b * kv), -1);
+    pool.parallel_for(d.b * kv, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t head = begin; head < end; ++head) {
+        const float* v = values + head * d.capacity * h;
+        for (int64_t row = d.total[head / kv] - 1; row >= 0; --row) {
+          if (!std::all_of(v + row * h, v + (row + 1) * h, [](float x) { return std::isfinite(x); })) {
+            last[static_cast<size_t>(head)] = row;
+            break;
+          }
+        }
+      }
+    });
+    return last;
   }
 
   // Where the float caches are built: in scratch (then rounded into the presents), in the present outputs, or in

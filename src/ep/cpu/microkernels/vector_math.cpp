@@ -57,8 +57,9 @@ void vector_row_moments(const float* x, int64_t n, double* mean, double* varianc
   selected().kernels.row_moments(x, n, mean, variance);
 }
 double vector_row_mean_square(const float* x, int64_t n) { return selected().kernels.row_mean_square(x, n); }
-void vector_weighted_rows(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t n, float* out) {
-  selected().kernels.weighted_rows(p, v, rows, ldv, n, out);
+void vector_weighted_rows(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t n, float* out,
+                          bool skip_zero_weights) {
+  selected().kernels.weighted_rows(p, v, rows, ldv, n, out, skip_zero_weights);
 }
 void vector_normalize_row(const float* x, float mean, float inv_std, const float* scale, const float* bias, float* y,
                           int64_t n) {

@@ -33,8 +33,10 @@ void vector_row_moments(const float* x, int64_t n, double* mean, double* varianc
 double vector_row_mean_square(const float* x, int64_t n);
 void vector_normalize_row(const float* x, float mean, float inv_std, const float* scale, const float* bias, float* y,
                           int64_t n);
-// out[e] = sum over j < rows with p[j] != 0 of p[j] * v[j * ldv + e] for e < n (see VectorMathKernels).
-void vector_weighted_rows(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t n, float* out);
+// out[e] = sum over j < rows of p[j] * v[j * ldv + e] for e < n, rows of weight 0 skipped when skip_zero_weights
+// (see VectorMathKernels).
+void vector_weighted_rows(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t n, float* out,
+                          bool skip_zero_weights);
 // Softmax of one float row as the Softmax kernel computes it (defined in softmax.cpp); x and y may alias.
 void softmax_row_f32(const float* x, float* y, int64_t n);
 

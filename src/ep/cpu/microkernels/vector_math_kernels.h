@@ -40,9 +40,11 @@ struct VectorMathKernels {
   // y[i] = (x[i] - mean) * inv_std * scale[i] + bias[i] (bias may be null: + 0). y may equal x.
   void (*normalize_row)(const float* x, float mean, float inv_std, const float* scale, const float* bias, float* y,
                         int64_t n);
-  // out[e] = sum over j < rows with p[j] != 0 of p[j] * v[j * ldv + e], for e < n (zero weights skip their rows,
-  // so rows that a softmax masked out are never read into the sum, whatever they hold).
-  void (*weighted_rows)(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t n, float* out);
+  // out[e] = sum over j < rows of p[j] * v[j * ldv + e], for e < n. skip_zero_weights: rows whose weight is 0 are
+  // never read (a NaN or infinity in them does not reach the sum); otherwise every row is the IEEE product
+  // (0 * NaN = NaN), as a matrix product would give.
+  void (*weighted_rows)(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t n, float* out,
+                        bool skip_zero_weights);
   // The compensated sum of x[0 .. n) (n >= 0) as a pair: *sum the rounded sum, *lost the exact errors of its
   // additions (TwoSum in every lane, lanes merged by TwoSum); *sum + *lost is the sum to within about one rounding
   // while *sum is finite (an infinite or NaN *sum is the result, *lost then meaningless).

@@ -271,32 +271,42 @@ void normalize_row_loop(const float* x, float mean, float inv_std, const float* 
 
 // Columns [e0, e0 + Width) of weighted_rows, summed in fixed-size arrays the compiler keeps in registers: even and
 // odd rows into separate sums, so that two chains of multiply-adds run side by side.
-template <int Width>
+template <int Width, bool SkipZero>
 void weighted_columns(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t e0, float* out) {
   float even[Width] = {}, odd[Width] = {};
   int64_t j = 0;
   for (; j + 2 <= rows; j += 2) {
     const float first = p[j], second = p[j + 1];
     const float* row = v + j * ldv + e0;
-    if (first != 0.0f) {
+    if (!SkipZero || first != 0.0f) {
       for (int e = 0; e < Width; ++e) even[e] += first * row[e];
     }
-    if (second != 0.0f) {
+    if (!SkipZero || second != 0.0f) {
       for (int e = 0; e < Width; ++e) odd[e] += second * row[ldv + e];
     }
   }
-  if (j < rows && p[j] != 0.0f) {
+  if (j < rows && (!SkipZero || p[j] != 0.0f)) {
     const float* row = v + j * ldv + e0;
     for (int e = 0; e < Width; ++e) even[e] += p[j] * row[e];
   }
   for (int e = 0; e < Width; ++e) out[e0 + e] = even[e] + odd[e];
 }
 
-void weighted_rows_loop(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t n, float* out) {
+template <bool SkipZero>
+void weighted_rows_of(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t n, float* out) {
   int64_t e0 = 0;
-  for (; e0 + 64 <= n; e0 += 64) weighted_columns<64>(p, v, rows, ldv, e0, out);
-  for (; e0 + 16 <= n; e0 += 16) weighted_columns<16>(p, v, rows, ldv, e0, out);
-  for (; e0 < n; ++e0) weighted_columns<1>(p, v, rows, ldv, e0, out);
+  for (; e0 + 64 <= n; e0 += 64) weighted_columns<64, SkipZero>(p, v, rows, ldv, e0, out);
+  for (; e0 + 16 <= n; e0 += 16) weighted_columns<16, SkipZero>(p, v, rows, ldv, e0, out);
+  for (; e0 < n; ++e0) weighted_columns<1, SkipZero>(p, v, rows, ldv, e0, out);
+}
+
+void weighted_rows_loop(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t n, float* out,
+                        bool skip_zero_weights) {
+  if (skip_zero_weights) {
+    weighted_rows_of<true>(p, v, rows, ldv, n, out);
+  } else {
+    weighted_rows_of<false>(p, v, rows, ldv, n, out);
+  }
 }
 
 void softmax_row_loop(const float* in, float* out, int64_t n) {

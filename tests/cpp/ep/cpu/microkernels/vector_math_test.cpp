@@ -248,7 +248,7 @@ TEST_P(VectorMathTest, SoftmaxRowMatchesDoubleReferenceAndSkipsNanInTheMax) {
   for (float y : out) EXPECT_TRUE(std::isnan(y));
 }
 
-TEST_P(VectorMathTest, WeightedRowsMatchDoubleSumsAndSkipZeroWeights) {
+TEST_P(VectorMathTest, WeightedRowsMatchDoubleSumsAndSkipZeroWeightsOnlyWhenAsked) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
   for (int64_t n : {1, 7, 16, 33, 64, 80, 128, 131}) {
@@ -256,12 +256,12 @@ TEST_P(VectorMathTest, WeightedRowsMatchDoubleSumsAndSkipZeroWeights) {
     std::vector<float> p(static_cast<size_t>(rows)), v(static_cast<size_t>(rows * ldv));
     for (float& x : p) x = dist(rng);
     for (float& x : v) x = dist(rng);
-    for (int64_t j = 0; j < rows; j += 5) {  // zero weights over rows of NaN: never read into the sums
+    for (int64_t j = 0; j < rows; j += 5) {  // zero weights over rows of NaN
       p[static_cast<size_t>(j)] = 0.0f;
       std::fill_n(v.begin() + j * ldv, n, std::nanf(""));
     }
     std::vector<float> out(static_cast<size_t>(n) + 1, 12345.0f);
-    vector_weighted_rows(p.data(), v.data(), rows, ldv, n, out.data());
+    vector_weighted_rows(p.data(), v.data(), rows, ldv, n, out.data(), /*skip_zero_weights=*/true);
     for (int64_t e = 0; e < n; ++e) {
       double expected = 0.0, magnitude = 0.0;
       for (int64_t j = 0; j < rows; ++j) {
@@ -272,6 +272,10 @@ TEST_P(VectorMathTest, WeightedRowsMatchDoubleSumsAndSkipZeroWeights) {
       }
       EXPECT_NEAR(out[static_cast<size_t>(e)], expected, 1e-6 * magnitude + 1e-7) << "n=" << n << " e=" << e;
     }
+    EXPECT_EQ(out[static_cast<size_t>(n)], 12345.0f) << "wrote past n=" << n;
+    // Without the skip every row is multiplied: 0 * NaN reaches every column.
+    vector_weighted_rows(p.data(), v.data(), rows, ldv, n, out.data(), /*skip_zero_weights=*/false);
+    for (int64_t e = 0; e < n; ++e) EXPECT_TRUE(std::isnan(out[static_cast<size_t>(e)])) << "n=" << n << " e=" << e;
     EXPECT_EQ(out[static_cast<size_t>(n)], 12345.0f) << "wrote past n=" << n;
   }
 }
