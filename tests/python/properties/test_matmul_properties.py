@@ -285,9 +285,6 @@ def test_matmul_integer_matches_the_reference(opset, a_type, b_type, data):
     b_form = data.draw(forms if b.ndim >= 2 else st.sampled_from(["none", "scalar"]), label="B zero point form")
     a_zero = None if a_form == "none" else zero_point(data, a_type, a.shape, a_form, "a")
     b_zero = None if b_form == "none" else zero_point(data, b_type, b.shape, b_form, "b")
-    # Outstanding nxrt bug (ep/cpu/quantize/quantize_matmul.cpp, outside this suite's kernels): an empty 1-D zero
-    # point (M or N of 0) is refused; test_matmul_integer_empty_zero_point_vector tracks it.
-    assume(not any(z is not None and z.ndim == 1 and z.size == 0 for z in (a_zero, b_zero)))
     inputs = [a, b, a_zero, b_zero]
     if b_zero is None:
         inputs = inputs[:3] if a_zero is not None else inputs[:2]
@@ -295,11 +292,12 @@ def test_matmul_integer_matches_the_reference(opset, a_type, b_type, data):
                expected=known_differences.expected_for("MatMulInteger", opset, inputs, {}))
 
 
-@pytest.mark.xfail(strict=True, reason="nxrt refuses an empty per-row zero point: its [M] vector of M = 0 is not "
-                   "reshaped to [M, 1] (ep/cpu/quantize/quantize_matmul.cpp parameter_shape treats only numel > 1)")
-def test_matmul_integer_empty_zero_point_vector():
-    a, b = np.zeros((0, 2), np.uint8), np.ones((2, 3), np.uint8)
-    check_node("MatMulInteger", 10, [a, b, np.zeros((0,), np.uint8)])
+def test_matmul_integer_empty_zero_point_vectors():
+    # A per-row zero point of M = 0 rows ([0] for A of [0, K]) and a per-column one of N = 0 columns.
+    for inputs in ([np.zeros((0, 2), np.uint8), np.ones((2, 3), np.uint8), np.zeros((0,), np.uint8)],
+                   [np.ones((3, 2), np.uint8), np.zeros((2, 0), np.uint8), None, np.zeros((0,), np.uint8)]):
+        check_node("MatMulInteger", 10, inputs,
+                   expected=known_differences.expected_for("MatMulInteger", 10, inputs, {}))
 
 
 COVERED = {"MatMul", "Gemm", "Einsum", "MatMulInteger"}

@@ -277,13 +277,14 @@ Expected<std::unique_ptr<Kernel>> create_grid_sample(const KernelInfo& info) {
 constexpr DataTypeMask kGridSampleTypes = type_mask(GridDataTypes{});
 constexpr DataTypeMask kAffineGridTypes = type_mask(FloatTypes{});
 constexpr DataTypeMask kImageCopyTypes = type_mask(AllPodTypes{});
+constexpr DataTypeMask kCopyTypesAndStrings = kImageCopyTypes | type_mask(TypeList<std::string>{});
 constexpr DataTypeMask kCol2ImTypes = type_mask(NumericTypes{});
 
 const KernelDef kImageKernels[] = {
     {"GridSample", graph::kOnnxDomain, 16, kLatestOpset, kGridSampleTypes, 0, create_grid_sample},
     {"AffineGrid", graph::kOnnxDomain, 20, kLatestOpset, kAffineGridTypes, 0, create_affine_grid},
     {"Col2Im", graph::kOnnxDomain, 18, kLatestOpset, kCol2ImTypes, 0, create_col2im},
-    {"CenterCropPad", graph::kOnnxDomain, 18, kLatestOpset, kImageCopyTypes, 0, create_center_crop_pad},
+    {"CenterCropPad", graph::kOnnxDomain, 18, kLatestOpset, kCopyTypesAndStrings, 0, create_center_crop_pad},
 };
 
 }  // namespace

@@ -273,11 +273,20 @@ class CenterCropPadKernel final : public Kernel {
     const Tensor& x = *inputs[0];
     Tensor& y = outputs[0];
     if (y.numel() == 0) return Status::ok();
-    std::memset(y.raw_data(), 0, y.storage_bytes());
+    const bool strings = x.dtype() == DataType::kString;
+    if (strings) {
+      std::fill_n(y.data<std::string>(), y.numel(), std::string());  // the padding: empty strings
+    } else {
+      std::memset(y.raw_data(), 0, y.storage_bytes());
+    }
     const Shape& in = x.shape();
     const size_t rank = in.size();
     if (rank == 0) {
-      std::memcpy(y.raw_data(), x.raw_data(), x.storage_bytes());
+      if (strings) {
+        y.data<std::string>()[0] = x.data<std::string>()[0];
+      } else {
+        std::memcpy(y.raw_data(), x.raw_data(), x.storage_bytes());
+      }
       return Status::ok();
     }
     Shape overlap(rank);
@@ -309,8 +318,12 @@ class CenterCropPadKernel final : public Kernel {
           in_stride *= in[d];
           out_stride *= out[d];
         }
-        std::memcpy(dst + static_cast<size_t>(out_offset) * element, src + static_cast<size_t>(in_offset) * element,
-                    static_cast<size_t>(overlap[rank - 1]) * element);
+        if (strings) {
+          std::copy_n(x.data<std::string>() + in_offset, overlap[rank - 1], y.data<std::string>() + out_offset);
+        } else {
+          std::memcpy(dst + static_cast<size_t>(out_offset) * element,
+                      src + static_cast<size_t>(in_offset) * element, static_cast<size_t>(overlap[rank - 1]) * element);
+        }
       }
     });
     return Status::ok();

@@ -87,9 +87,9 @@ int64_t batch_offset(const Shape& padded, const Shape& operand, int64_t batch) {
 }
 
 // `values` of a per-row (Side 0) or per-column (Side 1) parameter reshaped for broadcasting: a 1-D vector of
-// length > 1 becomes [M, 1] or [1, N].
+// length other than 1 (0 included: an empty M or N) becomes [M, 1] or [1, N].
 Shape parameter_shape(const Tensor& t, int side) {
-  if (t.rank() == 1 && t.numel() > 1) return side == 0 ? Shape{t.numel(), 1} : Shape{1, t.numel()};
+  if (t.rank() == 1 && t.numel() != 1) return side == 0 ? Shape{t.numel(), 1} : Shape{1, t.numel()};
   if (t.numel() == 1) return {};
   return t.shape();
 }
