@@ -7,6 +7,7 @@ from nxrt._nxrt import Value
 from nxrt.capi import onnxruntime_pybind11_state
 from nxrt.friendly import BoundOutputs, Outputs, load
 from nxrt.io_binding import IOBinding
+from nxrt.lora import AdapterFormat, LoraAdapter
 from nxrt.memory_info import (OrtAllocatorType, OrtArenaCfg, OrtDevice, OrtDeviceMemoryType, OrtDeviceVendorId,
                               OrtMemoryInfo, OrtMemoryInfoDeviceType, OrtMemType, create_and_register_allocator,
                               create_and_register_allocator_v2)
@@ -19,11 +20,11 @@ from nxrt.session import (InferenceSession, ModelMetadata, NodeArg, get_all_prov
 __version__ = _nxrt.__version__
 
 __all__ = [
-    "BoundOutputs", "ExecutionMode", "ExecutionOrder", "GraphOptimizationLevel", "IOBinding", "InferenceSession",
-    "ModelMetadata", "NodeArg", "OrtAllocatorType", "OrtArenaCfg", "OrtDevice", "OrtDeviceMemoryType",
-    "OrtDeviceVendorId", "OrtMemType", "OrtMemoryInfo", "OrtMemoryInfoDeviceType", "OrtSparseFormat", "OrtValue",
-    "Outputs", "RunOptions", "SessionOptions", "SparseTensor", "Value", "asvalue", "builtin_model",
-    "create_and_register_allocator", "create_and_register_allocator_v2", "disable_telemetry_events",
+    "AdapterFormat", "BoundOutputs", "ExecutionMode", "ExecutionOrder", "GraphOptimizationLevel", "IOBinding",
+    "InferenceSession", "LoraAdapter", "ModelMetadata", "NodeArg", "OrtAllocatorType", "OrtArenaCfg", "OrtDevice",
+    "OrtDeviceMemoryType", "OrtDeviceVendorId", "OrtMemType", "OrtMemoryInfo", "OrtMemoryInfoDeviceType",
+    "OrtSparseFormat", "OrtValue", "Outputs", "RunOptions", "SessionOptions", "SparseTensor", "Value", "asvalue",
+    "builtin_model", "create_and_register_allocator", "create_and_register_allocator_v2", "disable_telemetry_events",
     "enable_telemetry_events", "get_all_providers", "get_available_providers", "get_device", "get_version_string",
     "load", "ops", "set_default_logger_callback", "set_default_logger_severity", "set_seed",
 ]

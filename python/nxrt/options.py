@@ -2,9 +2,31 @@
 
 import enum
 
-from nxrt._nxrt import RunOptions
+from nxrt._nxrt import RunOptions as _NativeRunOptions
 
 __all__ = ["ExecutionMode", "ExecutionOrder", "GraphOptimizationLevel", "RunOptions", "SessionOptions"]
+
+
+class RunOptions(_NativeRunOptions):
+    """Per-run options (onnxruntime.RunOptions), plus the LoRA adapters whose parameters runs with them feed."""
+
+    def add_active_adapter(self, adapter):
+        from nxrt.lora import LoraAdapter
+
+        if not isinstance(adapter, LoraAdapter):
+            raise TypeError("add_active_adapter takes a LoraAdapter")
+        self.__dict__.setdefault("_adapters", []).append(adapter)
+
+    def _with_adapters(self, feed):
+        """`feed` with the active adapters' parameters added (a name the caller feeds keeps the caller's value)."""
+        adapters = self.__dict__.get("_adapters")
+        if not adapters:
+            return feed
+        merged = {}
+        for adapter in adapters:
+            merged.update(adapter._feeds())
+        merged.update(feed)
+        return merged
 
 
 class GraphOptimizationLevel(enum.IntEnum):
@@ -63,6 +85,7 @@ class SessionOptions:
         self._free_dimensions = {}
         self._initializers = {}  # name -> OrtValue (add_initializer)
         self._free_denotations = {}
+        self._files_in_memory = {}  # external data file name -> bytes (add_external_initializers_from_files_in_memory)
 
     def add_session_config_entry(self, key, value):
         self._config[str(key)] = str(value)
@@ -99,6 +122,20 @@ class SessionOptions:
             raise ValueError("add_external_initializers takes as many names as values")
         for name, value in zip(names, ort_values):
             self.add_initializer(name, value)
+
+    def add_external_initializers_from_files_in_memory(self, file_names, buffers, lengths):
+        """External data files given as bytes (the first lengths[i] bytes of buffers[i] for file_names[i]): sessions
+        created with these options read initializers whose external data names one of them from memory. nxrt
+        then loads the model with every initializer stored in it (nxrt.model_copy.with_initializers_inline)."""
+        if not (len(file_names) == len(buffers) == len(lengths)):
+            raise ValueError("add_external_initializers_from_files_in_memory takes as many file names, buffers and "
+                             "lengths")
+        for name, buffer, length in zip(file_names, buffers, lengths):
+            view = memoryview(buffer).cast("B")
+            if not 0 <= int(length) <= len(view):
+                raise ValueError(f"external data file '{name}': length {length} is outside its buffer of "
+                                 f"{len(view)} bytes")
+            self._files_in_memory[str(name)] = view[:int(length)]
 
     def register_custom_ops_library(self, library_path):
         raise NotImplementedError("nxrt does not load custom op libraries")

@@ -4,7 +4,7 @@ import numpy as np
 
 from nxrt._nxrt import Value, _raise_status
 
-__all__ = ["OrtValue"]
+__all__ = ["OrtValue", "OrtValueVector", "is_dlpack_uint8_tensor"]
 
 
 _DEVICES = ("cpu", "test_device")
@@ -116,6 +116,14 @@ class OrtValue:
         value = Value.from_object(data)
         return OrtValue(value)
 
+    @property
+    def _ortvalue(self):
+        """onnxruntime's Python OrtValue wraps a C-level one here; nxrt's OrtValue is both (same methods)."""
+        return self
+
+    def _get_c_value(self):
+        return self
+
     def data_ptr(self):
         return self._tensor().data_ptr()
 
@@ -168,6 +176,51 @@ class OrtValue:
 
     def __repr__(self):
         return f"OrtValue({self._value!r})" if self._value is not None else f"OrtValue({self._type}: {self._object!r})"
+
+
+class OrtValueVector(list):
+    """A list of OrtValues, as onnxruntime's C-level run_with_ort_values returns them."""
+
+    def push_back(self, value):
+        if not isinstance(value, OrtValue):
+            raise TypeError("OrtValueVector holds OrtValues")
+        self.append(value)
+
+    def reserve(self, count):
+        """No effect (a Python list grows as needed)."""
+
+    def shrink_to_fit(self):
+        """No effect."""
+
+    def element_type_at(self, index):
+        return self[index].element_type()
+
+    def dlpack_at(self, index):
+        return self[index].to_dlpack()
+
+    def bool_tensor_indices(self):
+        return [i for i, value in enumerate(self) if value.is_tensor() and value.data_type() == "tensor(bool)"]
+
+    def to_dlpacks(self, to_tensor=None):
+        capsules = [value.to_dlpack() for value in self]
+        return capsules if to_tensor is None else [to_tensor(capsule) for capsule in capsules]
+
+
+def is_dlpack_uint8_tensor(capsule):
+    """Whether a DLPack capsule holds a uint8 tensor (DLTensor's dtype {code, bits, lanes} after its data pointer,
+    DLDevice and ndim: code 1 = unsigned, 8 bits)."""
+    import ctypes
+
+    get_name = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", ctypes.pythonapi))
+    get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+        ("PyCapsule_GetPointer", ctypes.pythonapi))
+    name = get_name(capsule)
+    if name not in (b"dltensor", b"used_dltensor"):
+        raise TypeError(f"not a DLPack capsule (its name is {name!r})")
+    pointer = get_pointer(capsule, name)
+    offset = ctypes.sizeof(ctypes.c_void_p) + 8 + 4  # data, DLDevice {int32, int32}, int32 ndim
+    code, bits = (ctypes.c_uint8 * 2).from_address(pointer + offset)
+    return code == 1 and bits == 8
 
 
 def _numpy_dtype(element_type):

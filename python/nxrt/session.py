@@ -6,6 +6,7 @@ import os
 import threading
 import time
 import warnings
+import weakref
 
 import numpy as np
 
@@ -13,8 +14,9 @@ from nxrt import _nxrt
 from nxrt.friendly import BoundOutputs, Outputs, feed_from_arguments
 from nxrt.io_binding import IOBinding
 from nxrt.memory_info import _cpu_memory_info
+from nxrt.model_copy import with_initializers_inline, write_model_copy
 from nxrt.options import SessionOptions
-from nxrt.ortvalue import OrtValue
+from nxrt.ortvalue import OrtValue, OrtValueVector
 
 __all__ = ["InferenceSession", "ModelMetadata", "NodeArg", "get_all_providers", "get_available_providers"]
 
@@ -26,6 +28,8 @@ _DISABLE_CPU_FALLBACK = "session.disable_cpu_ep_fallback"
 _EP_FAIL = 11  # StatusCode::kEpFail, raised as capi.onnxruntime_pybind11_state.EPFail
 _LOAD_CONFIG_FROM_MODEL = "session.load_model_config_from_model"
 _RECORD_ASSIGNMENT = "session.record_ep_graph_assignment_info"
+_EXTERNAL_INITIALIZERS_FILE = "session.optimized_model_external_initializers_file_name"
+_EXTERNAL_INITIALIZERS_MIN_SIZE = "session.optimized_model_external_initializers_min_size_in_bytes"
 
 
 class OrtEpAssignedNode:
@@ -164,6 +168,26 @@ def _provider_pairs(providers, provider_options):
     return pairs
 
 
+def check_and_normalize_provider_args(providers, provider_options, available_provider_names):
+    """onnxruntime's helper of the same name: (names, options) from `providers` (names or (name, options) pairs)
+    and an optional parallel `provider_options` list, options as string pairs. A name not in
+    `available_provider_names` gives a UserWarning and stays (the session decides); a repeated one is left out with
+    a UserWarning (its first options kept); a malformed argument is ValueError. None gives ([], [])."""
+    if providers is None:
+        return [], []
+    names, options = [], []
+    for name, opts in _provider_pairs(providers, provider_options):
+        if name not in available_provider_names:
+            warnings.warn(f"Specified provider '{name}' is not in available provider names."
+                          f"Available providers: '{', '.join(available_provider_names)}'")
+        if name in names:
+            warnings.warn(f"Duplicate provider '{name}' encountered, ignoring.")
+            continue
+        names.append(name)
+        options.append({str(k): str(v) for k, v in opts.items()})
+    return names, options
+
+
 def _normalize_providers(providers, provider_options, fallback_to_cpu):
     """Validated (names, options) for the requested providers.
 
@@ -210,6 +234,24 @@ _NUMPY_OF_ONNX = {
 }
 
 
+class _NativeSession:
+    """InferenceSession._sess: the engine's session, as onnxruntime's C-level one is reached from scripts: every
+    method of nxrt's native session, plus onnxruntime's C-level run_with_ort_values(feeds, output_names,
+    run_options) returning an OrtValueVector. Holds its InferenceSession weakly (the session holds this)."""
+
+    def __init__(self, native, owner):
+        self._native = native
+        self._owner = weakref.ref(owner)
+        self.run = native.run  # the per-call paths skip __getattr__
+        self.run_values = native.run_values
+
+    def __getattr__(self, name):
+        return getattr(self._native, name)
+
+    def run_with_ort_values(self, feeds, output_names, run_options=None):
+        return OrtValueVector(self._owner().run_with_ort_values(output_names, feeds, run_options))
+
+
 class InferenceSession:
     """Runs an ONNX model on nxrt's engine: the CPU, or the providers given in ``providers``.
 
@@ -254,13 +296,20 @@ class InferenceSession:
         self._feed_dtypes = {arg.name: _NUMPY_OF_ONNX.get(arg.type) for arg in self._inputs_meta}
         self._overridable = None
         if options.optimized_model_filepath:
-            self._write_model(options.optimized_model_filepath, model)
+            self._write_model(options.optimized_model_filepath, model, options._config)
 
     def _read_options(self, model, options):
         """The options the engine reads, taken once: set_providers re-creates the session from these, not from
         later changes."""
         self._profiling = bool(options.enable_profiling)
         self._profiling_start_ns = time.time_ns() if self._profiling else 0
+        if options._files_in_memory:
+            source_dir = os.path.dirname(os.path.abspath(model)) if isinstance(model, str) else None
+            data = model if isinstance(model, bytes) else open(model, "rb").read()
+            try:
+                model = with_initializers_inline(data, source_dir, options._files_in_memory)
+            except (ValueError, OSError) as error:
+                _nxrt._raise_status(2, f"external initializers from files in memory: {error}")
         self._create_args = (model, int(options.intra_op_num_threads), int(options.graph_optimization_level),
                              dict(options._free_dimensions), self._profiling, int(options.run_timeout_ms),
                              int(options.max_tensor_bytes))
@@ -269,24 +318,36 @@ class InferenceSession:
         self._free_denotations = dict(options._free_denotations)
 
     def _create(self, providers):
+        return _NativeSession(self._create_native(providers), self)
+
+    def _create_native(self, providers):
         return _nxrt.Session.create(*self._create_args, execution_providers=list(providers),
                                     disable_cpu_fallback=self._disable_cpu_fallback,
                                     initializers={name: value._value for name, value in self._initializers.items()},
                                     free_dimension_denotations=self._free_denotations)
 
     @staticmethod
-    def _write_model(target, model):
-        """nxrt keeps no optimised graph to serialise yet: the loaded model is written unchanged."""
+    def _write_model(target, model, config):
+        """nxrt keeps no optimised graph to serialise: the loaded model is written, its initializers placed as the
+        optimized_model_external_initializers_* config entries say (nxrt.model_copy)."""
+        source_dir = os.path.dirname(os.path.abspath(model)) if isinstance(model, str) else None
         data = model if isinstance(model, bytes) else open(model, "rb").read()
-        with open(target, "wb") as file:
-            file.write(data)
+        write_model_copy(data, source_dir, target, config.get(_EXTERNAL_INITIALIZERS_FILE),
+                         int(config.get(_EXTERNAL_INITIALIZERS_MIN_SIZE, "1024")))
 
     # onnxruntime API
 
     def run(self, output_names, input_feed, run_options=None):
+        if run_options is not None and "_adapters" in getattr(run_options, "__dict__", ()):
+            input_feed = run_options._with_adapters(input_feed)
         if any(isinstance(value, _PYTHON_VALUES) for value in input_feed.values()):
             input_feed = self._typed_feed(input_feed)
-        return self._sess.run(output_names or None, input_feed, run_options)
+        try:
+            return self._sess.run(output_names or None, input_feed, run_options)
+        except TypeError:
+            if not any(isinstance(value, np.ndarray) and value.dtype.kind == "V" for value in input_feed.values()):
+                raise
+        return self._sess.run(output_names or None, self._typed_feed(input_feed), run_options)
 
     def run_async(self, output_names, input_feed, callback, user_data, run_options=None):
         """run() on another thread, then callback(results, user_data, err) there: err is "" and results the outputs,
@@ -318,6 +379,11 @@ class InferenceSession:
         """Where each input is read from: host memory (nxrt's feeds; IO binding binds device buffers itself)."""
         return [_cpu_memory_info() for _ in self._inputs_meta]
 
+    def get_input_epdevices(self):
+        """The execution-provider device of each input: None for each (onnxruntime's entries for inputs no plugin
+        provider's device reads; nxrt has no plugin providers)."""
+        return [None for _ in self._inputs_meta]
+
     def get_output_memory_infos(self):
         return [_cpu_memory_info() for _ in self._outputs_meta]
 
@@ -329,11 +395,17 @@ class InferenceSession:
             dtype = self._feed_dtypes.get(name)
             if isinstance(value, _PYTHON_VALUES) and dtype is not None:
                 typed[name] = np.asarray(value, dtype=dtype)
+            elif dtype is object and isinstance(value, np.ndarray) and value.dtype.kind == "V":
+                # Raw byte records fed to a string input are UTF-8 strings, as onnxruntime reads them.
+                typed[name] = np.array([bytes(v).decode("utf-8") for v in value.ravel()],
+                                       dtype=object).reshape(value.shape)
         return typed
 
     def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
         feed = {name: value._feed() if isinstance(value, OrtValue) else value
                 for name, value in input_dict_ort_values.items()}
+        if run_options is not None and "_adapters" in getattr(run_options, "__dict__", ()):
+            feed = run_options._with_adapters(feed)
         names = list(output_names) if output_names else list(self._output_names)
         types = {arg.name: arg.type for arg in self._outputs_meta}
         return [OrtValue(value) if isinstance(value, _nxrt.Value) else OrtValue._of_object(value, types.get(name))

@@ -43,12 +43,19 @@ def _check_device(ort_device):
         raise RuntimeError("nxrt keeps SparseTensor values in host memory (an OrtDevice of type cpu)")
 
 
+def _read_only(array):
+    """A view of `array` that cannot be written through (onnxruntime's SparseTensor views are read-only)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 class _CooView:
     def __init__(self, indices):
         self._indices = indices
 
     def indices(self):
-        return self._indices
+        return _read_only(self._indices)
 
 
 class _CsrView:
@@ -56,10 +63,10 @@ class _CsrView:
         self._inner, self._outer = inner, outer
 
     def inner(self):
-        return self._inner
+        return _read_only(self._inner)
 
     def outer(self):
-        return self._outer
+        return _read_only(self._outer)
 
 
 class SparseTensor:
@@ -114,7 +121,7 @@ class SparseTensor:
         return list(self._dense_shape)
 
     def values(self):
-        return self._values
+        return _read_only(self._values)
 
     def data_type(self):
         return f"sparse_tensor({_element_name(self._values)})"

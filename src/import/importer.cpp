@@ -19,6 +19,17 @@ std::string normalize_domain(std::string_view domain) {
   return domain == "ai.onnx" ? std::string() : std::string(domain);
 }
 
+// Whether a declared tensor type describes `tensor`: its element type, rank and every concrete dim.
+bool type_admits(const graph::TypeInfo& type, const Tensor& tensor) {
+  if (!type.is_tensor() || type.elem_type != tensor.dtype() || !type.shape || type.shape->size() != tensor.rank()) {
+    return false;
+  }
+  for (size_t d = 0; d < tensor.rank(); ++d) {
+    if ((*type.shape)[d].is_known() && (*type.shape)[d].value != tensor.shape()[d]) return false;
+  }
+  return true;
+}
+
 // Renames values while a function body is expanded: formals map to the caller's names, locals get a
 // unique prefix. The empty scope (top level) maps every name to itself.
 struct NameScope {
@@ -110,7 +121,13 @@ class GraphImporter {
       }
       if (value.initializer) {
         if (overridable) overridable->push_back(id);
-        value.type = graph::TypeInfo::tensor(value.initializer->dtype(), graph::symbolic_shape_of(value.initializer->shape()));
+        // A main-graph initializer that is also an input keeps the input's declared type where that type admits
+        // the initializer: dims it leaves free stay free, so a feed may override the value with another size (a
+        // LoRA parameter's rank), as onnxruntime checks such feeds against the declared input.
+        if (!(overridable != nullptr && input.has_type && type_admits(value.type, *value.initializer))) {
+          value.type = graph::TypeInfo::tensor(value.initializer->dtype(),
+                                               graph::symbolic_shape_of(value.initializer->shape()));
+        }
       } else {
         value.is_graph_input = true;
         graph.inputs.push_back(id);

@@ -10,6 +10,7 @@
 #include "import/importer.h"
 #include "onnx/model_proto.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/rewriter.h"
 #include "session/executor.h"
 #include "session/partitioner.h"
 #include "session/session_impl.h"
@@ -105,7 +106,18 @@ std::vector<NodeAssignment> Session::node_assignments() const {
   const graph::Graph& graph = *impl_->main.source;
   for (size_t i = 0; i < graph.nodes.size() && i < impl_->main.providers.size(); ++i) {
     const graph::Node& node = graph.nodes[i];
-    out.push_back({node.name, node.op_type, node.domain, std::string(impl_->main.providers[i]->name())});
+    std::string provider(impl_->main.providers[i]->name());
+    // A fused elementwise chain reports the model's nodes it runs (its `ops` and `node_names`, ai.onnx ops).
+    const graph::Attribute* ops = node.find_attribute("ops");
+    const graph::Attribute* names = node.find_attribute("node_names");
+    const bool fused_chain = node.domain == optimizer::kNxrtDomain && node.op_type == "FusedElementwise";
+    if (fused_chain && ops != nullptr && names != nullptr && ops->strings.size() == names->strings.size()) {
+      for (size_t m = 0; m < ops->strings.size(); ++m) {
+        out.push_back({names->strings[m], ops->strings[m], "", provider});
+      }
+      continue;
+    }
+    out.push_back({node.name, node.op_type, node.domain, std::move(provider)});
   }
   return out;
 }

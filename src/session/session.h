@@ -135,7 +135,8 @@ class Session {
   const std::vector<ValueDesc>& inputs() const;
   const std::vector<ValueDesc>& outputs() const;
   const ModelMetadata& metadata() const;
-  // The optimized main graph's nodes in execution order, each with its provider.
+  // The optimized main graph's nodes in execution order, each with its provider (a fused elementwise chain as the
+  // model's nodes it runs).
   std::vector<NodeAssignment> node_assignments() const;
   const std::map<std::string, int64_t>& opsets() const;
   // The optimized, partitioned main graph (Node::provider says which provider runs each node).
