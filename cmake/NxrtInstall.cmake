@@ -12,7 +12,7 @@ install(TARGETS nxrt EXPORT nxrtTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/nxrt/nxrt.h ${PROJECT_SOURCE_DIR}/include/nxrt/nxrt_api.h
               ${PROJECT_SOURCE_DIR}/include/nxrt/nxrt.hpp ${PROJECT_SOURCE_DIR}/include/nxrt/nxrt_genai.h
-              ${PROJECT_SOURCE_DIR}/include/nxrt/nxrt_genai.hpp
+              ${PROJECT_SOURCE_DIR}/include/nxrt/nxrt_genai.hpp ${PROJECT_SOURCE_DIR}/include/nxrt/nxrt_values.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/nxrt)
 if(TARGET nxrt_cli)
   install(TARGETS nxrt_cli EXPORT nxrtTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -139,6 +139,7 @@ typedef struct NxrtSessionOptions NxrtSessionOptions;
 typedef struct NxrtRunOptions NxrtRunOptions;
 typedef struct NxrtSession NxrtSession;
 typedef struct NxrtTensor NxrtTensor;
+typedef struct NxrtValue NxrtValue;
 
 /* ---- library ---------------------------------------------------------------------------------------- */
 
@@ -441,6 +442,81 @@ NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_io_binding_get_output(const NxrtIoBind
  * output was not bound to a tensor. */
 NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_io_binding_output_was_written_in_place(const NxrtIoBinding* binding,
                                                                                  size_t index, int* out);
+
+/* ---- string tensors ----------------------------------------------------------------------------------- */
+
+/* A string tensor owned by the runtime holding copies of strings[0 .. element count): strings[i] is lengths[i]
+ * bytes (any bytes, NUL included), or NUL-terminated when `lengths` is NULL. Other tensor functions take it as
+ * any tensor; nxrt_tensor_get_data refuses it (read elements with nxrt_tensor_get_string). */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_create_string_tensor(const int64_t* dims, size_t rank,
+                                                               const char* const* strings, const size_t* lengths,
+                                                               NxrtTensor** out);
+/* Element `index` (row-major, < element count) of a string tensor: its bytes, borrowed from the tensor, and
+ * their count (*data is NUL-terminated after them). */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_tensor_get_string(const NxrtTensor* tensor, int64_t index,
+                                                            const char** data, size_t* length);
+
+/* ---- values: tensors, sequences and maps ------------------------------------------------------------------ *
+ * What a graph input or output of any ONNX type holds: a tensor, a sequence of tensors, a map(K, V) (K int64
+ * or string; V float, double, int64 or string), a sequence of maps (as ZipMap returns), or an optional without
+ * an element. A value shares the storage of the tensors it was made from or that a run produced; values are
+ * read only. */
+
+typedef enum NxrtValueKind NXRT_ENUM_INT {
+  NXRT_VALUE_TENSOR = 1,
+  NXRT_VALUE_TENSOR_SEQUENCE = 2,
+  NXRT_VALUE_MAP = 3,
+  NXRT_VALUE_MAP_SEQUENCE = 4,
+  NXRT_VALUE_NONE = 5
+} NxrtValueKind;
+
+/* A tensor value sharing `tensor`'s storage (the tensor handle may be released afterwards). */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_create_tensor_value(const NxrtTensor* tensor, NxrtValue** out);
+/* A sequence of `count` tensors of element type `element_type` (also for count 0). */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_create_tensor_sequence_value(const NxrtTensor* const* tensors,
+                                                                       size_t count, NxrtElementType element_type,
+                                                                       NxrtValue** out);
+/* A map from parallel 1-D host tensors `keys` and `values` of the same length: sorted by key, a repeated key
+ * keeping its last value (as onnxruntime's ordered maps). Other types or shapes: INVALID_ARGUMENT. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_create_map_value(const NxrtTensor* keys, const NxrtTensor* values,
+                                                           NxrtValue** out);
+/* A sequence of `count` map values, each of key type `key_type` and value type `value_type`. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_create_map_sequence_value(const NxrtValue* const* maps, size_t count,
+                                                                    NxrtElementType key_type,
+                                                                    NxrtElementType value_type, NxrtValue** out);
+/* NULL is a no-op. */
+NXRT_API void nxrt_release_value(NxrtValue* value);
+
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_value_get_kind(const NxrtValue* value, NxrtValueKind* out);
+/* The element type of a tensor, of a sequence's tensors, of a map's values; for a map (or a sequence of maps)
+ * also its key type (key_type may be NULL; NXRT_TYPE_UNDEFINED for values without keys). */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_value_get_types(const NxrtValue* value, NxrtElementType* key_type,
+                                                          NxrtElementType* element_type);
+/* A new tensor handle sharing a tensor value's storage. Other kinds: INVALID_ARGUMENT. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_value_get_tensor(const NxrtValue* value, NxrtTensor** out);
+/* Elements of a sequence, entries of a map (0 for NXRT_VALUE_NONE; 1 for a tensor). */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_value_get_count(const NxrtValue* value, size_t* out);
+/* Element `index` (< count) of a sequence as a new value (a tensor or a map). */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_value_get_element(const NxrtValue* value, size_t index,
+                                                            NxrtValue** out);
+/* A map's keys and values as new 1-D tensor handles (keys ascending). Other kinds: INVALID_ARGUMENT. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_value_get_map(const NxrtValue* value, NxrtTensor** keys,
+                                                        NxrtTensor** values);
+
+/* As nxrt_session_run for inputs and outputs of every kind: outputs[0..output_count) receives new values owned
+ * by the caller (release each with nxrt_release_value). */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_run_values(const NxrtSession* session,
+                                                             const NxrtRunOptions* run_options,
+                                                             const char* const* input_names,
+                                                             const NxrtValue* const* inputs, size_t input_count,
+                                                             const char* const* output_names, size_t output_count,
+                                                             NxrtValue** outputs);
+/* The ONNX type of input / output `index` in onnxruntime's spelling ("tensor(float)", "seq(tensor(int64))",
+ * "map(string,tensor(float))", "seq(map(int64,tensor(float)))"); borrowed from the session. */
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_get_input_type(const NxrtSession* session, size_t index,
+                                                                 const char** out);
+NXRT_API NXRT_MUST_CHECK NxrtStatus* nxrt_session_get_output_type(const NxrtSession* session, size_t index,
+                                                                  const char** out);
 
 #ifdef __cplusplus
 }

@@ -247,6 +247,25 @@ class Tensor {
   static Tensor allocate(const std::vector<int64_t>& shape) {
     return allocate(ElementTypeOf<T>::value, shape);
   }
+  // A string tensor holding copies of `strings` (row-major, as many as the shape's elements).
+  static Tensor strings(const std::vector<std::string>& strings, const std::vector<int64_t>& shape) {
+    std::vector<const char*> data;
+    std::vector<size_t> lengths;
+    for (const std::string& s : strings) {
+      data.push_back(s.data());
+      lengths.push_back(s.size());
+    }
+    NxrtTensor* raw = nullptr;
+    detail::check(nxrt_create_string_tensor(shape.data(), shape.size(), data.data(), lengths.data(), &raw));
+    return Tensor(raw);
+  }
+  // Element `index` of a string tensor.
+  std::string string_at(int64_t index) const {
+    const char* data = nullptr;
+    size_t length = 0;
+    detail::check(nxrt_tensor_get_string(handle_.get(), index, &data, &length));
+    return std::string(data, length);
+  }
 
   explicit operator bool() const noexcept { return handle_ != nullptr; }
   NxrtTensor* get() const noexcept { return handle_.get(); }
@@ -473,5 +492,7 @@ class IoBinding {
 
 }  // namespace cxx
 }  // namespace nxrt
+
+#include "nxrt/nxrt_values.hpp"
 
 #endif  // NXRT_NXRT_HPP_

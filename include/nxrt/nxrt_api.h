@@ -9,7 +9,7 @@
 
 #include "nxrt/nxrt.h"
 
-#define NXRT_API_VERSION 3u
+#define NXRT_API_VERSION 4u
 
 #ifdef __cplusplus
 extern "C" {
@@ -109,6 +109,28 @@ typedef struct NxrtApi {
   NxrtStatus* (*run_options_set_timeout_ms)(NxrtRunOptions* options, int64_t timeout_ms);
   /* Version 3. */
   NxrtStatus* (*session_options_add_config_entry)(NxrtSessionOptions* options, const char* key, const char* value);
+  /* Version 4: string tensors and values of every ONNX type. */
+  NxrtStatus* (*create_string_tensor)(const int64_t* dims, size_t rank, const char* const* strings,
+      const size_t* lengths, NxrtTensor** out);
+  NxrtStatus* (*tensor_get_string)(const NxrtTensor* tensor, int64_t index, const char** data, size_t* length);
+  NxrtStatus* (*create_tensor_value)(const NxrtTensor* tensor, NxrtValue** out);
+  NxrtStatus* (*create_tensor_sequence_value)(const NxrtTensor* const* tensors, size_t count,
+      NxrtElementType element_type, NxrtValue** out);
+  NxrtStatus* (*create_map_value)(const NxrtTensor* keys, const NxrtTensor* values, NxrtValue** out);
+  NxrtStatus* (*create_map_sequence_value)(const NxrtValue* const* maps, size_t count, NxrtElementType key_type,
+      NxrtElementType value_type, NxrtValue** out);
+  void (*release_value)(NxrtValue* value);
+  NxrtStatus* (*value_get_kind)(const NxrtValue* value, NxrtValueKind* out);
+  NxrtStatus* (*value_get_types)(const NxrtValue* value, NxrtElementType* key_type, NxrtElementType* element_type);
+  NxrtStatus* (*value_get_tensor)(const NxrtValue* value, NxrtTensor** out);
+  NxrtStatus* (*value_get_count)(const NxrtValue* value, size_t* out);
+  NxrtStatus* (*value_get_element)(const NxrtValue* value, size_t index, NxrtValue** out);
+  NxrtStatus* (*value_get_map)(const NxrtValue* value, NxrtTensor** keys, NxrtTensor** values);
+  NxrtStatus* (*session_run_values)(const NxrtSession* session, const NxrtRunOptions* run_options,
+      const char* const* input_names, const NxrtValue* const* inputs, size_t input_count,
+      const char* const* output_names, size_t output_count, NxrtValue** outputs);
+  NxrtStatus* (*session_get_input_type)(const NxrtSession* session, size_t index, const char** out);
+  NxrtStatus* (*session_get_output_type)(const NxrtSession* session, size_t index, const char** out);
 } NxrtApi;
 
 /* The table for `version` (1 ... NXRT_API_VERSION of the loaded library), or NULL for a version this

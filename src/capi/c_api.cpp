@@ -131,8 +131,23 @@ NxrtStatus* get_dim_name(const char* function, const NxrtSession* session, bool 
 
 NxrtStatus* finish_session(nxrt::Expected<std::unique_ptr<nxrt::Session>> created, NxrtSession** out) {
   if (!created) return nxrt::capi::to_c_status(created.status());
-  *out = new NxrtSession{std::move(created).value()};
+  auto session = std::make_unique<NxrtSession>();
+  session->session = std::move(created).value();
+  for (const nxrt::ValueDesc& input : session->session->inputs()) session->input_types.push_back(input.type.to_string());
+  for (const nxrt::ValueDesc& output : session->session->outputs()) {
+    session->output_types.push_back(output.type.to_string());
+  }
+  *out = session.release();
   return nullptr;
+}
+
+NxrtStatus* get_type(const char* function, const NxrtSession* session, bool output, size_t index, const char** out) {
+  return guard([&]() -> NxrtStatus* {
+    const std::vector<std::string>& types = output ? session->output_types : session->input_types;
+    if (index >= types.size()) return index_error(function, output, index, session);
+    *out = types[index].c_str();
+    return nullptr;
+  });
 }
 
 }  // namespace
@@ -316,6 +331,18 @@ NxrtStatus* nxrt_session_get_output_name(const NxrtSession* session, size_t inde
   NXRT_CHECK_ARG(session);
   NXRT_CHECK_ARG(out);
   return get_name(__func__, session, true, index, out);
+}
+
+NxrtStatus* nxrt_session_get_input_type(const NxrtSession* session, size_t index, const char** out) {
+  NXRT_CHECK_ARG(session);
+  NXRT_CHECK_ARG(out);
+  return get_type(__func__, session, false, index, out);
+}
+
+NxrtStatus* nxrt_session_get_output_type(const NxrtSession* session, size_t index, const char** out) {
+  NXRT_CHECK_ARG(session);
+  NXRT_CHECK_ARG(out);
+  return get_type(__func__, session, true, index, out);
 }
 
 NxrtStatus* nxrt_session_get_input_element_type(const NxrtSession* session, size_t index, NxrtElementType* out) {

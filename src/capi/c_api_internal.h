@@ -9,6 +9,7 @@
 
 #include "core/status.h"
 #include "core/tensor.h"
+#include "core/value.h"
 #include "nxrt/nxrt.h"
 #include "session/prepared_run.h"
 #include "session/session.h"
@@ -32,6 +33,13 @@ struct NxrtRunOptions {
 
 struct NxrtSession {
   std::unique_ptr<nxrt::Session> session;
+  // onnxruntime's spelling of each input's / output's type (nxrt_session_get_input_type), made at creation.
+  std::vector<std::string> input_types;
+  std::vector<std::string> output_types;
+};
+
+struct NxrtValue {
+  nxrt::Value value;
 };
 
 struct NxrtTensor {

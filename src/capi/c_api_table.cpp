@@ -84,6 +84,22 @@ constexpr NxrtApi kApi = {
     .session_options_set_max_tensor_bytes = nxrt_session_options_set_max_tensor_bytes,
     .run_options_set_timeout_ms = nxrt_run_options_set_timeout_ms,
     .session_options_add_config_entry = nxrt_session_options_add_config_entry,
+    .create_string_tensor = nxrt_create_string_tensor,
+    .tensor_get_string = nxrt_tensor_get_string,
+    .create_tensor_value = nxrt_create_tensor_value,
+    .create_tensor_sequence_value = nxrt_create_tensor_sequence_value,
+    .create_map_value = nxrt_create_map_value,
+    .create_map_sequence_value = nxrt_create_map_sequence_value,
+    .release_value = nxrt_release_value,
+    .value_get_kind = nxrt_value_get_kind,
+    .value_get_types = nxrt_value_get_types,
+    .value_get_tensor = nxrt_value_get_tensor,
+    .value_get_count = nxrt_value_get_count,
+    .value_get_element = nxrt_value_get_element,
+    .value_get_map = nxrt_value_get_map,
+    .session_run_values = nxrt_session_run_values,
+    .session_get_input_type = nxrt_session_get_input_type,
+    .session_get_output_type = nxrt_session_get_output_type,
 };
 
 }  // namespace

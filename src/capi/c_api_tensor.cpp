@@ -21,8 +21,8 @@ NxrtStatus* check_tensor_spec(const char* function, NxrtElementType type, const 
                                                     std::to_string(static_cast<int>(type)));
   }
   if (*parsed == nxrt::DataType::kString) {
-    return make_c_status(NXRT_NOT_IMPLEMENTED,
-                         std::string(function) + ": string tensors are not supported by the C API");
+    return make_c_status(NXRT_INVALID_ARGUMENT,
+                         std::string(function) + ": string tensors are made with nxrt_create_string_tensor");
   }
   if (rank > 0 && dims == nullptr) return nxrt::capi::null_argument(function, "dims");
   shape->assign(dims, dims + rank);
@@ -99,14 +99,9 @@ NxrtStatus* run_session(const NxrtSession* session, const NxrtRunOptions* run_op
                                         " outputs, expected " + std::to_string(output_count));
   }
   for (size_t i = 0; i < values.size(); ++i) {
-    if (values[i].dtype() == nxrt::DataType::kString) {
-      const std::string& name = output_names ? fetch_names[i] : session->session->outputs()[i].name;
-      return make_c_status(NXRT_NOT_IMPLEMENTED, "nxrt_session_run: output '" + name +
-                                                     "' is a string tensor, which the C API does not support");
-    }
     if (!values[i].is_valid()) {
-      return make_c_status(NXRT_NOT_IMPLEMENTED, "nxrt_session_run: output " + std::to_string(i) +
-                                                     " is not a tensor, which the C API does not support");
+      return make_c_status(NXRT_INVALID_ARGUMENT, "nxrt_session_run: output " + std::to_string(i) +
+                                                      " is not a tensor: run with nxrt_session_run_values");
     }
     // Views of an input (Identity, Reshape) would alias caller memory; outputs are promised independent.
     if (shares_buffer(values[i], feeds)) {
@@ -178,6 +173,12 @@ void nxrt_release_tensor(NxrtTensor* tensor) { delete tensor; }
 NxrtStatus* nxrt_tensor_get_data(const NxrtTensor* tensor, void** out) {
   NXRT_CHECK_ARG(tensor);
   NXRT_CHECK_ARG(out);
+  if (tensor->tensor.dtype() == nxrt::DataType::kString) {
+    return guard([] {
+      return make_c_status(NXRT_INVALID_ARGUMENT,
+                           "nxrt_tensor_get_data: a string tensor's elements are read with nxrt_tensor_get_string");
+    });
+  }
   *out = tensor->tensor.raw_data();
   return nullptr;
 }
