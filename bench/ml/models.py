@@ -1,9 +1,10 @@
 """ai.onnx.ml models as scikit-learn users export them, for the CPU benchmark (``bench/suite/run.py --suite ml``):
-forests, boosting, SVMs and a linear model fitted here on synthetic data (scikit-learn, fixed seeds) and converted
-by skl2onnx (TreeEnsembleClassifier / Regressor, SVMClassifier / Regressor, LinearClassifier; ZipMap off so both
-runtimes return tensors, but for one logistic regression with skl2onnx's default ZipMap, which returns a list of
-dicts), and XGBoost / LightGBM classifiers converted by onnxmltools when those are installed, each at batch 1 and at
-10,000 rows. Fitting takes under a minute; nothing is downloaded.
+forests, boosting, SVMs, linear models, naive Bayes, a neural network and a pipeline fitted here on synthetic data
+(scikit-learn, fixed seeds) and converted by skl2onnx (TreeEnsembleClassifier / Regressor, SVMClassifier /
+Regressor, LinearClassifier / Regressor, Scaler and plain MatMul graphs; ZipMap off so both runtimes return
+tensors, but for one logistic regression with skl2onnx's default ZipMap, which returns a list of dicts), and
+XGBoost / LightGBM classifiers converted by onnxmltools when those are installed, each at batch 1 and at 10,000
+rows. Fitting takes under a minute; nothing is downloaded.
 """
 
 import sys
@@ -18,7 +19,8 @@ ROWS = (1, 10_000)
 
 
 def estimators():
-    from sklearn import ensemble, linear_model, svm, tree
+    from sklearn import decomposition, ensemble, linear_model, naive_bayes, neural_network, pipeline, preprocessing
+    from sklearn import svm, tree
 
     return [
         ("random forest classifier, 100 trees, depth 10, 3 classes", "clf",
@@ -36,6 +38,13 @@ def estimators():
         ("SVR rbf", "reg", svm.SVR()),
         ("logistic regression, 3 classes", "clf", linear_model.LogisticRegression(max_iter=1000)),
         ("logistic regression, 3 classes, ZipMap", "clf-zipmap", linear_model.LogisticRegression(max_iter=1000)),
+        ("linear regression", "reg", linear_model.LinearRegression()),
+        ("Gaussian naive Bayes, 3 classes", "clf", naive_bayes.GaussianNB()),
+        ("MLP classifier, 2 x 64 hidden, 3 classes", "clf",
+         neural_network.MLPClassifier((64, 64), max_iter=200, random_state=0)),
+        ("scaler + PCA(8) + logistic regression pipeline, 3 classes", "clf",
+         pipeline.make_pipeline(preprocessing.StandardScaler(), decomposition.PCA(8),
+                                linear_model.LogisticRegression(max_iter=1000))),
     ]
 
 

@@ -57,6 +57,10 @@ void vector_row_moments(const float* x, int64_t n, double* mean, double* varianc
   selected().kernels.row_moments(x, n, mean, variance);
 }
 double vector_row_mean_square(const float* x, int64_t n) { return selected().kernels.row_mean_square(x, n); }
+void vector_squared_distances(const float* x, const float* vt, int64_t features, int64_t count, int64_t ld,
+                              double* out) {
+  selected().kernels.squared_distances_f64(x, vt, features, count, ld, out);
+}
 void vector_weighted_rows(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t n, float* out,
                           bool skip_zero_weights) {
   selected().kernels.weighted_rows(p, v, rows, ldv, n, out, skip_zero_weights);

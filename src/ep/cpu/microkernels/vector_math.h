@@ -33,6 +33,10 @@ void vector_row_moments(const float* x, int64_t n, double* mean, double* varianc
 double vector_row_mean_square(const float* x, int64_t n);
 void vector_normalize_row(const float* x, float mean, float inv_std, const float* scale, const float* bias, float* y,
                           int64_t n);
+// out[j] = sum over f < features of (double(x[f]) - double(vt[f * ld + j]))^2 for j < count (vectors stored
+// feature-major; see VectorMathKernels).
+void vector_squared_distances(const float* x, const float* vt, int64_t features, int64_t count, int64_t ld,
+                              double* out);
 // out[e] = sum over j < rows of p[j] * v[j * ldv + e] for e < n, rows of weight 0 skipped when skip_zero_weights
 // (see VectorMathKernels).
 void vector_weighted_rows(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t n, float* out,

@@ -45,6 +45,10 @@ struct VectorMathKernels {
   // (0 * NaN = NaN), as a matrix product would give.
   void (*weighted_rows)(const float* p, const float* v, int64_t rows, int64_t ldv, int64_t n, float* out,
                         bool skip_zero_weights);
+  // out[j] = sum over f < features of (double(x[f]) - double(vt[f * ld + j]))^2 for j < count: the squared
+  // distances from x to `count` vectors stored feature-major (vector j's feature f at vt[f * ld + j]), in double.
+  void (*squared_distances_f64)(const float* x, const float* vt, int64_t features, int64_t count, int64_t ld,
+                                double* out);
   // The compensated sum of x[0 .. n) (n >= 0) as a pair: *sum the rounded sum, *lost the exact errors of its
   // additions (TwoSum in every lane, lanes merged by TwoSum); *sum + *lost is the sum to within about one rounding
   // while *sum is finite (an infinite or NaN *sum is the result, *lost then meaningless).

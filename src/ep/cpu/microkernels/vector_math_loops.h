@@ -309,6 +309,26 @@ void weighted_rows_loop(const float* p, const float* v, int64_t rows, int64_t ld
   }
 }
 
+// Columns in L1-sized tiles: each feature's pass reads and writes one tile of the sums.
+constexpr int64_t kDistanceTile = 512;
+
+void squared_distances_loop(const float* x, const float* vt, int64_t features, int64_t count, int64_t ld,
+                            double* out) {
+  for (int64_t j0 = 0; j0 < count; j0 += kDistanceTile) {
+    const int64_t width = count - j0 < kDistanceTile ? count - j0 : kDistanceTile;
+    double* sums = out + j0;
+    for (int64_t j = 0; j < width; ++j) sums[j] = 0.0;
+    for (int64_t f = 0; f < features; ++f) {
+      const double xf = x[f];
+      const float* v = vt + f * ld + j0;
+      for (int64_t j = 0; j < width; ++j) {
+        const double d = xf - static_cast<double>(v[j]);
+        sums[j] += d * d;
+      }
+    }
+  }
+}
+
 void softmax_row_loop(const float* in, float* out, int64_t n) {
   const float inverse = 1.0f / exp_shifted_sum_loop(in, out, n, row_max_loop(in, n));
   for (int64_t i = 0; i < n; ++i) out[i] *= inverse;
@@ -463,6 +483,7 @@ VectorMathKernels make_kernels() {
   kernels.row_mean_square = row_mean_square_loop;
   kernels.normalize_row = normalize_row_loop;
   kernels.weighted_rows = weighted_rows_loop;
+  kernels.squared_distances_f64 = squared_distances_loop;
   kernels.compensated_sum_f32 = compensated_sum_loop<float, FloatVector>;
   kernels.compensated_sum_f64 = compensated_sum_loop<double, DoubleVector>;
   kernels.compensated_column_sums_f32 = compensated_column_sums_loop<float, FloatVector>;

@@ -16,6 +16,7 @@
 
 #include "ep/cpu/kernel.h"
 #include "ep/cpu/microkernels/gemm.h"
+#include "ep/cpu/microkernels/vector_math.h"
 #include "ep/cpu/ml/ml_common.h"
 
 namespace nxrt::cpu {
@@ -36,25 +37,31 @@ double dot(const float* x, const float* v, int64_t n) {
   return sum;
 }
 
+// The `count` vectors of `features` floats (row-major) stored feature-major: vector j's feature f at [f * count + j].
+std::vector<float> feature_major(const std::vector<float>& vectors, int64_t count, int64_t features) {
+  std::vector<float> out(vectors.size());
+  for (int64_t j = 0; j < count; ++j) {
+    for (int64_t f = 0; f < features; ++f) out[static_cast<size_t>(f * count + j)] = vectors[j * features + f];
+  }
+  return out;
+}
+
 // out[i * count + j] = K(x_i, v_j) for `rows` rows of x, on the session's threads. LINEAR, POLY and SIGMOID: the
 // dot products by one GEMM, then the kernel per element. RBF: |x - v|^2 summed in double from the differences
 // (the GEMM form |x|^2 + |v|^2 - 2 x . v cancels in float32 for nearby vectors, overflows for large ones and
 // turns NaN and infinities into 0 distances).
+// `by_feature`: the vectors feature-major (feature_major), which RBF reads: one row's distances to all of them run
+// side by side in vector lanes.
 void kernel_matrix(const KernelFunction& k, const float* x, int64_t rows, const std::vector<float>& vectors,
-                   int64_t count, int64_t features, float* out, ThreadPool& pool) {
+                   const std::vector<float>& by_feature, int64_t count, int64_t features, float* out,
+                   ThreadPool& pool) {
   if (k.type == SvmKernel::kRbf) {
     pool.parallel_for(rows, 8, [&](int64_t begin, int64_t end) {
+      std::vector<double> squares(static_cast<size_t>(count));
       for (int64_t i = begin; i < end; ++i) {
-        const float* row = x + i * features;
-        for (int64_t j = 0; j < count; ++j) {
-          const float* v = vectors.data() + j * features;
-          double squares = 0;
-          for (int64_t f = 0; f < features; ++f) {
-            const double d = static_cast<double>(row[f]) - v[f];
-            squares += d * d;
-          }
-          out[i * count + j] = static_cast<float>(std::exp(-k.gamma * squares));
-        }
+        vector_squared_distances(x + i * features, by_feature.data(), features, count, count, squares.data());
+        float* kernel_row = out + i * count;
+        for (int64_t j = 0; j < count; ++j) kernel_row[j] = static_cast<float>(std::exp(-k.gamma * squares[j]));
       }
     });
     return;
@@ -133,7 +140,11 @@ class SvmRegressorKernel final : public Kernel {
                      std::vector<float> coefficients, double rho, int64_t features, bool one_class,
                      ml::PostTransform post)
       : description_(std::move(description)), kernel_(kernel), vectors_(std::move(vectors)),
-        coefficients_(std::move(coefficients)), rho_(rho), features_(features), one_class_(one_class), post_(post) {}
+        coefficients_(std::move(coefficients)), rho_(rho), features_(features), one_class_(one_class), post_(post) {
+    if (kernel_.type == SvmKernel::kRbf && !vectors_.empty()) {
+      by_feature_ = feature_major(vectors_, static_cast<int64_t>(coefficients_.size()), features_);
+    }
+  }
 
   Status reshape(KernelInputs inputs, std::vector<OutputDesc>& outputs) const override {
     TRY_ASSIGN(const ml::Matrix m, ml::matrix_of(inputs.empty() ? nullptr : inputs[0], description_));
@@ -163,7 +174,8 @@ class SvmRegressorKernel final : public Kernel {
     std::vector<float> block(static_cast<size_t>(std::min(m.rows, kKernelBlockRows) * supports));
     for (int64_t r0 = 0; r0 < m.rows; r0 += kKernelBlockRows) {
       const int64_t count = std::min(kKernelBlockRows, m.rows - r0);
-      kernel_matrix(kernel_, x + r0 * features_, count, vectors_, supports, features_, block.data(), pool);
+      kernel_matrix(kernel_, x + r0 * features_, count, vectors_, by_feature_, supports, features_, block.data(),
+                    pool);
       for (int64_t i = 0; i < count; ++i) {
         double value = rho_;
         for (int64_t j = 0; j < supports; ++j) {
@@ -186,6 +198,7 @@ class SvmRegressorKernel final : public Kernel {
   std::string description_;
   KernelFunction kernel_;
   std::vector<float> vectors_;
+  std::vector<float> by_feature_;  // RBF: vectors_ feature-major
   std::vector<float> coefficients_;
   double rho_;
   int64_t features_;
@@ -281,6 +294,7 @@ class SvmClassifierKernel final : public Kernel {
   struct Model {
     KernelFunction kernel;
     std::vector<float> vectors, coefficients, rho, prob_a, prob_b;
+    std::vector<float> by_feature;  // RBF: vectors feature-major
     std::vector<int64_t> per_class, first_vector;
     std::vector<int64_t> int_labels;
     std::vector<std::string> string_labels;
@@ -325,7 +339,7 @@ class SvmClassifierKernel final : public Kernel {
       std::vector<float> block(static_cast<size_t>(std::min(mx.rows, kKernelBlockRows) * m_.supports));
       for (int64_t r0 = 0; r0 < mx.rows; r0 += kKernelBlockRows) {
         const int64_t count = std::min(kKernelBlockRows, mx.rows - r0);
-        kernel_matrix(m_.kernel, x + r0 * m_.features, count, m_.vectors, m_.supports, m_.features,
+        kernel_matrix(m_.kernel, x + r0 * m_.features, count, m_.vectors, m_.by_feature, m_.supports, m_.features,
                       block.data(), pool);
         pool.parallel_for(count, 16, [&](int64_t begin, int64_t end) {
           for (int64_t i = begin; i < end; ++i) {
@@ -476,6 +490,7 @@ Expected<std::unique_ptr<Kernel>> create_svm_classifier(const KernelInfo& info) 
                         "supports), rho and prob_a / prob_b (one per class pair) do not agree for ", k, " classes");
     }
     m.features = static_cast<int64_t>(m.vectors.size()) / m.supports;
+    if (m.kernel.type == SvmKernel::kRbf) m.by_feature = feature_major(m.vectors, m.supports, m.features);
   } else {
     if (m.coefficients.size() % static_cast<size_t>(k) != 0) {
       return make_error(StatusCode::kInvalidGraph, what, ": ", m.coefficients.size(),

@@ -280,6 +280,31 @@ TEST_P(VectorMathTest, WeightedRowsMatchDoubleSumsAndSkipZeroWeightsOnlyWhenAske
   }
 }
 
+TEST_P(VectorMathTest, SquaredDistancesMatchDoubleDifferencesAcrossTiles) {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+  for (int64_t count : {1, 7, 511, 512, 513, 1100}) {
+    for (int64_t features : {1, 3, 20}) {
+      const int64_t ld = count + 5;
+      std::vector<float> x(static_cast<size_t>(features)), vt(static_cast<size_t>(features * ld));
+      for (float& v : x) v = dist(rng);
+      for (float& v : vt) v = dist(rng);
+      vt[0] = x[0] + 1e-7f;  // nearby vectors keep their small distance (no cancellation)
+      std::vector<double> out(static_cast<size_t>(count) + 1, 12345.0);
+      vector_squared_distances(x.data(), vt.data(), features, count, ld, out.data());
+      for (int64_t j = 0; j < count; ++j) {
+        double expected = 0.0;
+        for (int64_t f = 0; f < features; ++f) {
+          const double d = static_cast<double>(x[static_cast<size_t>(f)]) - vt[static_cast<size_t>(f * ld + j)];
+          expected += d * d;
+        }
+        EXPECT_NEAR(out[static_cast<size_t>(j)], expected, 1e-14 * expected) << "count=" << count << " j=" << j;
+      }
+      EXPECT_EQ(out[static_cast<size_t>(count)], 12345.0) << "wrote past count=" << count;
+    }
+  }
+}
+
 // Integers behind cancelling pairs of large values (a plain float sum loses them): the compensated pair adds up
 // to their sum exactly, for every length around the vector widths, as a row and as columns of strided rows.
 template <class F>
