@@ -92,6 +92,57 @@ NxrtStatus* guard(Body&& body) noexcept {
   }
 }
 
+// The names of a C array of `count` strings.
+std::vector<std::string> copy_names(const char* const* names, size_t count);
+
+// The engine's options for a run with `run_options` (NULL: the defaults); the terminate flag is shared.
+RunOptions engine_run_options(const NxrtRunOptions* run_options);
+
+// INVALID_ARGUMENT, worded for `function`, for a NULL input name or input, a NULL output name, or NULL
+// output_names (every graph output) with an output_count other than the session's output count.
+template <class Input>
+NxrtStatus* check_run_arguments(const char* function, const NxrtSession* session, const char* const* input_names,
+                                const Input* const* inputs, size_t input_count, const char* const* output_names,
+                                size_t output_count) {
+  const std::string prefix = std::string(function) + ": ";
+  for (size_t i = 0; i < input_count; ++i) {
+    if (input_names[i] == nullptr) {
+      return make_c_status(NXRT_INVALID_ARGUMENT, prefix + "input_names[" + std::to_string(i) + "] is NULL");
+    }
+    if (inputs[i] == nullptr) {
+      return make_c_status(NXRT_INVALID_ARGUMENT, prefix + "inputs[" + std::to_string(i) + "] (for input '" +
+                                                      input_names[i] + "') is NULL");
+    }
+  }
+  const size_t graph_outputs = session->session->outputs().size();
+  if (output_names == nullptr && output_count != graph_outputs) {
+    return make_c_status(NXRT_INVALID_ARGUMENT, prefix + "output_names is NULL (all outputs) but output_count is " +
+                                                    std::to_string(output_count) + " while the model has " +
+                                                    std::to_string(graph_outputs) + " outputs");
+  }
+  for (size_t i = 0; output_names != nullptr && i < output_count; ++i) {
+    if (output_names[i] == nullptr) {
+      return make_c_status(NXRT_INVALID_ARGUMENT, prefix + "output_names[" + std::to_string(i) + "] is NULL");
+    }
+  }
+  return nullptr;
+}
+
+// Moves each result into a new handle (Handle{result}) and stores them in outputs[0 .. results.size()): all of
+// them, or none when an allocation fails (std::bad_alloc propagates to guard()).
+template <class Handle, class Result>
+void hand_out(std::vector<Result>& results, Handle** outputs) {
+  std::vector<Handle*> created;
+  created.reserve(results.size());
+  try {
+    for (Result& result : results) created.push_back(new Handle{std::move(result)});
+  } catch (const std::bad_alloc&) {
+    for (Handle* handle : created) delete handle;
+    throw;
+  }
+  for (size_t i = 0; i < created.size(); ++i) outputs[i] = created[i];
+}
+
 }  // namespace nxrt::capi
 
 #define NXRT_CHECK_ARG(arg)                                                     \

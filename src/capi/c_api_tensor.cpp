@@ -8,6 +8,7 @@
 #include "core/shape.h"
 
 using nxrt::capi::guard;
+using nxrt::capi::copy_names;
 using nxrt::capi::make_c_status;
 
 namespace {
@@ -35,13 +36,6 @@ NxrtStatus* check_tensor_spec(const char* function, NxrtElementType type, const 
   return nullptr;
 }
 
-std::vector<std::string> copy_names(const char* const* names, size_t count) {
-  std::vector<std::string> result;
-  result.reserve(count);
-  for (size_t i = 0; i < count; ++i) result.emplace_back(names[i]);
-  return result;
-}
-
 bool shares_buffer(const nxrt::Tensor& output, const std::vector<nxrt::Tensor>& inputs) {
   if (!output.buffer()) return false;
   for (const nxrt::Tensor& input : inputs) {
@@ -53,45 +47,17 @@ bool shares_buffer(const nxrt::Tensor& output, const std::vector<nxrt::Tensor>& 
 NxrtStatus* run_session(const NxrtSession* session, const NxrtRunOptions* run_options,
                         const char* const* input_names, const NxrtTensor* const* inputs, size_t input_count,
                         const char* const* output_names, size_t output_count, NxrtTensor** outputs) {
-  for (size_t i = 0; i < input_count; ++i) {
-    if (input_names[i] == nullptr) {
-      return make_c_status(NXRT_INVALID_ARGUMENT, "nxrt_session_run: input_names[" + std::to_string(i) + "] is NULL");
-    }
-    if (inputs[i] == nullptr) {
-      return make_c_status(NXRT_INVALID_ARGUMENT, "nxrt_session_run: inputs[" + std::to_string(i) +
-                                                      "] (for input '" + input_names[i] + "') is NULL");
-    }
+  if (NxrtStatus* error = nxrt::capi::check_run_arguments("nxrt_session_run", session, input_names, inputs,
+                                                          input_count, output_names, output_count)) {
+    return error;
   }
-  const size_t graph_outputs = session->session->outputs().size();
-  if (output_names == nullptr && output_count != graph_outputs) {
-    return make_c_status(NXRT_INVALID_ARGUMENT, "nxrt_session_run: output_names is NULL (all outputs) but "
-                                                "output_count is " + std::to_string(output_count) +
-                                                    " while the model has " + std::to_string(graph_outputs) +
-                                                    " outputs");
-  }
-  if (output_names != nullptr) {
-    for (size_t i = 0; i < output_count; ++i) {
-      if (output_names[i] == nullptr) {
-        return make_c_status(NXRT_INVALID_ARGUMENT,
-                             "nxrt_session_run: output_names[" + std::to_string(i) + "] is NULL");
-      }
-    }
-  }
-
-  std::vector<std::string> names = copy_names(input_names, input_count);
   std::vector<nxrt::Tensor> feeds;
   feeds.reserve(input_count);
   for (size_t i = 0; i < input_count; ++i) feeds.push_back(inputs[i]->tensor);
-  std::vector<std::string> fetch_names;
-  if (output_names != nullptr) fetch_names = copy_names(output_names, output_count);
-
-  nxrt::RunOptions options;
-  if (run_options != nullptr) {
-    options.terminate = &run_options->terminate;
-    options.tag = run_options->tag;
-    options.run_timeout_ms = run_options->timeout_ms.load();
-  }
-  nxrt::Expected<std::vector<nxrt::Tensor>> results = session->session->run(names, feeds, fetch_names, options);
+  const std::vector<std::string> fetch_names =
+      output_names != nullptr ? copy_names(output_names, output_count) : std::vector<std::string>{};
+  nxrt::Expected<std::vector<nxrt::Tensor>> results = session->session->run(
+      copy_names(input_names, input_count), feeds, fetch_names, nxrt::capi::engine_run_options(run_options));
   if (!results) return nxrt::capi::to_c_status(results.status());
   std::vector<nxrt::Tensor>& values = results.value();
   if (values.size() != output_count) {
@@ -110,15 +76,7 @@ NxrtStatus* run_session(const NxrtSession* session, const NxrtRunOptions* run_op
       values[i] = std::move(copy).value();
     }
   }
-  std::vector<NxrtTensor*> created;
-  created.reserve(values.size());
-  try {
-    for (nxrt::Tensor& value : values) created.push_back(new NxrtTensor{std::move(value)});
-  } catch (const std::bad_alloc&) {
-    for (NxrtTensor* tensor : created) delete tensor;
-    throw;
-  }
-  for (size_t i = 0; i < created.size(); ++i) outputs[i] = created[i];
+  nxrt::capi::hand_out(values, outputs);
   return nullptr;
 }
 
@@ -251,3 +209,24 @@ NxrtStatus* nxrt_session_run(const NxrtSession* session, const NxrtRunOptions* r
 }
 
 }  // extern "C"
+
+namespace nxrt::capi {
+
+std::vector<std::string> copy_names(const char* const* names, size_t count) {
+  std::vector<std::string> result;
+  result.reserve(count);
+  for (size_t i = 0; i < count; ++i) result.emplace_back(names[i]);
+  return result;
+}
+
+RunOptions engine_run_options(const NxrtRunOptions* run_options) {
+  RunOptions options;
+  if (run_options != nullptr) {
+    options.terminate = &run_options->terminate;
+    options.tag = run_options->tag;
+    options.run_timeout_ms = run_options->timeout_ms.load();
+  }
+  return options;
+}
+
+}  // namespace nxrt::capi

@@ -11,6 +11,7 @@
 #include "core/shape.h"
 
 using nxrt::capi::guard;
+using nxrt::capi::copy_names;
 using nxrt::capi::make_c_status;
 
 namespace {
@@ -26,13 +27,6 @@ std::optional<nxrt::DataType> parse_element_type(NxrtElementType type) {
   std::optional<nxrt::DataType> parsed = nxrt::data_type_from_int(type);
   if (!parsed || *parsed == nxrt::DataType::kUndefined) return std::nullopt;
   return parsed;
-}
-
-std::vector<std::string> names_of(const char* const* names, size_t count) {
-  std::vector<std::string> result;
-  result.reserve(count);
-  for (size_t i = 0; i < count; ++i) result.emplace_back(names[i]);
-  return result;
 }
 
 NxrtStatus* new_value(nxrt::Value value, NxrtValue** out) {
@@ -109,33 +103,17 @@ NxrtStatus* run_values(const NxrtSession* session, const NxrtRunOptions* run_opt
                        const NxrtValue* const* inputs, size_t input_count, const char* const* output_names,
                        size_t output_count, NxrtValue** outputs) {
   const char* function = "nxrt_session_run_values";
-  for (size_t i = 0; i < input_count; ++i) {
-    if (input_names[i] == nullptr) return invalid(function, "input_names[" + std::to_string(i) + "] is NULL");
-    if (inputs[i] == nullptr) {
-      return invalid(function, "inputs[" + std::to_string(i) + "] (for input '" + input_names[i] + "') is NULL");
-    }
-  }
-  const size_t graph_outputs = session->session->outputs().size();
-  if (output_names == nullptr && output_count != graph_outputs) {
-    return invalid(function, "output_names is NULL (all outputs) but output_count is " + std::to_string(output_count) +
-                                 " while the model has " + std::to_string(graph_outputs) + " outputs");
-  }
-  for (size_t i = 0; output_names != nullptr && i < output_count; ++i) {
-    if (output_names[i] == nullptr) return invalid(function, "output_names[" + std::to_string(i) + "] is NULL");
+  if (NxrtStatus* error = nxrt::capi::check_run_arguments(function, session, input_names, inputs, input_count,
+                                                          output_names, output_count)) {
+    return error;
   }
   std::vector<nxrt::Value> feeds;
   feeds.reserve(input_count);
   for (size_t i = 0; i < input_count; ++i) feeds.push_back(inputs[i]->value);
   const std::vector<std::string> fetch_names =
-      output_names != nullptr ? names_of(output_names, output_count) : std::vector<std::string>{};
-  nxrt::RunOptions options;
-  if (run_options != nullptr) {
-    options.terminate = &run_options->terminate;
-    options.tag = run_options->tag;
-    options.run_timeout_ms = run_options->timeout_ms.load();
-  }
-  nxrt::Expected<std::vector<nxrt::Value>> results =
-      session->session->run_values(names_of(input_names, input_count), feeds, fetch_names, options);
+      output_names != nullptr ? copy_names(output_names, output_count) : std::vector<std::string>{};
+  nxrt::Expected<std::vector<nxrt::Value>> results = session->session->run_values(
+      copy_names(input_names, input_count), feeds, fetch_names, nxrt::capi::engine_run_options(run_options));
   if (!results) return nxrt::capi::to_c_status(results.status());
   if (results->size() != output_count) {
     return make_c_status(NXRT_FAIL, std::string(function) + ": the session returned " +
@@ -149,15 +127,7 @@ NxrtStatus* run_values(const NxrtSession* session, const NxrtRunOptions* run_opt
     if (!value) return nxrt::capi::to_c_status(value.status());
     values.push_back(std::move(value).value());
   }
-  std::vector<NxrtValue*> created;
-  created.reserve(values.size());
-  try {
-    for (nxrt::Value& value : values) created.push_back(new NxrtValue{std::move(value)});
-  } catch (const std::bad_alloc&) {
-    for (NxrtValue* value : created) delete value;
-    throw;
-  }
-  for (size_t i = 0; i < created.size(); ++i) outputs[i] = created[i];
+  nxrt::capi::hand_out(values, outputs);
   return nullptr;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "capi/capi_test_util.h"
+#include "capi/one_node_model.h"
 #include "nxrt/nxrt.h"
 #include "onnx/model_writer.h"
 
@@ -33,18 +34,8 @@ using TensorPtr = std::unique_ptr<NxrtTensor, TensorDeleter>;
 // One node of `op_type` from input X to output Y (untyped unless given), ai.onnx.ml ops in their domain.
 SessionPtr one_node_session(const std::string& op_type, std::vector<w::Attribute> attributes, w::ValueInfo input,
                             w::ValueInfo output, const std::string& domain = "ai.onnx.ml") {
-  w::Node node;
-  node.op_type = op_type;
-  node.inputs = {"X"};
-  node.outputs = {"Y"};
-  node.attributes = std::move(attributes);
-  node.domain = domain;
-  w::Model model;
-  model.opset_imports = {{"", 17}, {"ai.onnx.ml", 1}};
-  model.graph.nodes = {std::move(node)};
-  model.graph.inputs = {std::move(input)};
-  model.graph.outputs = {std::move(output)};
-  const std::string bytes = w::encode_model(model);
+  const std::string bytes =
+      nxrt::capi_test::one_node_model(op_type, std::move(attributes), std::move(input), std::move(output), domain);
   NxrtSession* session = nullptr;
   StatusPtr status(nxrt_create_session_from_bytes(bytes.data(), bytes.size(), nullptr, &session));
   EXPECT_EQ(status, nullptr) << nxrt_status_string(status.get());

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "capi/one_node_model.h"
 #include "nxrt/nxrt.hpp"
-#include "onnx/model_writer.h"
 
 namespace {
 
@@ -17,18 +17,8 @@ using nxrt::cxx::Value;
 
 Session one_node(const std::string& op_type, std::vector<w::Attribute> attributes, w::ValueInfo input,
                  w::ValueInfo output, const std::string& domain) {
-  w::Node node;
-  node.op_type = op_type;
-  node.inputs = {"X"};
-  node.outputs = {"Y"};
-  node.attributes = std::move(attributes);
-  node.domain = domain;
-  w::Model model;
-  model.opset_imports = {{"", 17}, {"ai.onnx.ml", 1}};
-  model.graph.nodes = {std::move(node)};
-  model.graph.inputs = {std::move(input)};
-  model.graph.outputs = {std::move(output)};
-  return Session::from_bytes(w::encode_model(model));
+  return Session::from_bytes(nxrt::capi_test::one_node_model(op_type, std::move(attributes), std::move(input),
+                                                             std::move(output), domain));
 }
 
 const w::ValueInfo kUntypedX{"X", 1, {}, false, false};
