@@ -52,14 +52,17 @@ def test_reduction_matches_the_reference(op, opset, dtype, data):
         # exact sum. Only sets whose partial sums can overflow (then inf or finite by the order) are left out.
         assume(not partial_sums_may_overflow(x))
     if op == "ReduceProd" and is_float(dtype):
-        # IEEE products are not associative: a set holding a zero and values whose product overflows (or an
-        # infinity) is 0 or NaN depending on the order of the multiplications (nxrt multiplies in 8 interleaved
-        # lanes, numpy in sequence); neither is wrong, so such sets are left out.
+        # IEEE products are not associative: a set holding a zero, or values whose partial product can underflow
+        # to 0, together with values whose product overflows (or an infinity) is 0, inf or NaN depending on the
+        # order of the multiplications (nxrt multiplies in 8 interleaved lanes, numpy in sequence); neither is
+        # wrong, so such sets are left out.
         wide = np.abs(x.astype(np.float64))
-        limit = float(np.finfo(np.float32).max if dtype != np.float64 else np.finfo(np.float64).max)
+        info = np.finfo(np.float32 if dtype != np.float64 else np.float64)
         with np.errstate(all="ignore"):
-            overflows = np.isinf(wide).any() or np.sum(np.log2(wide[wide > 1])) >= np.log2(limit)
-        assume(not ((wide == 0).any() and overflows))
+            overflows = np.isinf(wide).any() or np.sum(np.log2(wide[wide > 1])) >= np.log2(float(info.max))
+            reaches_zero = (wide == 0).any() or np.sum(np.log2(wide[(wide > 0) & (wide < 1)])) <= np.log2(
+                float(info.smallest_subnormal)) + 1
+        assume(not (reaches_zero and overflows))
     check_node(op, opset, inputs, attrs, expected=known_differences.expected_for(op, opset, inputs, attrs),
                half_in_float=True)
 

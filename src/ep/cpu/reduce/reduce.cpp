@@ -6,7 +6,7 @@
 // contiguous runs (8 lanes, vectorisable); when it is kept, blocks of outputs accumulate whole rows.
 // Integer Sum/Prod/L1/SumSquare wrap modulo 2^bits like numpy; float results cast to integers saturate.
 // Reductions over zero elements yield the op's identity (Max: lowest, LogSum: -inf, Mean: NaN / 0 for ints).
-// Integer Mean is exact (128-bit sums); integer L2 and LogSum compute in double (reduce_ops.h).
+// Integer Mean and LogSum sum exactly (128 bits); integer L2 computes in double (reduce_ops.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -143,9 +143,57 @@ Acc usable_shift(Acc max_value) {
   return max_value == -std::numeric_limits<Acc>::infinity() ? Acc{0} : max_value;
 }
 
+// Short rows: reduced axes no longer than this go through reduce_short_rows_compensated.
+constexpr int64_t kShortRow = 32;
+constexpr int64_t kRowTile = 64;
+
+// Whether output o reads the contiguous run at x + o * plan.inner (only the innermost axis is reduced).
+bool outputs_are_consecutive_rows(const ReducePlan& plan) {
+  if (plan.red_offsets.size() != 1 || plan.red_offsets[0] != 0) return false;
+  int64_t stride = plan.inner;
+  for (size_t d = plan.kept_dims.size(); d-- > 0;) {
+    if (plan.kept_strides[d] != stride) return false;
+    stride *= plan.kept_dims[d];
+  }
+  return true;
+}
+
+// Compensated sums of many short consecutive rows: tiles of kRowTile rows transposed, so that the column-sum kernel
+// adds each row in its own vector lane (one compensated row sum per output costs more in lane merging than in
+// adding a row this short).
+template <class Op, class T>
+void reduce_short_rows_compensated(const T* x, T* y, const ReducePlan& plan, int64_t begin, int64_t end) {
+  using Acc = typename Op::Acc;
+  const int64_t n = plan.inner;
+  T tile[kShortRow * kRowTile];
+  int64_t offsets[kShortRow];
+  for (int64_t k = 0; k < n; ++k) offsets[k] = k * kRowTile;
+  T sum[kRowTile];
+  T lost[kRowTile];
+  for (int64_t o0 = begin; o0 < end; o0 += kRowTile) {
+    const int64_t width = std::min(kRowTile, end - o0);
+    for (int64_t b = 0; b < width; ++b) {
+      const T* row = x + (o0 + b) * n;
+      for (int64_t k = 0; k < n; ++k) tile[k * kRowTile + b] = row[k];
+    }
+    vector_compensated_column_sums(tile, offsets, n, width, sum, lost);
+    for (int64_t b = 0; b < width; ++b) {
+      y[o0 + b] = Op::finish(Op::merge(Op::init(), Acc{sum[b], lost[b]}), plan.count, Acc{});
+    }
+  }
+}
+
 template <class Op, class T>
 void reduce_inner_reduced(const T* x, T* y, const ReducePlan& plan, int64_t begin, int64_t end) {
   using Acc = typename Op::Acc;
+  if constexpr (kCompensated<Acc> && !Op::kShifted) {
+    if constexpr (std::is_same_v<T, decltype(Acc::sum)>) {
+      if (plan.inner <= kShortRow && outputs_are_consecutive_rows(plan)) {
+        reduce_short_rows_compensated<Op>(x, y, plan, begin, end);
+        return;
+      }
+    }
+  }
   for (int64_t o = begin; o < end; ++o) {
     const T* base = x + kept_offset(plan, o);
     Acc shift{0};

@@ -219,13 +219,21 @@ struct L2Op : AddingOp<T, RealAcc<T>> {
   static T finish(Acc a, int64_t, Acc) { return from_float_acc<T>(std::sqrt(a)); }
 };
 
+// Integer LogSum sums exactly in 128 bits (as Mean) and takes the log of that sum in double: a double sum would lose
+// small terms behind large ones that cancel ({INT64_MAX, INT64_MIN, 1, ...}).
 template <class T>
-using LogSumAcc = std::conditional_t<std::is_integral_v<T>, double, SignedSumAcc<T>>;
+using LogSumAcc = std::conditional_t<std::is_integral_v<T>, __int128, SignedSumAcc<T>>;
 
 template <class T>
 struct LogSumOp : AddingOp<T, LogSumAcc<T>> {
   using Acc = LogSumAcc<T>;
-  static T finish(Acc a, int64_t, Acc) { return from_float_acc<T>(std::log(acc_value(a))); }
+  static T finish(Acc a, int64_t, Acc) {
+    if constexpr (std::is_integral_v<T>) {
+      return from_float_acc<T>(std::log(static_cast<double>(a)));
+    } else {
+      return from_float_acc<T>(std::log(acc_value(a)));
+    }
+  }
 };
 
 template <class T>

@@ -103,6 +103,22 @@ def _exact_integer_mean(op, opset, inputs, attrs):
     return [np.asarray(mean).astype(x.dtype).reshape(np.shape(sums))]
 
 
+def _exact_integer_log_sum(op, opset, inputs, attrs):
+    """log of the exact sum of integers (Python integers; -inf for a sum of 0, NaN below), in float64, converted back
+    as saturated does (NaN to 0)."""
+    x = inputs[0]
+    axes = _reduction_axes(op, opset, inputs, attrs)
+    keep = bool(attrs.get("keepdims", 1))
+    sums = np.sum(x.astype(object), axis=axes, keepdims=keep) if axes else x.astype(object)
+
+    def log_of(total):
+        total = int(total)
+        return math.log(total) if total > 0 else (-math.inf if total == 0 else math.nan)
+
+    logs = np.vectorize(log_of, otypes=[np.float64])(sums) if np.size(sums) else np.zeros(np.shape(sums))
+    return [saturated(np.asarray(logs, np.float64).reshape(np.shape(sums)), x.dtype)]
+
+
 def _reduce_in_float64(reduce):
     """An integer reduction computed on float64 values by `reduce(values, axes, keepdims)` and converted back as
     saturated does."""
@@ -210,10 +226,11 @@ DIFFERENCES = [
     Difference(
         "ReduceLogSum",
         "The reference refuses integer inputs (\"integer types were removed from the schema in opset 28\"), which the "
-        "schema allows before opset 28. nxrt computes log(sum) in float64 and converts toward zero, saturating, "
-        "NaN to 0.",
+        "schema allows before opset 28. nxrt sums the integers exactly (128 bits), takes the log in float64 and "
+        "converts toward zero, saturating, NaN to 0 (a float64 sum loses small terms behind large cancelling ones: "
+        "{INT64_MAX, INT64_MIN} sums to -1, log NaN, 0; in float64 to 0, log -inf, INT64_MIN).",
         lambda opset, inputs, attrs: inputs[0].dtype.kind in "iu",
-        _reduce_in_float64(lambda v, axes, keep: np.log(np.sum(v, axis=axes, keepdims=keep))),
+        _exact_integer_log_sum,
     ),
     Difference(
         "ReduceLogSumExp",

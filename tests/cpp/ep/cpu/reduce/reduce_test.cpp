@@ -295,6 +295,44 @@ TEST(Reduce, SumsKeepTermsThatCancellingPairsHide) {
   EXPECT_EQ(to_float_vector(half)[0], tiny);
 }
 
+// Many short rows reduced over their innermost axis (the tiled column-sum path): each row hides its small integer
+// terms behind a cancelling pair +-big (a plain float or double sum loses them), for row lengths up to the tile
+// limit and past it, float and double, ReduceSum and ReduceMean, one thread and several.
+TEST(Reduce, ShortRowSumsKeepTermsThatCancellingPairsHide) {
+  std::mt19937 rng(29);
+  for (int64_t length : {3, 5, 17, 32, 33}) {
+    const int64_t rows = 131;
+    std::vector<double> values(static_cast<size_t>(rows * length)), expected(static_cast<size_t>(rows), 0.0);
+    for (int64_t r = 0; r < rows; ++r) {
+      double* row = values.data() + r * length;
+      const int64_t plus = static_cast<int64_t>(rng() % static_cast<uint32_t>(length));
+      const int64_t minus = (plus + 1 + static_cast<int64_t>(rng() % static_cast<uint32_t>(length - 1))) % length;
+      const double big = std::ldexp(static_cast<double>(1 + rng() % 7), 90);
+      for (int64_t k = 0; k < length; ++k) {
+        row[k] = k == plus ? big : k == minus ? -big : static_cast<double>(1 + rng() % 9);
+        if (k != plus && k != minus) expected[static_cast<size_t>(r)] += row[k];
+      }
+    }
+    const std::vector<float> floats(values.begin(), values.end());
+    for (int threads : {1, 3}) {
+      const Tensor d = run_one(NodeBuilder("ReduceSum", 13).attr_int("keepdims", 0).node(),
+                               {make_tensor<double>({rows, length}, values), axes_tensor({1})}, threads);
+      const Tensor f = run_one(NodeBuilder("ReduceSum", 13).attr_int("keepdims", 0).node(),
+                               {make_tensor<float>({rows, length}, floats), axes_tensor({-1})}, threads);
+      const Tensor mean = run_one(NodeBuilder("ReduceMean", 18).attr_int("keepdims", 0).node(),
+                                  {make_tensor<double>({rows, length}, values), axes_tensor({1})}, threads);
+      const std::vector<double> got_d = to_vector<double>(d), got_mean = to_vector<double>(mean);
+      const std::vector<float> got_f = to_vector<float>(f);
+      for (int64_t r = 0; r < rows; ++r) {
+        const double want = expected[static_cast<size_t>(r)];
+        EXPECT_EQ(got_d[static_cast<size_t>(r)], want) << "length " << length << " row " << r;
+        EXPECT_EQ(got_f[static_cast<size_t>(r)], static_cast<float>(want)) << "length " << length << " row " << r;
+        EXPECT_DOUBLE_EQ(got_mean[static_cast<size_t>(r)], want / static_cast<double>(length)) << "row " << r;
+      }
+    }
+  }
+}
+
 TEST(Reduce, LogSumExpIsStable) {
   const Tensor x = make_tensor<float>({1, 2}, {1000, 1000});
   auto got = to_vector<float>(run_one(NodeBuilder("ReduceLogSumExp", 18).node(), {x, axes_tensor({1})}));
