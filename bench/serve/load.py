@@ -114,6 +114,29 @@ def rss_kib(pid):
     return 0
 
 
+def batching_rounds(args, common, eos):
+    """Alternates the single-stream and 8-stream phases; prints each round's engine and client rates and the ratios
+    of the best rates and of the medians."""
+    process, host, port = start(args.folder, args.cli, *common, "--max-queue", "512")
+    single, batch8 = [], []
+    try:
+        phase(host, port, 8, 16, 8, eos)  # warm-up
+        for r in range(args.batching_rounds):
+            single.append(phase(host, port, 1, 16, args.tokens, eos))
+            batch8.append(phase(host, port, 8, 64, args.tokens, eos))
+            print(f"round {r}: single {single[-1]['engine_tokens_per_s']:.0f} tok/s (engine), "
+                  f"8 streams {batch8[-1]['engine_tokens_per_s']:.0f}; clients {single[-1]['tokens_per_s']:.0f}, "
+                  f"{batch8[-1]['tokens_per_s']:.0f}", flush=True)
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    for key, where in (("engine_tokens_per_s", "engine"), ("tokens_per_s", "clients")):
+        s = [x[key] for x in single]
+        b = [x[key] for x in batch8]
+        print(f"{where}: best 8-stream / best single {max(b) / max(s):.2f}x, median / median "
+              f"{statistics.median(b) / statistics.median(s):.2f}x")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--folder", default=str(FIXTURE))
@@ -123,6 +146,9 @@ def main():
     parser.add_argument("--max-batch", type=int, default=16)
     parser.add_argument("--rss-requests", type=int, default=10000)
     parser.add_argument("--quick", action="store_true", help="fewer requests per phase (a smoke run)")
+    parser.add_argument("--batching-rounds", type=int, default=0,
+                        help="only the batching ratio: this many alternations of the single and 8-stream phases "
+                             "on one server (the host's noise moves single runs by 20-30%%), then exit")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "serve" / "results.md"))
     args = parser.parse_args()
     config = json.loads((pathlib.Path(args.folder) / "genai_config.json").read_text())
@@ -131,6 +157,9 @@ def main():
     scale = 4 if args.quick else 1
     common = ["--threads", str(args.threads), "--max-batch", str(args.max_batch)]
     rows = []
+    if args.batching_rounds > 0:
+        batching_rounds(args, common, eos)
+        return
 
     process, host, port = start(args.folder, args.cli, *common, "--max-queue", "512")
     try:

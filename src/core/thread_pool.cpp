@@ -144,7 +144,7 @@ void ThreadPool::wake_for_run() {
   wake_.notify_all();
 }
 
-void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFunction fn) {
+void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFunction fn, int64_t ranges_per_thread) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   const int64_t max_chunks = n / grain;  // balanced chunks of at least `grain` items
@@ -157,7 +157,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFunction fn) {
     fn(0, n);
     return;
   }
-  const int64_t chunks = std::min<int64_t>(max_chunks, static_cast<int64_t>(num_threads()) * 4);
+  const int64_t chunks = std::min<int64_t>(max_chunks, num_threads() * std::max<int64_t>(ranges_per_thread, 1));
   job_ = &fn;
   job_failed_.store(false, std::memory_order_relaxed);
   job_size_ = n;

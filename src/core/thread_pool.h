@@ -49,11 +49,14 @@ class ThreadPool {
 
   int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
 
-  // Calls fn(begin, end) over disjoint ranges covering [0, n): at most 4 per thread, sizes differing by at most
-  // one, each of at least `grain` items (one range of all n when n < 2 * grain). Returns once every range is done.
-  // An exception thrown by fn (std::bad_alloc from a kernel's buffer) on any thread skips the ranges not yet
-  // started and is rethrown on the calling thread once no thread runs fn any more.
-  void parallel_for(int64_t n, int64_t grain, RangeFunction fn);
+  // Calls fn(begin, end) over disjoint ranges covering [0, n): at most `ranges_per_thread` per thread, sizes
+  // differing by at most one, each of at least `grain` items (one range of all n when n < 2 * grain). Returns once
+  // every range is done. Threads take ranges in turn, so the last range bounds how long one thread waits for the
+  // others: uniform work of many cheap items may ask for more, smaller ranges. An exception thrown by fn
+  // (std::bad_alloc from a kernel's buffer) on any thread skips the ranges not yet started and is rethrown on the
+  // calling thread once no thread runs fn any more.
+  static constexpr int64_t kDefaultRangesPerThread = 4;
+  void parallel_for(int64_t n, int64_t grain, RangeFunction fn, int64_t ranges_per_thread = kDefaultRangesPerThread);
 
   // Marks a run active for its lifetime (runs may overlap; spinning lasts while any is active).
   class RunScope {

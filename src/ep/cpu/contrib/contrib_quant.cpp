@@ -390,10 +390,13 @@ class MatMulNBitsKernel final : public Kernel {
     const int64_t panels = (s_.n + panel - 1) / panel;
     // A single row streams the weights from memory: one contiguous range per thread keeps each thread's reads one
     // sequential stream (interleaved smaller chunks restart the hardware prefetch at every chunk).
+    // Several rows are bound by the multiplies, not by memory: many small ranges keep the threads' finishing times
+    // within one range of each other.
     const int64_t grain = m == 1 ? std::max<int64_t>(1, panels / pool.num_threads())
                                  : std::max<int64_t>(1, (int64_t{1} << 16) / (panel * kp * m));
     const float* bias_ptr = bias != nullptr ? bias_f : nullptr;
-    pool.parallel_for(panels, grain, [&](int64_t begin, int64_t end) { product(rows, begin, end, bias_ptr, y_f); });
+    pool.parallel_for(panels, grain, [&](int64_t begin, int64_t end) { product(rows, begin, end, bias_ptr, y_f); },
+                      m == 1 ? ThreadPool::kDefaultRangesPerThread : 16);
     if (!is_float) store_rounded(y_f, out);
     return Status::ok();
   }

@@ -47,8 +47,8 @@ void int4_dequantize_rows(const Int4Weights& w, int64_t n_begin, int64_t n_end, 
 
 // ---- Products with A quantized to int8 per block (MatMulNBits accuracy_level 4) ----------------------------------
 //
-// Layout (Int4Panels): weight rows in panels of `panel` rows (16 at the avx512 tier, else 8; rows past N are
-// zero), K in chunks of 8. Panel p, chunk c holds panel * 4 bytes at codes + (p * padded_k / 8 + c) * panel * 4:
+// Layout (Int4Panels): weight rows in panels of `panel` rows (16 at the avx2 and avx512 tiers, 8 at generic; rows
+// past N are zero), K in chunks of 8. Panel p, chunk c holds panel * 4 bytes at codes + (p * padded_k / 8 + c) * panel * 4:
 // byte 4 i + j holds the code of (row i, k = 8 c + j) in its low nibble and of (row i, k = 8 c + 4 + j) in its
 // high nibble, so one widening multiply-add per nibble half sums 4 k's of every row of the panel in its own lane.
 // scales / offsets [(p * k_blocks + b) * panel + i] are block b's scale and -zero_point * scale of row i. Null

@@ -19,7 +19,7 @@ inline int panel_shift(int64_t k) { return k % 8 < 4 ? 0 : 4; }
 
 }  // namespace
 
-int64_t int4_panel_rows() { return cpu_isa_at_least(CpuIsa::kAvx512) ? 16 : 8; }
+int64_t int4_panel_rows() { return cpu_isa_at_least(CpuIsa::kAvx2) ? 16 : 8; }
 
 void repack_int4_panels(const uint8_t* blob, const float* scales, const float* offsets, int64_t n, int64_t k,
                         int64_t k_blocks, int64_t block, int64_t panel, uint8_t* codes, float* panel_scales,
@@ -149,7 +149,7 @@ void int4_matmul_int8(const Int4Panels& w, const Int8Rows& a, int64_t rows, int6
     int4_matmul_int8__avx512(w, a, rows, panel_begin, panel_end, n_total, bias, y, ldy);
     return;
   }
-  if (w.panel == 8 && cpu_isa_at_least(CpuIsa::kAvx2)) {
+  if (w.panel == 16 && cpu_isa_at_least(CpuIsa::kAvx2)) {
     int4_matmul_int8__avx2(w, a, rows, panel_begin, panel_end, n_total, bias, y, ldy);
     return;
   }

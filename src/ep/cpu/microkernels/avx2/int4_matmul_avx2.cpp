@@ -74,21 +74,27 @@ constexpr int64_t kPrefetchBytes = 4096;
 // stay below 32767.
 constexpr int64_t kChunksPer16Bits = 4;
 
-// The byte products of one 8-k chunk of a panel (32 code bytes) with M rows of A, added in 16 bits to pairs[m].
+// The byte products of one 8-k chunk of a panel (64 code bytes: rows 0-7, then rows 8-15) with M rows of A, added
+// in 16 bits to pairs[m][half]. Each broadcast of A's bytes serves both halves of the panel.
 template <int M>
 inline __attribute__((always_inline)) void add_chunk(const uint8_t* codes, const int8_t* q, int64_t kp,
-                                                     __m256i (&pairs)[M]) {
+                                                     __m256i (&pairs)[M][2]) {
   const __m256i nibble = _mm256_set1_epi8(0x0F);
-  const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes));
-  const __m256i low = _mm256_and_si256(bytes, nibble);
-  const __m256i high = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), nibble);
+  __m256i low[2], high[2];
+  for (int h = 0; h < 2; ++h) {
+    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + 32 * h));
+    low[h] = _mm256_and_si256(bytes, nibble);
+    high[h] = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), nibble);
+  }
   for (int m = 0; m < M; ++m) {
     int32_t first, second;
     std::memcpy(&first, q + m * kp, 4);
     std::memcpy(&second, q + m * kp + 4, 4);
-    const __m256i products = _mm256_add_epi16(_mm256_maddubs_epi16(low, _mm256_set1_epi32(first)),
-                                             _mm256_maddubs_epi16(high, _mm256_set1_epi32(second)));
-    pairs[m] = _mm256_add_epi16(pairs[m], products);
+    const __m256i first_k = _mm256_set1_epi32(first), second_k = _mm256_set1_epi32(second);
+    for (int h = 0; h < 2; ++h) {
+      pairs[m][h] = _mm256_add_epi16(pairs[m][h], _mm256_maddubs_epi16(low[h], first_k));
+      pairs[m][h] = _mm256_add_epi16(pairs[m][h], _mm256_maddubs_epi16(high[h], second_k));
+    }
   }
 }
 
@@ -96,68 +102,82 @@ inline __attribute__((always_inline)) void add_chunk(const uint8_t* codes, const
 // widened once.
 template <int M, bool kFull>
 inline __attribute__((always_inline)) void add_group(const uint8_t* codes, const int8_t* q, int64_t kp,
-                                                     int64_t chunks, __m256i (&sums)[M]) {
+                                                     int64_t chunks, __m256i (&sums)[M][2]) {
   const __m256i ones = _mm256_set1_epi16(1);
-  __m256i pairs[M];
-  for (auto& v : pairs) v = _mm256_setzero_si256();
-  // One sequential stream per panel, fetched ahead (a prefetch past the end is harmless).
-  _mm_prefetch(reinterpret_cast<const char*>(codes) + kPrefetchBytes, _MM_HINT_T0);
-  _mm_prefetch(reinterpret_cast<const char*>(codes) + kPrefetchBytes + 64, _MM_HINT_T0);
-  if constexpr (kFull && M <= 2) {
-    for (int c = 0; c < kChunksPer16Bits; ++c) add_chunk<M>(codes + c * 32, q + c * 8, kp, pairs);
-  } else {
-    // Unrolled at 3-4 rows, GCC schedules all the chunks' products first and spills them (16 vector registers).
-#pragma GCC unroll 1
-    for (int64_t c = 0; c < chunks; ++c) add_chunk<M>(codes + c * 32, q + c * 8, kp, pairs);
+  __m256i pairs[M][2];
+  for (auto& row : pairs) {
+    for (auto& v : row) v = _mm256_setzero_si256();
   }
-  for (int m = 0; m < M; ++m) sums[m] = _mm256_add_epi32(sums[m], _mm256_madd_epi16(pairs[m], ones));
+  // One sequential stream per panel, fetched ahead (a prefetch past the end is harmless): a full group reads 4
+  // cache lines.
+  for (int line = 0; line < 4; ++line) {
+    _mm_prefetch(reinterpret_cast<const char*>(codes) + kPrefetchBytes + 64 * line, _MM_HINT_T0);
+  }
+  if constexpr (kFull && M == 1) {
+    for (int c = 0; c < kChunksPer16Bits; ++c) add_chunk<M>(codes + c * 64, q + c * 8, kp, pairs);
+  } else {
+    // Unrolled at 2-4 rows, GCC schedules all the chunks' products first and spills them (16 vector registers).
+#pragma GCC unroll 1
+    for (int64_t c = 0; c < chunks; ++c) add_chunk<M>(codes + c * 64, q + c * 8, kp, pairs);
+  }
+  for (int m = 0; m < M; ++m) {
+    for (int h = 0; h < 2; ++h) sums[m][h] = _mm256_add_epi32(sums[m][h], _mm256_madd_epi16(pairs[m][h], ones));
+  }
 }
 
-// int8 A (accuracy_level 4): one 8-row panel by M rows of A, as the AVX-512 copy does it with 16 rows. With blocks
-// of one 32-k group (kOneGroup) the group's sums go straight to the float step.
+// int8 A (accuracy_level 4): one 16-row panel by M rows of A, as two halves of 8 lanes. With blocks of one 32-k
+// group (kOneGroup) the group's sums go straight to the float step.
 template <int M, bool kOneGroup>
 void int8_panel(const Int4Panels& w, const Int8Rows& a, int64_t p, int64_t n_total, const float* bias, float* y,
                 int64_t ldy) {
+  constexpr int64_t kPanel = 16;
   const int64_t kp = w.padded_k();
-  __m256 acc[M];
-  for (auto& v : acc) v = _mm256_setzero_ps();
-  const uint8_t* codes = w.codes + p * (kp / 8) * 32;
-  const float* block_scales = w.scales + p * w.k_blocks * 8;
-  const float* block_offsets = w.offsets != nullptr ? w.offsets + p * w.k_blocks * 8 : nullptr;
+  __m256 acc[M][2];
+  for (auto& row : acc) {
+    for (auto& v : row) v = _mm256_setzero_ps();
+  }
+  const uint8_t* codes = w.codes + p * (kp / 8) * kPanel * 4;
+  const float* block_scales = w.scales + p * w.k_blocks * kPanel;
+  const float* block_offsets = w.offsets != nullptr ? w.offsets + p * w.k_blocks * kPanel : nullptr;
   constexpr int64_t kGroup = 8 * kChunksPer16Bits;
   for (int64_t b = 0; b < w.k_blocks; ++b) {
-    __m256i sums[M];
-    for (auto& v : sums) v = _mm256_setzero_si256();
+    __m256i sums[M][2];
+    for (auto& row : sums) {
+      for (auto& v : row) v = _mm256_setzero_si256();
+    }
     const int8_t* q = a.q + b * w.block;
     if constexpr (kOneGroup) {
       add_group<M, true>(codes, q, kp, kChunksPer16Bits, sums);
-      codes += kGroup * 4;
+      codes += kGroup * kPanel / 2;
     } else {
       int64_t k = 0;
-      for (; k + kGroup <= w.block; k += kGroup, codes += kGroup * 4) {
+      for (; k + kGroup <= w.block; k += kGroup, codes += kGroup * kPanel / 2) {
         add_group<M, true>(codes, q + k, kp, kChunksPer16Bits, sums);
       }
       if (k < w.block) {
         add_group<M, false>(codes, q + k, kp, (w.block - k) / 8, sums);
-        codes += (w.block - k) * 4;
+        codes += (w.block - k) * kPanel / 2;
       }
     }
-    const __m256 scales = _mm256_loadu_ps(block_scales + b * 8);
-    const __m256 offsets = block_offsets != nullptr ? _mm256_loadu_ps(block_offsets + b * 8)
-                                                    : _mm256_mul_ps(scales, _mm256_set1_ps(-8.0f));
-    for (int m = 0; m < M; ++m) {
-      const __m256 a_scale = _mm256_broadcast_ss(a.scales + m * w.k_blocks + b);
-      const __m256 a_sum = _mm256_broadcast_ss(a.scaled_sums + m * w.k_blocks + b);
-      acc[m] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[m]), _mm256_mul_ps(scales, a_scale), acc[m]);
-      acc[m] = _mm256_fmadd_ps(offsets, a_sum, acc[m]);
+    for (int h = 0; h < 2; ++h) {
+      const __m256 scales = _mm256_loadu_ps(block_scales + b * kPanel + h * 8);
+      const __m256 offsets = block_offsets != nullptr ? _mm256_loadu_ps(block_offsets + b * kPanel + h * 8)
+                                                      : _mm256_mul_ps(scales, _mm256_set1_ps(-8.0f));
+      for (int m = 0; m < M; ++m) {
+        const __m256 a_scale = _mm256_broadcast_ss(a.scales + m * w.k_blocks + b);
+        const __m256 a_sum = _mm256_broadcast_ss(a.scaled_sums + m * w.k_blocks + b);
+        acc[m][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums[m][h]), _mm256_mul_ps(scales, a_scale), acc[m][h]);
+        acc[m][h] = _mm256_fmadd_ps(offsets, a_sum, acc[m][h]);
+      }
     }
   }
-  const int64_t valid = std::min<int64_t>(8, n_total - p * 8);
+  const int64_t valid = std::min<int64_t>(kPanel, n_total - p * kPanel);
   for (int m = 0; m < M; ++m) {
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, acc[m]);
+    alignas(32) float lanes[kPanel];
+    _mm256_store_ps(lanes, acc[m][0]);
+    _mm256_store_ps(lanes + 8, acc[m][1]);
     for (int64_t i = 0; i < valid; ++i) {
-      y[m * ldy + p * 8 + i] = bias != nullptr ? lanes[i] + bias[p * 8 + i] : lanes[i];
+      y[m * ldy + p * kPanel + i] = bias != nullptr ? lanes[i] + bias[p * kPanel + i] : lanes[i];
     }
   }
 }
@@ -204,6 +224,40 @@ inline int32_t lane_sum(__m256i v) {
   return _mm_cvtsi128_si32(s);
 }
 
+// One whole block of `block` floats (a multiple of 32, all inside K): the general loop's bytes, scale and sum, with
+// plain loads and 32 codes packed per store.
+inline void quantize_whole_block(const float* x, int64_t block, int8_t* out, float* scale, int32_t* sum) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 largest = _mm256_setzero_ps();
+  __m256 unordered = _mm256_setzero_ps();
+  for (int64_t t = 0; t < block; t += 8) {
+    const __m256 v = _mm256_loadu_ps(x + t);
+    largest = _mm256_max_ps(_mm256_andnot_ps(sign, v), largest);
+    unordered = _mm256_or_ps(unordered, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+  }
+  const float max = avx2_lanes::max_lanes(largest);
+  const __m256 scale_by = _mm256_set1_ps(max > 0.0f ? 127.0f / max : 0.0f);
+  const __m256 low = _mm256_set1_ps(-127.0f), high = _mm256_set1_ps(127.0f);
+  // packs work within 128-bit halves: the 8 dwords of the packed bytes hold quarters of v0 v1 v2 v3 in the order
+  // v0 lo, v1 lo, v2 lo, v3 lo, v0 hi, v1 hi, v2 hi, v3 hi.
+  const __m256i in_order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  __m256i total = _mm256_setzero_si256();
+  for (int64_t t = 0; t < block; t += 32) {
+    __m256i v[4];
+    for (int i = 0; i < 4; ++i) {
+      const __m256 r = _mm256_mul_ps(_mm256_loadu_ps(x + t + 8 * i), scale_by);
+      const __m256 number = _mm256_cmp_ps(r, r, _CMP_ORD_Q);
+      v[i] = _mm256_and_si256(_mm256_castps_si256(number),
+                              _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(r, low), high)));
+    }
+    total = _mm256_add_epi32(total, _mm256_add_epi32(_mm256_add_epi32(v[0], v[1]), _mm256_add_epi32(v[2], v[3])));
+    const __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(v[0], v[1]), _mm256_packs_epi32(v[2], v[3]));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + t), _mm256_permutevar8x32_epi32(bytes, in_order));
+  }
+  *scale = _mm256_movemask_ps(unordered) != 0 ? std::nanf("") : max / 127.0f;
+  *sum = lane_sum(total);
+}
+
 }  // namespace
 
 void quantize_int8_blocks__avx2(const float* a, int64_t lda, int64_t rows, int64_t k, int64_t k_blocks,
@@ -215,6 +269,10 @@ void quantize_int8_blocks__avx2(const float* a, int64_t lda, int64_t rows, int64
     for (int64_t b = 0; b < k_blocks; ++b) {
       const float* x = a + m * lda + b * block;
       const int64_t count = std::min(block, k - b * block);
+      if (count == block && block % 32 == 0) {
+        quantize_whole_block(x, block, q + m * kp + b * block, scales + m * k_blocks + b, sums + m * k_blocks + b);
+        continue;
+      }
       // max|x| ignoring NaN (maxps returns its second operand when either is NaN), and whether any is NaN.
       __m256 largest = _mm256_setzero_ps();
       int nan = 0;

@@ -37,7 +37,7 @@ std::vector<Int8Copy> int8_copies() {
   std::vector<Int8Copy> copies = {{"generic/8", 8, int4_matmul_int8_generic},
                                   {"generic/16", 16, int4_matmul_int8_generic}};
 #if defined(__x86_64__)
-  if (detected_cpu_isa() >= CpuIsa::kAvx2) copies.push_back({"avx2", 8, int4_matmul_int8__avx2});
+  if (detected_cpu_isa() >= CpuIsa::kAvx2) copies.push_back({"avx2", 16, int4_matmul_int8__avx2});
   if (detected_cpu_isa() >= CpuIsa::kAvx512) copies.push_back({"avx512", 16, int4_matmul_int8__avx512});
   if (detected_cpu_isa() >= CpuIsa::kAvx512 && __builtin_cpu_supports("avx512vnni")) {
     copies.push_back({"avx512vnni", 16, int4_matmul_int8__avx512vnni});
@@ -299,7 +299,7 @@ namespace nxrt::cpu {
 namespace {
 
 // Every copy of quantize_int8_blocks gives the generic copy's bytes, scales and sums exactly, over blocks that end
-// inside K, all-zero blocks, halfway values (round half to even), NaN and infinities.
+// inside K, all-zero blocks, halfway values (round half to even), NaN and infinities, subnormal maxima.
 TEST(Int4Matmul, Int8QuantizationCopiesMatchTheGenericOneExactly) {
   using QuantizeFn = void (*)(const float*, int64_t, int64_t, int64_t, int64_t, int64_t, int8_t*, float*, int32_t*);
   std::vector<std::pair<std::string, QuantizeFn>> copies = {{"dispatched", quantize_int8_blocks}};
@@ -327,6 +327,12 @@ TEST(Int4Matmul, Int8QuantizationCopiesMatchTheGenericOneExactly) {
       a[static_cast<size_t>(2 * lda + 1)] = std::nanf("");
       if (shape.k > shape.block) a[static_cast<size_t>(2 * lda + shape.block)] = INFINITY;
       if (shape.k > shape.block + 1) a[static_cast<size_t>(2 * lda + shape.block + 1)] = -INFINITY;
+    }
+    if (shape.rows > 3) {
+      // A block of subnormals and zeros: 127 / max overflows to infinity, so codes saturate and 0 * inf is no NaN.
+      for (int64_t t = 0; t < std::min(shape.k, shape.block); ++t) {
+        a[static_cast<size_t>(3 * lda + t)] = t % 3 == 0 ? 0.0f : (t % 3 == 1 ? 1e-45f : -3e-45f);
+      }
     }
     const auto run = [&](QuantizeFn fn, std::vector<int8_t>& q, std::vector<float>& scales, std::vector<int32_t>& sums) {
       q.assign(static_cast<size_t>(shape.rows * kp), 99);
