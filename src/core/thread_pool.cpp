@@ -88,9 +88,11 @@ void ThreadPool::run_chunks() {
     const int64_t chunk = next_chunk_.fetch_add(1, std::memory_order_relaxed);
     if (chunk >= job_chunks_) return;
     if (job_failed_.load(std::memory_order_relaxed)) continue;  // claim the rest without running them
-    // Balanced: sizes differ by at most one, so 14 items on 8 chunks are 1-2 each, not 7 chunks of 2.
+    // Equal ranges are balanced: sizes differ by at most one, so 14 items on 8 chunks are 1-2 each, not 7 of 2.
+    const int64_t begin = job_shrinking_ ? job_bounds_[chunk] : chunk * job_size_ / job_chunks_;
+    const int64_t end = job_shrinking_ ? job_bounds_[chunk + 1] : (chunk + 1) * job_size_ / job_chunks_;
     try {
-      (*job_)(chunk * job_size_ / job_chunks_, (chunk + 1) * job_size_ / job_chunks_);
+      (*job_)(begin, end);
     } catch (...) {
       const std::lock_guard lock(job_error_mutex_);
       if (!job_error_) job_error_ = std::current_exception();
@@ -144,7 +146,22 @@ void ThreadPool::wake_for_run() {
   wake_.notify_all();
 }
 
-void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFunction fn, int64_t ranges_per_thread) {
+int64_t ThreadPool::shrinking_bounds(int64_t n, int64_t grain) {
+  const int64_t threads = num_threads();
+  int64_t count = 0;
+  job_bounds_[0] = 0;
+  for (int64_t start = 0; start < n;) {
+    const int64_t left = n - start;
+    int64_t covered = std::max(left / 2, threads * grain);
+    if (covered >= left || count + 2 * threads > kMaxShrinkingRanges) covered = left;
+    const int64_t pieces = std::clamp<int64_t>(covered / grain, 1, threads);
+    for (int64_t p = 1; p <= pieces; ++p) job_bounds_[++count] = start + p * covered / pieces;
+    start += covered;
+  }
+  return count;
+}
+
+void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFunction fn, RangeSplit split) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   const int64_t max_chunks = n / grain;  // balanced chunks of at least `grain` items
@@ -157,7 +174,9 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFunction fn, int64_
     fn(0, n);
     return;
   }
-  const int64_t chunks = std::min<int64_t>(max_chunks, num_threads() * std::max<int64_t>(ranges_per_thread, 1));
+  job_shrinking_ = split == RangeSplit::kShrinking;
+  const int64_t chunks = job_shrinking_ ? shrinking_bounds(n, grain)
+                                        : std::min<int64_t>(max_chunks, static_cast<int64_t>(num_threads()) * 4);
   job_ = &fn;
   job_failed_.store(false, std::memory_order_relaxed);
   job_size_ = n;

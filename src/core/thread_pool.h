@@ -7,6 +7,7 @@
 // spinning while idle).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -49,14 +50,17 @@ class ThreadPool {
 
   int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
 
-  // Calls fn(begin, end) over disjoint ranges covering [0, n): at most `ranges_per_thread` per thread, sizes
-  // differing by at most one, each of at least `grain` items (one range of all n when n < 2 * grain). Returns once
-  // every range is done. Threads take ranges in turn, so the last range bounds how long one thread waits for the
-  // others: uniform work of many cheap items may ask for more, smaller ranges. An exception thrown by fn
-  // (std::bad_alloc from a kernel's buffer) on any thread skips the ranges not yet started and is rethrown on the
-  // calling thread once no thread runs fn any more.
-  static constexpr int64_t kDefaultRangesPerThread = 4;
-  void parallel_for(int64_t n, int64_t grain, RangeFunction fn, int64_t ranges_per_thread = kDefaultRangesPerThread);
+  // How parallel_for cuts [0, n) into ranges (each of at least `grain` items; one range of all n when
+  // n < 2 * grain). Threads take ranges in order, so the last one bounds how long a thread waits for the others.
+  enum class RangeSplit {
+    kEqual,      // at most 4 ranges per thread, sizes differing by at most one
+    kShrinking,  // rounds of one range per thread, each round covering half of what is left: a few long ranges
+                 // first (uniform work that streams memory restarts the stream at each range) and short ones last
+  };
+  // Calls fn(begin, end) over disjoint ranges covering [0, n) (see RangeSplit). Returns once every range is done.
+  // An exception thrown by fn (std::bad_alloc from a kernel's buffer) on any thread skips the ranges not yet
+  // started and is rethrown on the calling thread once no thread runs fn any more.
+  void parallel_for(int64_t n, int64_t grain, RangeFunction fn, RangeSplit split = RangeSplit::kEqual);
 
   // Marks a run active for its lifetime (runs may overlap; spinning lasts while any is active).
   class RunScope {
@@ -87,6 +91,8 @@ class ThreadPool {
   void worker_loop();
   void wake_for_run();
   void run_chunks();
+  // Fills job_bounds_ for a kShrinking job of n items; returns the number of ranges.
+  int64_t shrinking_bounds(int64_t n, int64_t grain);
   // Spins while `done()` is false, a run is active and the thread's spin budget lasts (see thread_pool.cpp);
   // true when `done()` became true.
   template <class Done, class Budget>
@@ -117,6 +123,10 @@ class ThreadPool {
   std::atomic<bool> job_failed_{false};
   int64_t job_size_ = 0;
   int64_t job_chunks_ = 0;
+  bool job_shrinking_ = false;
+  // Range c of a kShrinking job is [job_bounds_[c], job_bounds_[c + 1]).
+  static constexpr int64_t kMaxShrinkingRanges = 128;
+  std::array<int64_t, kMaxShrinkingRanges + 1> job_bounds_{};
   std::atomic<int64_t> next_chunk_{0};
 };
 

@@ -4,6 +4,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -15,14 +16,18 @@
 namespace nxrt {
 namespace {
 
-void expect_covers_exactly_once(ThreadPool& pool, int64_t n, int64_t grain) {
+void expect_covers_exactly_once(ThreadPool& pool, int64_t n, int64_t grain,
+                                ThreadPool::RangeSplit split = ThreadPool::RangeSplit::kEqual) {
   std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
-  pool.parallel_for(n, grain, [&](int64_t begin, int64_t end) {
-    ASSERT_LE(0, begin);
-    ASSERT_LE(begin, end);
-    ASSERT_LE(end, n);
-    for (int64_t i = begin; i < end; ++i) hits[i].fetch_add(1);
-  });
+  pool.parallel_for(
+      n, grain,
+      [&](int64_t begin, int64_t end) {
+        ASSERT_LE(0, begin);
+        ASSERT_LT(begin, end);
+        ASSERT_LE(end, n);
+        for (int64_t i = begin; i < end; ++i) hits[i].fetch_add(1);
+      },
+      split);
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "n=" << n << " i=" << i;
 }
 
@@ -31,8 +36,36 @@ TEST(ThreadPool, CoversEveryIndexOnce) {
     ThreadPool pool(threads);
     EXPECT_EQ(pool.num_threads(), threads);
     for (int64_t n : {0, 1, 2, 7, 64, 1000, 100003}) {
-      for (int64_t grain : {1, 16, 4096}) expect_covers_exactly_once(pool, n, grain);
+      for (int64_t grain : {1, 16, 4096}) {
+        expect_covers_exactly_once(pool, n, grain);
+        expect_covers_exactly_once(pool, n, grain, ThreadPool::RangeSplit::kShrinking);
+      }
     }
+  }
+}
+
+// Shrinking ranges: the first round gives each thread a quarter of 2 threads' work (half of it in all), every
+// range holds at least `grain` items but the last round's, and the ranges end short.
+TEST(ThreadPool, ShrinkingRangesStartLongAndEndShort) {
+  ThreadPool pool(2);
+  const ThreadPool::RunScope run(pool);
+  for (int64_t n : {48, 2000, 100003}) {
+    std::mutex mutex;
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    pool.parallel_for(
+        n, 1,
+        [&](int64_t begin, int64_t end) {
+          const std::lock_guard lock(mutex);
+          ranges.emplace_back(begin, end);
+        },
+        ThreadPool::RangeSplit::kShrinking);
+    std::sort(ranges.begin(), ranges.end());
+    ASSERT_GE(ranges.size(), 4u) << n;
+    EXPECT_LE(ranges.size(), 128u) << n;
+    EXPECT_EQ(ranges[0], std::make_pair(int64_t{0}, n / 4)) << n;
+    EXPECT_EQ(ranges[1].second, n / 2) << n;
+    EXPECT_EQ(ranges.back().second, n) << n;
+    EXPECT_LE(ranges.back().second - ranges.back().first, 2) << n;
   }
 }
 

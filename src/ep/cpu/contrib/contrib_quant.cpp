@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/packed_memory.h"
 #include "core/scratch_space.h"
 #include "ep/cpu/elementwise/unary_common.h"
 #include "ep/cpu/kernel.h"
@@ -99,8 +100,8 @@ void block_scales_and_offsets(const NBitsShape& s, const Tensor& scales, const T
 // Constant 4-bit weights in Int4Panels' layout (for int8 A). Without zero points no offsets are kept (the kernels
 // derive -8 * scale), so a decode step reads 0.625 bytes per weight instead of 0.75.
 struct Int4PanelPacked {
-  std::vector<uint8_t> codes;
-  std::vector<float> scales, offsets;
+  PackedArray<uint8_t> codes;
+  PackedArray<float> scales, offsets;
   int64_t k_blocks = 0, block = 0, panel = 8;
   Int4Panels view() const {
     return {codes.data(), scales.data(), offsets.empty() ? nullptr : offsets.data(), k_blocks, block, panel};
@@ -114,9 +115,9 @@ struct Int4PanelPacked {
     const int64_t panels = (s.n + p.panel - 1) / p.panel;
     std::vector<float> row_scales(static_cast<size_t>(s.n * s.k_blocks)), row_offsets(row_scales.size());
     block_scales_and_offsets(s, scales, zero_points, row_scales.data(), row_offsets.data());
-    p.codes.resize(static_cast<size_t>(panels * s.k_blocks * s.block * p.panel / 2));
-    p.scales.resize(static_cast<size_t>(panels * s.k_blocks * p.panel));
-    if (zero_points != nullptr) p.offsets.resize(p.scales.size());
+    p.codes = PackedArray<uint8_t>(static_cast<size_t>(panels * s.k_blocks * s.block * p.panel / 2));
+    p.scales = PackedArray<float>(static_cast<size_t>(panels * s.k_blocks * p.panel));
+    if (zero_points != nullptr) p.offsets = PackedArray<float>(p.scales.size());
     repack_int4_panels(b.data<uint8_t>(), row_scales.data(), row_offsets.data(), s.n, s.k, s.k_blocks, s.block,
                        p.panel, p.codes.data(), p.scales.data(), p.offsets.empty() ? nullptr : p.offsets.data());
     return p;
@@ -145,8 +146,8 @@ struct Int4Packed {
 
 // Constant 8-bit weights in Int8Panels' layout; without zero points no offsets are kept (all are 0).
 struct Int8WeightPacked {
-  std::vector<int8_t> codes;
-  std::vector<float> scales, offsets;
+  PackedArray<int8_t> codes;
+  PackedArray<float> scales, offsets;
   int64_t k_blocks = 0, block = 0, panel = 8;
   Int8Panels view() const {
     return {codes.data(), scales.data(), offsets.empty() ? nullptr : offsets.data(), k_blocks, block, panel};
@@ -160,9 +161,9 @@ struct Int8WeightPacked {
     const int64_t panels = (s.n + p.panel - 1) / p.panel;
     std::vector<float> row_scales(static_cast<size_t>(s.n * s.k_blocks)), row_offsets(row_scales.size());
     block_scales_and_offsets(s, scales, zero_points, row_scales.data(), row_offsets.data());
-    p.codes.resize(static_cast<size_t>(panels * s.k_blocks * s.block * p.panel));
-    p.scales.resize(static_cast<size_t>(panels * s.k_blocks * p.panel));
-    if (zero_points != nullptr) p.offsets.resize(p.scales.size());
+    p.codes = PackedArray<int8_t>(static_cast<size_t>(panels * s.k_blocks * s.block * p.panel));
+    p.scales = PackedArray<float>(static_cast<size_t>(panels * s.k_blocks * p.panel));
+    if (zero_points != nullptr) p.offsets = PackedArray<float>(p.scales.size());
     repack_int8_weight_panels(b.data<uint8_t>(), row_scales.data(), row_offsets.data(), s.n, s.k, s.k_blocks,
                               s.block, p.panel, p.codes.data(), p.scales.data(),
                               p.offsets.empty() ? nullptr : p.offsets.data());
@@ -389,14 +390,17 @@ class MatMulNBitsKernel final : public Kernel {
     const Int8Rows rows{a_codes, a_scales, a_sums, a_scaled_sums};
     const int64_t panels = (s_.n + panel - 1) / panel;
     // A single row streams the weights from memory: one contiguous range per thread keeps each thread's reads one
-    // sequential stream (interleaved smaller chunks restart the hardware prefetch at every chunk).
-    // Several rows are bound by the multiplies, not by memory: many small ranges keep the threads' finishing times
-    // within one range of each other.
-    const int64_t grain = m == 1 ? std::max<int64_t>(1, panels / pool.num_threads())
-                                 : std::max<int64_t>(1, (int64_t{1} << 16) / (panel * kp * m));
+    // sequential stream (interleaved smaller chunks restart the hardware prefetch at every chunk). Several rows
+    // are bound by the multiplies: long ranges first, for the same reason, and short ones last, so that the
+    // threads finish together.
     const float* bias_ptr = bias != nullptr ? bias_f : nullptr;
-    pool.parallel_for(panels, grain, [&](int64_t begin, int64_t end) { product(rows, begin, end, bias_ptr, y_f); },
-                      m == 1 ? ThreadPool::kDefaultRangesPerThread : 16);
+    const auto panels_of = [&](int64_t begin, int64_t end) { product(rows, begin, end, bias_ptr, y_f); };
+    if (m == 1) {
+      pool.parallel_for(panels, std::max<int64_t>(1, panels / pool.num_threads()), panels_of);
+    } else {
+      pool.parallel_for(panels, std::max<int64_t>(1, (int64_t{1} << 16) / (panel * kp * m)), panels_of,
+                        ThreadPool::RangeSplit::kShrinking);
+    }
     if (!is_float) store_rounded(y_f, out);
     return Status::ok();
   }

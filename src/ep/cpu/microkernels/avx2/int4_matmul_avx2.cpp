@@ -173,12 +173,19 @@ void int8_panel(const Int4Panels& w, const Int8Rows& a, int64_t p, int64_t n_tot
   }
   const int64_t valid = std::min<int64_t>(kPanel, n_total - p * kPanel);
   for (int m = 0; m < M; ++m) {
+    float* out = y + m * ldy + p * kPanel;
+    if (valid == kPanel) {
+      for (int h = 0; h < 2; ++h) {
+        const __m256 total = bias != nullptr ? _mm256_add_ps(acc[m][h], _mm256_loadu_ps(bias + p * kPanel + 8 * h))
+                                             : acc[m][h];
+        _mm256_storeu_ps(out + 8 * h, total);
+      }
+      continue;
+    }
     alignas(32) float lanes[kPanel];
     _mm256_store_ps(lanes, acc[m][0]);
     _mm256_store_ps(lanes + 8, acc[m][1]);
-    for (int64_t i = 0; i < valid; ++i) {
-      y[m * ldy + p * kPanel + i] = bias != nullptr ? lanes[i] + bias[p * kPanel + i] : lanes[i];
-    }
+    for (int64_t i = 0; i < valid; ++i) out[i] = bias != nullptr ? lanes[i] + bias[p * kPanel + i] : lanes[i];
   }
 }
 
