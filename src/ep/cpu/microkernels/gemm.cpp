@@ -710,7 +710,7 @@ PackedB<T> PackedB<T>::pack(const GemmArgs& args, const T* b, GemmIsa isa) {
   packed.n_ = args.n;
   packed.isa_ = ks.isa;
   const int64_t strips = ceil_div(args.n, ks.nr);
-  packed.data_.resize(static_cast<size_t>(strips * ks.nr * std::max<int64_t>(args.k, 0)));
+  packed.data_ = PackedArray<T>(static_cast<size_t>(strips * ks.nr * std::max<int64_t>(args.k, 0)));
   if (args.k > 0 && args.n > 0) pack_b_strips(ks, args, b, 0, strips, packed.data_.data());
   return packed;
 }

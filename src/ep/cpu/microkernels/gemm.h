@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/packed_memory.h"
 #include "core/thread_pool.h"
 #include "ep/cpu/elementwise/fused_activation.h"
 
@@ -62,7 +63,7 @@ class PackedB {
   int64_t k_ = 0;
   int64_t n_ = 0;
   GemmIsa isa_ = GemmIsa::kGeneric;
-  std::vector<T> data_;
+  PackedArray<T> data_;  // huge pages: a decode step streams it in full
 };
 
 // Register-blocked, cache-tiled GEMM (BLIS-style: op(B) packed per call in panels or in bounded chunks, at
