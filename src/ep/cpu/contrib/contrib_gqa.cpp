@@ -135,35 +135,51 @@ class GroupQueryAttentionKernel final : public Kernel {
     if (c_.causal && blocks > 1) last_nonfinite_row = last_nonfinite_value_rows(d, values, pool);
     const float scale = c_.scale != 0.0f ? c_.scale : 1.0f / std::sqrt(static_cast<float>(h));
     T* const out = outputs[0].data<T>();
+    // One (batch entry, query head, row block) of the output.
+    const auto attend = [&](int64_t b, int64_t n, int64_t s0, float* scores, float* rows) {
+      const int64_t count = std::min(block, d.s - s0);
+      const int64_t valid = std::clamp<int64_t>(d.valid[b] - s0, 0, count);
+      // Causal: no row of the block sees a key past its last valid row's position, so those keys are left out
+      // (their probabilities would be exactly 0) unless one of their value rows is not finite.
+      const int64_t kv_head = b * kv + n / (n_heads / kv);
+      int64_t t = c_.causal ? std::min(d.total[b], d.past[b] + s0 + valid) : d.total[b];
+      if (!last_nonfinite_row.empty() && last_nonfinite_row[static_cast<size_t>(kv_head)] >= t) t = d.total[b];
+      if (valid > 0) {
+        contrib_detail::attend_rows(
+            q + ((b * d.s + s0) * n_heads + n) * h, n_heads * h, keys + kv_head * d.capacity * h,
+            values + kv_head * d.capacity * h, valid, t, h, h, scale, scores, rows, h,
+            [&](int64_t i, float* row) { finish_scores(d, inputs, b, n, s0 + i, row, t); }, head_sink(inputs, n));
+      }
+      for (int64_t i = 0; i < count; ++i) {
+        T* y = out + ((b * d.s + s0 + i) * n_heads + n) * h;
+        if (i < valid) {
+          for (int64_t e = 0; e < h; ++e) y[e] = T(rows[i * h + e]);
+        } else {
+          std::fill_n(y, h, T(0.0f));
+        }
+      }
+    };
+    const int64_t group = n_heads / kv;
+    if (d.s == 1 && group > 1 && d.b * kv >= pool.num_threads()) {
+      // Decode steps: a task takes the query heads of one key / value head, so that its caches come from memory
+      // once and stay in this thread's cache for the group's other heads (when there are tasks for every thread).
+      pool.parallel_for(d.b * kv, 1, [&](int64_t begin, int64_t end) {
+        float* const scores = scratch_floats(ScratchUse::kContribAttention, block * (d.capacity + h));
+        for (int64_t task = begin; task < end; ++task) {
+          for (int64_t j = 0; j < group; ++j) {
+            if (run_should_stop(limits)) return;
+            attend(task / kv, (task % kv) * group + j, 0, scores, scores + block * d.capacity);
+          }
+        }
+      });
+      return;
+    }
     pool.parallel_for(d.b * n_heads * blocks, 1, [&](int64_t begin, int64_t end) {
       float* const scores = scratch_floats(ScratchUse::kContribAttention, block * (d.capacity + h));
-      float* const rows = scores + block * d.capacity;
       for (int64_t task = begin; task < end; ++task) {
         if (run_should_stop(limits)) return;
         const int64_t bn = task / blocks;
-        const int64_t b = bn / n_heads, n = bn % n_heads;
-        const int64_t s0 = (task % blocks) * block;
-        const int64_t count = std::min(block, d.s - s0);
-        const int64_t valid = std::clamp<int64_t>(d.valid[b] - s0, 0, count);
-        // Causal: no row of the block sees a key past its last valid row's position, so those keys are left out
-        // (their probabilities would be exactly 0) unless one of their value rows is not finite.
-        const int64_t kv_head = b * kv + n / (n_heads / kv);
-        int64_t t = c_.causal ? std::min(d.total[b], d.past[b] + s0 + valid) : d.total[b];
-        if (!last_nonfinite_row.empty() && last_nonfinite_row[static_cast<size_t>(kv_head)] >= t) t = d.total[b];
-        if (valid > 0) {
-          contrib_detail::attend_rows(
-              q + ((b * d.s + s0) * n_heads + n) * h, n_heads * h, keys + kv_head * d.capacity * h,
-              values + kv_head * d.capacity * h, valid, t, h, h, scale, scores, rows, h,
-              [&](int64_t i, float* row) { finish_scores(d, inputs, b, n, s0 + i, row, t); }, head_sink(inputs, n));
-        }
-        for (int64_t i = 0; i < count; ++i) {
-          T* y = out + ((b * d.s + s0 + i) * n_heads + n) * h;
-          if (i < valid) {
-            for (int64_t e = 0; e < h; ++e) y[e] = T(rows[i * h + e]);
-          } else {
-            std::fill_n(y, h, T(0.0f));
-          }
-        }
+        attend(bn / n_heads, bn % n_heads, (task % blocks) * block, scores, scores + block * d.capacity);
       }
     });
   }
