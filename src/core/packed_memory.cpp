@@ -10,7 +10,6 @@ namespace nxrt::packed_memory {
 
 namespace {
 
-constexpr size_t kHugePage = size_t{2} << 20;
 // Arrays are carved from regions of this size; a larger array gets a region of its own.
 constexpr size_t kRegionBytes = size_t{16} << 20;
 
@@ -33,11 +32,9 @@ Region* current_region = nullptr;  // the region new small arrays come from; gua
 size_t held_regions = 0;
 
 Region* new_region(size_t capacity) {
-  capacity = (capacity + kHugePage - 1) / kHugePage * kHugePage;
-  void* base = std::aligned_alloc(kHugePage, capacity);
+  capacity = (capacity + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  void* base = huge_page_block(capacity);
   if (base == nullptr) throw std::bad_alloc();
-  // Advice only: without transparent huge pages the region is ordinary memory.
-  ::madvise(base, capacity, MADV_HUGEPAGE);
   ++held_regions;
   return new Region{static_cast<char*>(base), capacity, 0, 0};
 }
@@ -49,6 +46,13 @@ void free_region(Region* region) {
 }
 
 }  // namespace
+
+void* huge_page_block(size_t bytes) {
+  const size_t pages = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  void* block = std::aligned_alloc(kHugePageBytes, pages);
+  if (block != nullptr) ::madvise(block, pages, MADV_HUGEPAGE);
+  return block;
+}
 
 void* allocate(size_t bytes, Region** region) {
   bytes = (bytes + 63) / 64 * 64;

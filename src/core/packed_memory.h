@@ -17,6 +17,12 @@ namespace packed_memory {
 
 struct Region;
 
+constexpr size_t kHugePageBytes = size_t{2} << 20;
+
+// `bytes` rounded up to whole 2 MiB pages, 2 MiB-aligned, advised to be transparent huge pages (advice only: where
+// the system has none, ordinary memory); free with std::free. Null when the system has no memory.
+void* huge_page_block(size_t bytes);
+
 // `bytes` (a multiple of 64 is used), 64-byte aligned, zero-filled; *region receives the owner to pass to release.
 // Throws std::bad_alloc when the system has no memory.
 void* allocate(size_t bytes, Region** region);

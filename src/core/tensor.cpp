@@ -3,9 +3,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <malloc.h>
-#include <sys/mman.h>
 #include <new>
 
+#include "core/packed_memory.h"
 #include "core/sanitizer.h"
 
 namespace nxrt {
@@ -26,11 +26,6 @@ namespace {
 constexpr size_t kClasses = 9;  // up to 16 KiB
 constexpr size_t kBlocksPerClass = 8;
 constexpr bool kCacheBlocks = !kAddressSanitizer;
-
-// Blocks of at least this size are 2 MiB-aligned whole huge pages that ask for transparent huge pages: a
-// decoder's key / value caches are read in full at every step, and a stream needs one page-table walk per 2 MiB
-// instead of per 4 KiB (core/packed_memory.h does the same for repacked weights).
-constexpr size_t kHugePageBytes = size_t{2} << 20;
 
 size_t size_class_of(size_t bytes) {
   size_t c = 0;
@@ -69,12 +64,9 @@ class CpuAllocator final : public Allocator {
       if (cache && cache->counts[c] > 0) return cache->blocks[c][--cache->counts[c]];
       return std::aligned_alloc(64, size_t{64} << c);
     }
-    if (bytes >= kHugePageBytes) {
-      const size_t pages = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
-      void* block = std::aligned_alloc(kHugePageBytes, pages);
-      if (block != nullptr) ::madvise(block, pages, MADV_HUGEPAGE);  // advice only
-      return block;
-    }
+    // Blocks of a huge page or more are whole huge pages: a decoder's key / value caches are read in full at
+    // every step, and a stream needs one page-table walk per 2 MiB instead of per 4 KiB.
+    if (bytes >= packed_memory::kHugePageBytes) return packed_memory::huge_page_block(bytes);
     const size_t rounded = (bytes + 63) / 64 * 64;
     return std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
   }

@@ -154,7 +154,9 @@ int64_t ThreadPool::shrinking_bounds(int64_t n, int64_t grain) {
     const int64_t left = n - start;
     int64_t covered = std::max(left / 2, threads * grain);
     if (covered >= left || count + 2 * threads > kMaxShrinkingRanges) covered = left;
-    const int64_t pieces = std::clamp<int64_t>(covered / grain, 1, threads);
+    // The last round (covered == left) has room for `threads` ranges unless there are more threads than
+    // kMaxShrinkingRanges: then it has at most that many.
+    const int64_t pieces = std::clamp<int64_t>(covered / grain, 1, std::min(threads, kMaxShrinkingRanges - count));
     for (int64_t p = 1; p <= pieces; ++p) job_bounds_[++count] = start + p * covered / pieces;
     start += covered;
   }

@@ -44,6 +44,14 @@ TEST(ThreadPool, CoversEveryIndexOnce) {
   }
 }
 
+// More threads than a shrinking job has room for ranges: at most kMaxShrinkingRanges (128) of them.
+TEST(ThreadPool, ShrinkingRangesCoverEveryIndexOnceWithManyThreads) {
+  ThreadPool pool(130);
+  for (int64_t n : {129, 1000, 100003}) {
+    expect_covers_exactly_once(pool, n, 1, ThreadPool::RangeSplit::kShrinking);
+  }
+}
+
 // Shrinking ranges: the first round gives each thread a quarter of 2 threads' work (half of it in all), every
 // range holds at least `grain` items but the last round's, and the ranges end short.
 TEST(ThreadPool, ShrinkingRangesStartLongAndEndShort) {

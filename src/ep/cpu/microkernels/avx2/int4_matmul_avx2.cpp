@@ -231,6 +231,15 @@ inline int32_t lane_sum(__m256i v) {
   return _mm_cvtsi128_si32(s);
 }
 
+// The codes of 8 products x * (127 / max) as int32 lanes: rounded half to even (the default rounding mode),
+// clamped to +-127 (127 / max overflows for subnormal maxima), NaN products as 0.
+inline __m256i code_lanes(__m256 r) {
+  const __m256 number = _mm256_cmp_ps(r, r, _CMP_ORD_Q);
+  const __m256 clamped = _mm256_min_ps(_mm256_max_ps(r, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f));
+  const __m256i code = _mm256_cvtps_epi32(clamped);
+  return _mm256_and_si256(_mm256_castps_si256(number), code);
+}
+
 // One whole block of `block` floats (a multiple of 32, all inside K): the general loop's bytes, scale and sum, with
 // plain loads and 32 codes packed per store.
 inline void quantize_whole_block(const float* x, int64_t block, int8_t* out, float* scale, int32_t* sum) {
@@ -244,19 +253,13 @@ inline void quantize_whole_block(const float* x, int64_t block, int8_t* out, flo
   }
   const float max = avx2_lanes::max_lanes(largest);
   const __m256 scale_by = _mm256_set1_ps(max > 0.0f ? 127.0f / max : 0.0f);
-  const __m256 low = _mm256_set1_ps(-127.0f), high = _mm256_set1_ps(127.0f);
   // packs work within 128-bit halves: the 8 dwords of the packed bytes hold quarters of v0 v1 v2 v3 in the order
   // v0 lo, v1 lo, v2 lo, v3 lo, v0 hi, v1 hi, v2 hi, v3 hi.
   const __m256i in_order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   __m256i total = _mm256_setzero_si256();
   for (int64_t t = 0; t < block; t += 32) {
     __m256i v[4];
-    for (int i = 0; i < 4; ++i) {
-      const __m256 r = _mm256_mul_ps(_mm256_loadu_ps(x + t + 8 * i), scale_by);
-      const __m256 number = _mm256_cmp_ps(r, r, _CMP_ORD_Q);
-      v[i] = _mm256_and_si256(_mm256_castps_si256(number),
-                              _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(r, low), high)));
-    }
+    for (int i = 0; i < 4; ++i) v[i] = code_lanes(_mm256_mul_ps(_mm256_loadu_ps(x + t + 8 * i), scale_by));
     total = _mm256_add_epi32(total, _mm256_add_epi32(_mm256_add_epi32(v[0], v[1]), _mm256_add_epi32(v[2], v[3])));
     const __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(v[0], v[1]), _mm256_packs_epi32(v[2], v[3]));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + t), _mm256_permutevar8x32_epi32(bytes, in_order));
@@ -271,7 +274,6 @@ void quantize_int8_blocks__avx2(const float* a, int64_t lda, int64_t rows, int64
                                 int64_t block, int8_t* q, float* scales, int32_t* sums) {
   const int64_t kp = k_blocks * block;
   const __m256 sign = _mm256_set1_ps(-0.0f);
-  const __m256 low = _mm256_set1_ps(-127.0f), high = _mm256_set1_ps(127.0f);
   for (int64_t m = 0; m < rows; ++m) {
     for (int64_t b = 0; b < k_blocks; ++b) {
       const float* x = a + m * lda + b * block;
@@ -294,10 +296,8 @@ void quantize_int8_blocks__avx2(const float* a, int64_t lda, int64_t rows, int64
       int8_t* out = q + m * kp + b * block;
       __m256i total = _mm256_setzero_si256();
       for (int64_t t = 0; t < block; t += 8) {
-        const __m256 r = _mm256_mul_ps(_mm256_maskload_ps(x + t, avx2_lanes::first_lanes(count - t)), scale_by);
-        const __m256 number = _mm256_cmp_ps(r, r, _CMP_ORD_Q);
-        const __m256i v = _mm256_and_si256(_mm256_castps_si256(number),
-                                           _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(r, low), high)));
+        const __m256i v =
+            code_lanes(_mm256_mul_ps(_mm256_maskload_ps(x + t, avx2_lanes::first_lanes(count - t)), scale_by));
         total = _mm256_add_epi32(total, v);
         const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
         const __m128i bytes = _mm_packs_epi16(words, words);
